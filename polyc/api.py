@@ -1,0 +1,131 @@
+"""The public API: ``polyc.define``, ``@polyc.op``, :class:`Operator`.
+
+    op = polyc.define(TC_SOURCE)              # checks the program; compiles nothing
+    C = op(A, B)                              # compiles once (cached), then runs
+    op(A, B, out=C)                           # fills C in place
+    k = op.compile(A, B)                      # .c_source, .schedule, .so_path
+    print(op.explain(A, B))                   # every stage
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+from polyc.compiler import Compilation, check, frontend, generate
+from polyc.errors import PolycError
+from polyc.jit.arguments import ArgumentBinder
+from polyc.jit.cache import get_library
+from polyc.jit.kernel import Kernel
+from polyc.lang import ir
+from polyc.lang.printer import to_tc
+from polyc.options import Options
+
+_ENVIRONMENT_OPTIONS: Options | None = None
+
+
+def environment_options() -> Options:
+    """Options from the environment, read once per process."""
+    global _ENVIRONMENT_OPTIONS
+    if _ENVIRONMENT_OPTIONS is None:
+        _ENVIRONMENT_OPTIONS = Options.from_environment()
+    return _ENVIRONMENT_OPTIONS
+
+
+class Operator:
+    """A checked operator; compiles on first use and then calls the cached kernel."""
+
+    def __init__(self, op_ir: ir.Op, options: Options | None = None):
+        self.ir = op_ir
+        self.options = options or environment_options()
+        self._binder = ArgumentBinder(op_ir)
+        self._lock = threading.Lock()
+        self._compilation: Compilation | None = None
+        self._kernel: Kernel | None = None
+
+    @property
+    def name(self) -> str:
+        return self.ir.name
+
+    def __repr__(self) -> str:
+        return f"<polyc.Operator {self.name}>"
+
+    def __str__(self) -> str:
+        return to_tc(self.ir)
+
+    def with_options(self, **changes) -> Operator:
+        """The same operator compiled with other options (e.g. ``fusion="max"``)."""
+        return Operator(self.ir, self.options.with_(**changes))
+
+    # ------------------------------------------------------------- compiling
+
+    def compilation(self) -> Compilation:
+        """The polyhedral stages and C source (no C compiler involved)."""
+        with self._lock:
+            if self._compilation is None:
+                self._compilation = generate(self.ir, self.options)
+            return self._compilation
+
+    def compile(self, *args, out=None) -> Kernel:
+        """The kernel (one serves every shape); arguments, if given, are checked."""
+        if args:
+            self._binder.bind(args, out)
+        kernel = self._kernel
+        if kernel is None:
+            compilation = self.compilation()
+            with self._lock:
+                if self._kernel is None:
+                    library = get_library(compilation.c_source.text, self.options)
+                    self._kernel = Kernel.load(self.ir, library, compilation.c_source.entry,
+                                               compilation.c_source.text,
+                                               str(compilation.schedule))
+                kernel = self._kernel
+        return kernel
+
+    # ------------------------------------------------------------- calling
+
+    def __call__(self, *args, out=None):
+        bound = self._binder.bind(args, out)
+        kernel = self._kernel or self.compile()
+        kernel.run(bound.sizes, bound.inputs, bound.outputs)
+        for kernel_array, user_array in bound.copy_back:
+            user_array[...] = kernel_array
+        results = bound.results
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def explain(self, *args):
+        from polyc.explain import explain
+
+        return explain(self, args)
+
+
+def define(source: str, name: str | None = None, *, filename: str = "<string>",
+           options: Options | None = None, **option_changes) -> Operator:
+    """The operator ``name`` (or the only one) of TC ``source``, checked but not compiled.
+
+    Raises :class:`polyc.ParseError` or :class:`polyc.SemanticError` for a bad program.
+    """
+    op_ir = frontend(source, name, filename)
+    options = options or environment_options()
+    if option_changes:
+        options = options.with_(**option_changes)
+    return Operator(op_ir, options)
+
+
+def op(fn=None, *, options: Options | None = None, **option_changes):
+    """Decorator: the operator written as a Python function's body (never executed)."""
+    if fn is None:
+        return functools.partial(op, options=options, **option_changes)
+    from polyc.lang.pyfront import program_from_function
+
+    program, name = program_from_function(fn)
+    op_ir = check(program, name)
+    chosen = options or environment_options()
+    if option_changes:
+        chosen = chosen.with_(**option_changes)
+    operator = Operator(op_ir, chosen)
+    operator._polyc_program = (program, name)
+    functools.update_wrapper(operator, fn, updated=())
+    return operator
+
+
+__all__ = ["Operator", "define", "op", "PolycError"]

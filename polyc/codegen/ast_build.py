@@ -1,0 +1,21 @@
+"""Schedule tree → isl AST (loops, conditions, statement calls, marks).
+
+The AST is built in the sizes' context (sizes non-negative, preconditions
+hold), so isl drops conditions that the context already guarantees.
+"""
+from __future__ import annotations
+
+import islpy as isl
+
+from polyc.poly.program import PolyProgram
+from polyc.poly.schedule import Schedule
+
+
+def build_ast(program: PolyProgram, schedule: Schedule) -> isl.AstNode:
+    build = isl.AstBuild.from_context(program.context)
+    return build.node_from_schedule(schedule.tree)
+
+
+def ast_text(node: isl.AstNode) -> str:
+    """isl's C-like rendering of the AST, for explain() and debugging."""
+    return node.to_C_str()

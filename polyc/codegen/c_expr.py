@@ -1,0 +1,229 @@
+"""Expressions to C text: IR expressions of statement bodies, isl AST expressions of loops.
+
+Arithmetic happens in each IR node's type: an operand of another type is
+cast explicitly, so C's promotion rules never silently differ from polyc's.
+Affine indices are emitted from their :class:`~polyc.lang.ranges.LinearIndex`
+(floor division, exactly as isl modelled them); element offsets are row-major
+with int64 arithmetic.
+"""
+from __future__ import annotations
+
+import math
+
+import islpy as isl
+
+from polyc.codegen.c_names import c_name
+from polyc.errors import InternalError
+from polyc.lang import ir
+from polyc.lang import sizes as sz
+from polyc.lang import types as ty
+from polyc.lang.builtins import c_math_name
+from polyc.lang.ranges import affine_of
+
+_INT_LIMITS = {t: (f"INT{t.bits}_MIN", f"INT{t.bits}_MAX") for t in
+               (ty.INT8, ty.INT16, ty.INT32, ty.INT64)}
+_INT_LIMITS.update({t: ("0", f"UINT{t.bits}_MAX") for t in (ty.UINT8, ty.UINT16, ty.UINT32)})
+
+
+def c_type(elem: ty.ScalarType) -> str:
+    return elem.c_type
+
+
+def literal(value, elem: ty.ScalarType) -> str:
+    """A C literal of type ``elem``."""
+    if elem.is_float:
+        value = float(value)
+        suffix = "f" if elem.compute_type.bits == 32 else ""
+        if math.isnan(value):
+            return "NAN" if suffix else "(double)NAN"
+        if math.isinf(value):
+            text = "INFINITY" if suffix else "(double)INFINITY"
+            return text if value > 0 else f"(-{text})"
+        text = repr(value)
+        if "e" not in text and "." not in text:
+            text += ".0"
+        return f"{text}{suffix}"
+    if elem.kind == "bool":
+        return "1" if value else "0"
+    value = int(value)
+    if elem.kind == "uint":
+        return f"UINT64_C({value})" if elem.bits == 64 else f"{value}u"
+    if elem.bits == 64 or not -2**31 < value < 2**31:
+        return f"INT64_C({value})"
+    return str(value)
+
+
+def identity(op: str, elem: ty.ScalarType) -> str:
+    """The C literal of the identity of reduction ``op`` in type ``elem``."""
+    if op == "+":
+        return literal(0, elem)
+    if op == "*":
+        return literal(1, elem)
+    if elem.is_float:
+        return literal(-math.inf if op == "max" else math.inf, elem.compute_type)
+    if elem.kind == "bool":
+        return "0" if op == "max" else "1"
+    low, high = _INT_LIMITS.get(elem, ("0", "UINT64_MAX"))
+    return low if op == "max" else high
+
+
+class ExprEmitter:
+    """Emits the IR expressions of one operator's statements as C."""
+
+    def __init__(self, op: ir.Op):
+        self.op = op
+        self.tensors = op.tensors
+
+    def size(self, e: sz.SizeExpr) -> str:
+        return sz.to_c(e, c_name)
+
+    def element_offset(self, tensor: ir.Tensor, indices: tuple[ir.Expr, ...]) -> str:
+        """Row-major offset ``((i0) * D1 + i1) * D2 + i2`` in int64."""
+        offset = ""
+        for k, index in enumerate(indices):
+            text = self.index(index, tensor.shape[k])
+            offset = text if k == 0 else f"({offset}) * {self.size(tensor.shape[k])} + {text}"
+        return offset or "0"
+
+    def index(self, index: ir.Expr, extent: sz.SizeExpr) -> str:
+        linear = affine_of(index)
+        if linear is not None:
+            terms = [f"{c} * {c_name(n)}" if c != 1 else c_name(n)
+                     for n, c in linear.coefficients]
+            offset = linear.offset
+            if not (isinstance(offset, sz.Affine) and offset.is_constant and offset.const == 0):
+                terms.append(f"({self.size(offset)})")
+            return " + ".join(terms) if terms else "0"
+        value = self.expr(index, ty.INT64)
+        return f"polyc_gather_index({value}, {self.size(extent)}, &polyc_status)"
+
+    def access(self, tensor_name: str, indices: tuple[ir.Expr, ...]) -> str:
+        tensor = self.tensors[tensor_name]
+        name = c_name(tensor_name)
+        if tensor.rank == 0 and tensor.role == ir.INPUT:
+            return name
+        return f"{name}[{self.element_offset(tensor, indices)}]"
+
+    def expr(self, e: ir.Expr, want: ty.ScalarType | None = None) -> str:
+        """C text of ``e``, converted to ``want`` when given and different."""
+        text = self._expr(e)
+        if want is not None and want.compute_type != e.type.compute_type:
+            return self.convert(text, e.type, want)
+        return text
+
+    def convert(self, text: str, source: ty.ScalarType, target: ty.ScalarType) -> str:
+        target = target.compute_type
+        if source.is_float and target.is_integral and target.kind != "bool":
+            if target == ty.UINT64:
+                return f"polyc_f2u64({text})"
+            low, high = _INT_LIMITS[target]
+            return f"(({target.c_type})polyc_f2i({text}, (double){low}, (double){high}))"
+        if target.kind == "bool":
+            return f"(({text}) != 0)"
+        return f"(({target.c_type})({text}))"
+
+    def _expr(self, e: ir.Expr) -> str:
+        if isinstance(e, ir.Const):
+            return literal(e.value, e.type.compute_type)
+        if isinstance(e, ir.Index):
+            return c_name(e.name)
+        if isinstance(e, ir.SizeValue):
+            return f"({self.size(e.size)})"
+        if isinstance(e, ir.Read):
+            text = self.access(e.tensor, e.indices)
+            tensor = self.tensors[e.tensor]
+            if tensor.type.compute_type != tensor.type:
+                return f"(({tensor.type.compute_type.c_type}){text})"
+            return text
+        if isinstance(e, ir.Cast):
+            return self.convert(self._expr(e.operand), e.operand.type, e.type)
+        if isinstance(e, ir.Unary):
+            if e.op == "!":
+                return f"(!{self._paren(e.operand)})"
+            return f"(-{self.expr(e.operand, e.type)})"
+        if isinstance(e, ir.Binary):
+            return self._binary(e)
+        if isinstance(e, ir.Select):
+            return (f"({self._paren(e.cond)} ? {self.expr(e.then, e.type)} : "
+                    f"{self.expr(e.other, e.type)})")
+        if isinstance(e, ir.Call):
+            return self._call(e)
+        raise InternalError(f"cannot emit {e!r}")
+
+    def _paren(self, e: ir.Expr) -> str:
+        text = self._expr(e)
+        return text if text.startswith("(") and text.endswith(")") else f"({text})"
+
+    def _binary(self, e: ir.Binary) -> str:
+        if e.op in ("&&", "||"):
+            return f"({self._paren(e.lhs)} {e.op} {self._paren(e.rhs)})"
+        if e.op in ("==", "!=", "<", "<=", ">", ">="):
+            common, _ = ty.promote(e.lhs.type, False, e.rhs.type, False)
+            return f"({self.expr(e.lhs, common)} {e.op} {self.expr(e.rhs, common)})"
+        elem = e.type.compute_type
+        lhs, rhs = self.expr(e.lhs, elem), self.expr(e.rhs, elem)
+        if e.op in ("/", "%") and elem.is_integral:
+            helper = "div" if e.op == "/" else "mod"
+            return f"polyc_{helper}_{elem.name}({lhs}, {rhs})"
+        if e.op == "%":
+            return f"{c_math_name('fmod', elem.bits == 64)}({lhs}, {rhs})"
+        return f"({lhs} {e.op} {rhs})"
+
+    def _call(self, e: ir.Call) -> str:
+        elem = e.type.compute_type
+        args = [self.expr(a, elem) for a in e.args]
+        double = elem.bits == 64
+        if e.function in ("min", "max"):
+            if elem.is_float:
+                return f"{c_math_name('f' + e.function, double)}({args[0]}, {args[1]})"
+            compare = "<" if e.function == "min" else ">"
+            return f"(({args[0]}) {compare} ({args[1]}) ? ({args[0]}) : ({args[1]}))"
+        if e.function == "abs":
+            if elem.is_float:
+                return f"{c_math_name('fabs', double)}({args[0]})"
+            return f"(({args[0]}) < 0 ? -({args[0]}) : ({args[0]}))"
+        if e.function == "rsqrt":
+            return f"({literal(1, elem)} / {c_math_name('sqrt', double)}({args[0]}))"
+        return f"{c_math_name(e.function, double)}({', '.join(args)})"
+
+
+# ----------------------------------------------------------------- isl AST expressions
+
+_ISL_BINARY = {
+    isl.ast_expr_op_type.add: "+", isl.ast_expr_op_type.sub: "-",
+    isl.ast_expr_op_type.mul: "*", isl.ast_expr_op_type.div: "/",
+    isl.ast_expr_op_type.pdiv_q: "/", isl.ast_expr_op_type.pdiv_r: "%",
+    isl.ast_expr_op_type.zdiv_r: "%", isl.ast_expr_op_type.eq: "==",
+    isl.ast_expr_op_type.le: "<=", isl.ast_expr_op_type.lt: "<",
+    isl.ast_expr_op_type.ge: ">=", isl.ast_expr_op_type.gt: ">",
+    isl.ast_expr_op_type.and_: "&&", isl.ast_expr_op_type.and_then: "&&",
+    isl.ast_expr_op_type.or_: "||", isl.ast_expr_op_type.or_else: "||",
+}
+
+
+def isl_expr_to_c(expr: isl.AstExpr, names: dict[str, str]) -> str:
+    """C text of an isl AST expression; ``names`` maps isl identifiers to C names."""
+    kind = expr.get_type()
+    if kind == isl.ast_expr_type.int:
+        value = expr.get_val().to_python()
+        return str(value) if -2**31 < value < 2**31 else f"INT64_C({value})"
+    if kind == isl.ast_expr_type.id:
+        name = expr.get_id().get_name()
+        return names.get(name, name)
+    op = expr.get_op_type()
+    args = [isl_expr_to_c(expr.get_op_arg(k), names) for k in range(expr.get_op_n_arg())]
+    if op in _ISL_BINARY:
+        return f"({args[0]} {_ISL_BINARY[op]} {args[1]})"
+    if op == isl.ast_expr_op_type.minus:
+        return f"(-{args[0]})"
+    if op == isl.ast_expr_op_type.fdiv_q:
+        return f"polyc_floordiv({args[0]}, {args[1]})"
+    if op in (isl.ast_expr_op_type.min, isl.ast_expr_op_type.max):
+        helper = "polyc_min" if op == isl.ast_expr_op_type.min else "polyc_max"
+        result = args[0]
+        for other in args[1:]:
+            result = f"{helper}({result}, {other})"
+        return result
+    if op in (isl.ast_expr_op_type.cond, isl.ast_expr_op_type.select):
+        return f"({args[0]} ? {args[1]} : {args[2]})"
+    raise InternalError(f"unsupported isl AST expression {expr.to_C_str()}")

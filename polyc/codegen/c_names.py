@@ -1,0 +1,99 @@
+"""C spellings of user names and the helper functions every kernel includes.
+
+User identifiers (tensors, sizes, indices) keep their names in C unless they
+collide with a C keyword, a libc/math name, polyc's own ``polyc_`` helpers or
+isl's loop iterators ``c0, c1, ...``; then they get a trailing underscore.
+
+The helpers give every operation defined behaviour (no C undefined
+behaviour on any input): integer division and remainder by zero give 0 (as
+numpy does), ``INT_MIN / -1`` wraps (``-fwrapv``), float-to-integer
+conversions saturate and map NaN to 0, and ``max``/``min`` reductions
+propagate NaN as numpy's ``max``/``min`` do.
+"""
+from __future__ import annotations
+
+import re
+
+_C_RESERVED = frozenset("""
+auto break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef
+union unsigned void volatile while _Bool _Complex _Imaginary bool true false NULL main
+exp exp2 expm1 log log1p log2 log10 sqrt cbrt pow tanh sinh cosh asinh acosh atanh sin cos
+tan asin acos atan atan2 erf erfc fabs floor ceil round trunc rint nearbyint lgamma tgamma
+fmax fmin fmod hypot copysign fdim remainder nextafter fma abs malloc free calloc memset
+memcpy size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t isnan
+INFINITY NAN status
+""".split())
+
+_ISL_ITERATOR = re.compile(r"^c\d+$")
+
+
+def c_name(name: str) -> str:
+    """The C identifier for user name ``name``."""
+    if name in _C_RESERVED or name.startswith("polyc_") or _ISL_ITERATOR.match(name) \
+            or name.startswith("__"):
+        return name + "_"
+    return name
+
+
+PREAMBLE = r"""
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+
+#define POLYC_INT_OPS(T, S, MIN)                                                \
+  static inline T polyc_div_##S(T a, T b) {                                     \
+    return b == 0 ? (T)0 : ((MIN) != 0 && a == (T)(MIN) && b == (T)-1) ? a : a / b; \
+  }                                                                             \
+  static inline T polyc_mod_##S(T a, T b) {                                     \
+    return (b == 0 || ((MIN) != 0 && b == (T)-1)) ? (T)0 : a % b;               \
+  }
+POLYC_INT_OPS(int8_t, int8, INT8_MIN)
+POLYC_INT_OPS(int16_t, int16, INT16_MIN)
+POLYC_INT_OPS(int32_t, int32, INT32_MIN)
+POLYC_INT_OPS(int64_t, int64, INT64_MIN)
+POLYC_INT_OPS(uint8_t, uint8, 0)
+POLYC_INT_OPS(uint16_t, uint16, 0)
+POLYC_INT_OPS(uint32_t, uint32, 0)
+POLYC_INT_OPS(uint64_t, uint64, 0)
+
+/* Float to integer: NaN -> 0, saturating at the target's limits. */
+static inline int64_t polyc_f2i(double x, double lo, double hi) {
+  if (x != x) return 0;
+  if (x <= lo) return (int64_t)lo;
+  if (x >= hi) return (int64_t)hi;
+  return (int64_t)x;
+}
+static inline uint64_t polyc_f2u64(double x) {
+  if (x != x || x <= 0.0) return 0;
+  if (x >= 18446744073709551615.0) return UINT64_MAX;
+  return (uint64_t)x;
+}
+
+/* max/min reductions propagate NaN, as numpy's max and min do. */
+static inline float polyc_maxf(float a, float b) { return (b > a || b != b) ? b : a; }
+static inline float polyc_minf(float a, float b) { return (b < a || b != b) ? b : a; }
+static inline double polyc_maxd(double a, double b) { return (b > a || b != b) ? b : a; }
+static inline double polyc_mind(double a, double b) { return (b < a || b != b) ? b : a; }
+
+/* A data-dependent index outside [0, extent) sets the status and reads element 0. */
+static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status) {
+  if (v < 0 || v >= extent) {
+    #pragma omp atomic write
+    *status = 2;
+    return 0;
+  }
+  return v;
+}
+""".strip()
+
+STATUS_OK, STATUS_NO_MEMORY, STATUS_GATHER_OUT_OF_RANGE = 0, 1, 2

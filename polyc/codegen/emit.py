@@ -1,0 +1,216 @@
+"""isl AST → one C99 + OpenMP translation unit, built with cgen.
+
+The entry point takes the sizes, then the inputs (tensors as ``const T
+*restrict``, 0-rank inputs by value), then the outputs, and returns a status
+(0: done; 1: out of memory; 2: a gather index was out of range)::
+
+    int polyc_matmul(int64_t M, int64_t K, int64_t N,
+                     const float *restrict A, const float *restrict B, float *restrict C)
+
+Temporaries are allocated inside. A loop under a ``parallel`` mark becomes
+``#pragma omp parallel for``, with an ``if`` clause so that small problems
+do not pay for starting threads.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cgen
+import islpy as isl
+
+import polyc
+from polyc.codegen.c_expr import ExprEmitter, identity, isl_expr_to_c
+from polyc.codegen.c_names import PREAMBLE, c_name
+from polyc.errors import InternalError
+from polyc.lang import ir
+from polyc.lang import sizes as sz
+from polyc.lang import types as ty
+from polyc.lang.printer import to_tc
+from polyc.poly.program import PolyProgram, PolyStatement, isl_name
+from polyc.poly.schedule import PARALLEL_MARK
+
+# Statement instances below which a parallel loop runs on one thread.
+PARALLEL_WORK_THRESHOLD = 32768
+
+
+@dataclass(frozen=True)
+class CSource:
+    text: str
+    entry: str                          # the entry function's name
+    parameters: tuple[tuple[str, str], ...]  # (C type, name) in call order
+
+
+def entry_name(op: ir.Op) -> str:
+    return f"polyc_{op.name}"
+
+
+def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str) -> CSource:
+    """The C translation unit for ``program`` scheduled as ``ast``.
+
+    ``settings`` describes the options (for the header comment).
+    """
+    op = program.op
+    emitter = _Emitter(program)
+    parameters = _parameters(op)
+    body = [cgen.Statement("int polyc_status = 0")]
+    body.append(cgen.Initializer(cgen.Value("const int64_t", "polyc_work"), _work(program)))
+    body += _allocate_temporaries(op, emitter.exprs)
+    body.append(emitter.node(ast))
+    if op.temporaries:
+        body.append(cgen.Line("polyc_done:"))
+        body += [cgen.Statement(f"free({c_name(t.name)})") for t in op.temporaries]
+    body.append(cgen.Statement("return polyc_status"))
+    declaration = cgen.FunctionDeclaration(
+        cgen.Value("int", entry_name(op)),
+        [_declarator(ctype, name) for ctype, name in parameters])
+    function = cgen.FunctionBody(declaration, cgen.Block(body))
+    header = _header_comment(op, settings)
+    text = "\n".join([header, PREAMBLE, "", str(function), ""])
+    return CSource(text, entry_name(op), parameters)
+
+
+def _parameters(op: ir.Op) -> tuple[tuple[str, str], ...]:
+    params = [("int64_t", c_name(s)) for s in op.sizes]
+    for tensor in op.inputs:
+        if tensor.rank == 0:  # by value; float16 travels as float (no ctypes half type)
+            ctype = "float" if tensor.type == ty.FLOAT16 else tensor.type.c_type
+            params.append((ctype, c_name(tensor.name)))
+        else:
+            params.append((f"const {tensor.type.c_type} *restrict", c_name(tensor.name)))
+    for tensor in op.outputs:
+        params.append((f"{tensor.type.c_type} *restrict", c_name(tensor.name)))
+    return tuple(params)
+
+
+def _declarator(ctype: str, name: str):
+    return cgen.Value(ctype, name)
+
+
+def _header_comment(op: ir.Op, settings: str) -> str:
+    source = to_tc(op).replace("*/", "* /")
+    lines = [f"polyc {polyc.__version__}: operator `{op.name}`", f"options: {settings}", "",
+             *source.rstrip().splitlines()]
+    return "/*\n" + "\n".join(f" * {line}".rstrip() for line in lines) + "\n */"
+
+
+def _work(program: PolyProgram) -> str:
+    """C expression: the number of statement instances (the parallel-or-not decision)."""
+    terms = []
+    for stmt in program.statements:
+        ranges = (stmt.statement.domain if not stmt.is_init else
+                  tuple(stmt.statement.range_of(i) for i in stmt.statement.indices))
+        factors = [f"polyc_extent({sz.to_c(sz.sub(r.hi, r.lo), c_name)})" for r in ranges]
+        terms.append(" * ".join(factors) if factors else "1")
+    return " + ".join(f"({t})" for t in terms) if terms else "0"
+
+
+def _allocate_temporaries(op: ir.Op, exprs: ExprEmitter) -> list:
+    lines = []
+    for tensor in op.temporaries:
+        count = " * ".join(f"polyc_extent({exprs.size(d)})" for d in tensor.shape) or "1"
+        name = c_name(tensor.name)
+        lines.append(cgen.Statement(
+            f"{tensor.type.c_type} *restrict {name} = ({tensor.type.c_type} *)malloc("
+            f"sizeof({tensor.type.c_type}) * (size_t)polyc_max(1, {count}))"))
+    for tensor in op.temporaries:
+        lines.append(cgen.If(f"!{c_name(tensor.name)}",
+                             cgen.Block([cgen.Statement("polyc_status = 1"),
+                                         cgen.Statement("goto polyc_done")])))
+    return lines
+
+
+class _Emitter:
+    def __init__(self, program: PolyProgram):
+        self.program = program
+        self.exprs = ExprEmitter(program.op)
+        self.statements = {s.name: s for s in program.statements}
+        self.names = {isl_name(s): c_name(s) for s in program.op.sizes}
+
+    def node(self, node: isl.AstNode):
+        kind = node.get_type()
+        if kind == isl.ast_node_type.block:
+            children = node.block_get_children()
+            return cgen.Block([self.node(children.get_at(k))
+                               for k in range(children.n_ast_node())])
+        if kind == isl.ast_node_type.for_:
+            return self._for(node, parallel=False)
+        if kind == isl.ast_node_type.if_:
+            then = self.node(node.if_get_then_node())
+            other = self.node(node.if_get_else_node()) if node.if_has_else_node() else None
+            return cgen.If(self._expr(node.if_get_cond()), _block(then), _block(other)
+                           if other is not None else None)
+        if kind == isl.ast_node_type.mark:
+            child = node.mark_get_node()
+            if node.mark_get_id().get_name() == PARALLEL_MARK and \
+                    child.get_type() == isl.ast_node_type.for_:
+                return self._for(child, parallel=True)
+            return self.node(child)
+        if kind == isl.ast_node_type.user:
+            return self._user(node.user_get_expr())
+        raise InternalError(f"unexpected isl AST node {node.to_C_str()}")
+
+    def _expr(self, expr: isl.AstExpr) -> str:
+        return isl_expr_to_c(expr, self.names)
+
+    def _for(self, node: isl.AstNode, parallel: bool):
+        iterator = self._expr(node.for_get_iterator())
+        loop = cgen.For(f"int64_t {iterator} = {self._expr(node.for_get_init())}",
+                        _unparenthesized(self._expr(node.for_get_cond())),
+                        f"{iterator} += {self._expr(node.for_get_inc())}",
+                        _block(self.node(node.for_get_body())))
+        if not parallel:
+            return loop
+        pragma = cgen.Pragma(f"omp parallel for schedule(static) "
+                             f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})")
+        return cgen.Module([pragma, loop])
+
+    def _user(self, call: isl.AstExpr):
+        name = call.get_op_arg(0).get_id().get_name()
+        stmt = self.statements[name]
+        args = [self._expr(call.get_op_arg(k)) for k in range(1, call.get_op_n_arg())]
+        bindings = [cgen.Initializer(cgen.Value("const int64_t", c_name(index)), arg)
+                    for index, arg in zip(stmt.indices, args)]
+        return cgen.Block(bindings + [cgen.Statement(self._body(stmt))])
+
+    def _body(self, stmt: PolyStatement) -> str:
+        """The C assignment of one statement instance."""
+        statement = stmt.statement
+        tensor = self.program.op.tensor(statement.tensor)
+        lhs_indices = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
+        target = self.exprs.access(tensor.name, lhs_indices)
+        if stmt.is_init:
+            return f"{target} = {identity(statement.op, tensor.type)}"
+        value = self.exprs.expr(statement.rhs, tensor.type)
+        if statement.op == "=":
+            return f"{target} = {value}"
+        current = self.exprs.expr(ir.Read(tensor.type, tensor.name, lhs_indices))
+        return f"{target} = {_combine(statement.op, tensor, current, value)}"
+
+
+def _combine(op: str, tensor: ir.Tensor, current: str, value: str) -> str:
+    elem = tensor.type.compute_type
+    if op in ("+", "*"):
+        if elem.kind == "bool":
+            return f"({current} {'||' if op == '+' else '&&'} {value})"
+        return f"({current} {op} {value})"
+    if elem.is_float:
+        suffix = "d" if elem.bits == 64 else "f"
+        return f"polyc_{op}{suffix}({current}, {value})"
+    compare = ">" if op == "max" else "<"
+    return f"(({value}) {compare} ({current}) ? ({value}) : ({current}))"
+
+
+def _unparenthesized(text: str) -> str:
+    """``(c0 < M)`` → ``c0 < M``: OpenMP's canonical loop form wants a bare comparison."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return text
+    depth = 0
+    for position, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and position < len(text) - 1:
+            return text
+    return text[1:-1]
+
+
+def _block(node):
+    return node if isinstance(node, cgen.Block) else cgen.Block([node])

@@ -1,0 +1,85 @@
+"""The polyc pipeline, top to bottom.
+
+    source ─parse→ AST ─analyze→ IR ─prove bounds→ IR + preconditions
+      ─build_poly_program→ isl model ─compute_dependences→ deps
+      ─compute_schedule→ schedule tree (legality proven) ─build_ast→ isl AST
+      ─emit_c→ C ─get_library→ loaded kernel
+
+Each stage is one call; every intermediate is kept in a :class:`Compilation`
+so that ``explain()``, the command line and tests can show it.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import islpy as isl
+
+from polyc.codegen.ast_build import ast_text, build_ast
+from polyc.codegen.emit import CSource, emit_c
+from polyc.lang import ast as syntax
+from polyc.lang import ir
+from polyc.lang.parser import parse
+from polyc.lang.sema import analyze
+from polyc.options import Options
+from polyc.poly.bounds import prove_accesses_in_bounds
+from polyc.poly.dependences import Dependences, compute_dependences
+from polyc.poly.program import PolyProgram, build_poly_program
+from polyc.poly.schedule import Schedule, compute_schedule
+
+
+def check(program: syntax.Program, name: str | None = None) -> ir.Op:
+    """Syntax tree → IR with the preconditions its accesses need."""
+    return prove_accesses_in_bounds(analyze(program, name))
+
+
+def frontend(source: str, name: str | None = None, filename: str = "<string>") -> ir.Op:
+    """TC text → checked IR."""
+    return check(parse(source, filename=filename), name)
+
+
+@dataclass(frozen=True)
+class Compilation:
+    """Everything one compilation produced, stage by stage."""
+
+    op: ir.Op
+    options: Options
+    program: PolyProgram
+    dependences: Dependences
+    schedule: Schedule
+    ast: isl.AstNode
+    c_source: CSource
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ast_text(self) -> str:
+        return ast_text(self.ast)
+
+
+def settings_text(options: Options) -> str:
+    return (f"fusion={options.fusion} parallel={options.parallel} "
+            f"cc={options.cc} cflags={' '.join(options.cflags)}")
+
+
+def generate(op: ir.Op, options: Options) -> Compilation:
+    """IR → C: the polyhedral stages and code generation (no C compiler involved)."""
+    seconds: dict[str, float] = {}
+    start = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal start
+        now = time.perf_counter()
+        seconds[stage] = now - start
+        start = now
+
+    program = build_poly_program(op)
+    lap("domains")
+    dependences = compute_dependences(program)
+    lap("dependences")
+    schedule = compute_schedule(program, dependences, options.fusion, options.parallel)
+    lap("schedule")
+    ast = build_ast(program, schedule)
+    lap("ast")
+    c_source = emit_c(program, ast, settings_text(options))
+    lap("c")
+    return Compilation(op, options, program, dependences, schedule, ast, c_source, seconds)

@@ -1,0 +1,91 @@
+"""A compiled kernel: the loaded C entry point and how to call it on numpy arrays."""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from polyc.codegen.c_names import STATUS_GATHER_OUT_OF_RANGE, STATUS_NO_MEMORY, STATUS_OK
+from polyc.errors import ArgumentError, InternalError
+from polyc.lang import ir
+from polyc.lang import types as ty
+from polyc.lang.printer import expr_to_tc
+
+_CTYPES = {
+    ty.BOOL: ctypes.c_bool, ty.UINT8: ctypes.c_uint8, ty.UINT16: ctypes.c_uint16,
+    ty.UINT32: ctypes.c_uint32, ty.UINT64: ctypes.c_uint64, ty.INT8: ctypes.c_int8,
+    ty.INT16: ctypes.c_int16, ty.INT32: ctypes.c_int32, ty.INT64: ctypes.c_int64,
+    ty.FLOAT16: ctypes.c_float, ty.FLOAT32: ctypes.c_float, ty.FLOAT64: ctypes.c_double,
+}
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """The compiled form of one operator; one kernel serves every shape."""
+
+    op: ir.Op
+    c_source: str
+    schedule: str
+    so_path: Path
+    function: object  # the ctypes function
+    cache_hit: str
+    compile_seconds: float
+
+    @staticmethod
+    def load(op: ir.Op, library, entry: str, c_source: str, schedule: str) -> Kernel:
+        function = getattr(library.cdll, entry)
+        argtypes = [ctypes.c_int64] * len(op.sizes)
+        for tensor in op.inputs:
+            argtypes.append(_CTYPES[tensor.type] if tensor.rank == 0 else ctypes.c_void_p)
+        argtypes += [ctypes.c_void_p] * len(op.outputs)
+        function.argtypes = argtypes
+        function.restype = ctypes.c_int
+        return Kernel(op, c_source, schedule, Path(library.so_path), function,
+                      library.cache_hit, library.compile_seconds)
+
+    def run(self, sizes: dict[str, int], inputs, outputs) -> None:
+        """Call the C entry point on bound arguments (see ``polyc.jit.arguments``)."""
+        args = [sizes[s] for s in self.op.sizes]
+        for tensor, value in zip(self.op.inputs, inputs):
+            if tensor.rank == 0:
+                args.append(value.item() if isinstance(value, (np.ndarray, np.generic))
+                            else value)
+            else:
+                args.append(value.ctypes.data)
+        args += [array.ctypes.data for array in outputs]
+        status = self.function(*args)
+        if status == STATUS_OK:
+            return
+        if status == STATUS_NO_MEMORY:
+            raise MemoryError(f"{self.op.name}: out of memory allocating temporaries")
+        if status == STATUS_GATHER_OUT_OF_RANGE:
+            raise ArgumentError(_gather_message(self.op, inputs))
+        raise InternalError(f"kernel {self.op.name} returned unknown status {status}")
+
+
+def _gather_message(op: ir.Op, inputs) -> str:
+    """Name the index tensor, position and value that fell outside the gathered extent."""
+    values = {t.name: v for t, v in zip(op.inputs, inputs)}
+    details = []
+    for stmt in op.statements:
+        for read in (e for e in ir.walk(stmt.rhs) if isinstance(e, ir.Read)):
+            for dim, index in enumerate(read.indices):
+                if isinstance(index, ir.Read) and index.tensor in values:
+                    array = np.asarray(values[index.tensor])
+                    details.append((read, dim, index, array))
+    for read, dim, index, array in details:
+        tensor = op.tensor(read.tensor)
+        # Only the extent of inputs is known here without re-running: report those.
+        if tensor.role != ir.INPUT:
+            continue
+        extent = values[tensor.name].shape[dim]
+        bad = np.argwhere((array < 0) | (array >= extent))
+        if len(bad):
+            position = tuple(int(p) for p in bad[0])
+            return (f"{op.name}: gather index out of range in `{expr_to_tc(read)}`: "
+                    f"{index.tensor}{list(position)} = {array[position]} but "
+                    f"{tensor.name} has {extent} entries in dimension {dim} "
+                    f"(valid: 0..{extent - 1})")
+    return f"{op.name}: a gather index was out of range (data-dependent read outside its tensor)"

@@ -1,0 +1,226 @@
+"""polyc's IR: one operator, fully resolved, typed and ranged.
+
+Produced by sema, consumed by every later stage. Immutable; spans do not
+take part in equality. ``polyc.lang.printer.to_tc`` prints an :class:`Op` back
+to TC text whose parse gives an equal :class:`Op`.
+
+An operator is a sequence of statements; each writes one tensor element per
+point of its iteration domain, a box ``lo <= index < hi`` per index variable
+whose bounds are :mod:`size expressions <polyc.lang.sizes>`::
+
+    S0: C(m, n) +=! A(m, k) * B(k, n)   where m in 0:M, n in 0:N, k in 0:K
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from polyc.errors import Source, Span
+from polyc.lang.sizes import SizeExpr
+from polyc.lang.types import ScalarType
+
+
+def _span():
+    return field(default=None, compare=False, repr=False)
+
+
+# ----------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Expr:
+    type: ScalarType
+
+
+@dataclass(frozen=True)
+class Const(Expr):
+    """A literal; ``value`` is a Python int, float or bool of ``type``'s kind."""
+
+    value: int | float | bool
+
+
+@dataclass(frozen=True)
+class Index(Expr):
+    """An index (iteration) variable of the statement, as a value."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class SizeValue(Expr):
+    """A size expression as a value: a size variable ``N`` or an extent ``T.1``."""
+
+    size: SizeExpr
+
+
+@dataclass(frozen=True)
+class Read(Expr):
+    """``tensor(indices)``; a 0-rank tensor (scalar parameter) has no indices.
+
+    Indices are integer expressions: affine in indices and sizes for ordinary
+    reads; containing a :class:`Read` for data-dependent reads (gathers).
+    """
+
+    tensor: str
+    indices: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Unary(Expr):
+    op: str  # "-" or "!"
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class Binary(Expr):
+    """Arithmetic (``+ - * / %``, C semantics), comparison or logical operator."""
+
+    op: str
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True)
+class Select(Expr):
+    """``cond ? then : other``."""
+
+    cond: Expr
+    then: Expr
+    other: Expr
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """A builtin function (``exp``, ``fmax``, ``min``...) by its TC name."""
+
+    function: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Cast(Expr):
+    """``float32(x)``: conversion to ``type``."""
+
+    operand: Expr
+
+
+# ----------------------------------------------------------------- statements
+
+
+REDUCTION_OPS = ("+", "*", "max", "min")
+
+
+@dataclass(frozen=True)
+class IndexRange:
+    """``index in lo:hi`` (half-open)."""
+
+    index: str
+    lo: SizeExpr
+    hi: SizeExpr
+
+
+@dataclass(frozen=True)
+class Statement:
+    """``tensor(indices) op rhs`` over the box ``domain``.
+
+    ``op`` is ``"="`` or a reduction operator from :data:`REDUCTION_OPS`
+    (``+=`` is ``"+"``). ``init`` marks the ``!`` forms: the written element
+    is set to the operator's identity before the first update. ``domain``
+    lists the left-hand indices first, then ``reduction_indices``.
+    """
+
+    name: str
+    tensor: str
+    indices: tuple[str, ...]
+    op: str
+    init: bool
+    rhs: Expr
+    domain: tuple[IndexRange, ...]
+    reduction_indices: tuple[str, ...]
+    equivalent: str | None = None
+    span: Span | None = _span()
+
+    @property
+    def is_reduction(self) -> bool:
+        return self.op != "="
+
+    def range_of(self, index: str) -> IndexRange:
+        return next(r for r in self.domain if r.index == index)
+
+
+# ----------------------------------------------------------------- operator
+
+
+INPUT, OUTPUT, TEMPORARY = "input", "output", "temporary"
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A named array: an input, an output or a temporary of the body."""
+
+    name: str
+    type: ScalarType
+    shape: tuple[SizeExpr, ...]
+    role: str
+    span: Span | None = _span()
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+@dataclass(frozen=True)
+class Precondition:
+    """A relation between sizes that the program needs and polyc checks per call.
+
+    ``condition`` is an isl parameter set, e.g. ``[M, N] -> { : N >= M + 1 }``;
+    ``description`` says which access needs it.
+    """
+
+    condition: str
+    description: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operator (``def``), ready for the polyhedral stages."""
+
+    name: str
+    sizes: tuple[str, ...]
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    temporaries: tuple[Tensor, ...]
+    statements: tuple[Statement, ...]
+    preconditions: tuple[Precondition, ...] = ()
+    source: Source | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def tensors(self) -> dict[str, Tensor]:
+        return {t.name: t for t in self.inputs + self.outputs + self.temporaries}
+
+    def tensor(self, name: str) -> Tensor:
+        return self.tensors[name]
+
+    def __str__(self) -> str:
+        from polyc.lang.printer import to_tc
+
+        return to_tc(self)
+
+
+def walk(expr: Expr):
+    """Every sub-expression of ``expr``, pre-order."""
+    yield expr
+    if isinstance(expr, Read):
+        children = expr.indices
+    elif isinstance(expr, Unary) or isinstance(expr, Cast):
+        children = (expr.operand,)
+    elif isinstance(expr, Binary):
+        children = (expr.lhs, expr.rhs)
+    elif isinstance(expr, Select):
+        children = (expr.cond, expr.then, expr.other)
+    elif isinstance(expr, Call):
+        children = expr.args
+    else:
+        children = ()
+    for child in children:
+        yield from walk(child)

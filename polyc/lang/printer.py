@@ -1,0 +1,105 @@
+"""Prints IR back to TC text; parsing the text gives an equal IR.
+
+Ranges are printed as explicit ``where`` clauses and output types are
+printed, so the text pins down everything sema inferred::
+
+    def matmul(float32(M, K) A, float32(K, N) B) -> (float32 C) {
+      C(m, n) +=! A(m, k) * B(k, n) where m in 0:M, n in 0:N, k in 0:K
+    }
+"""
+from __future__ import annotations
+
+from polyc.lang import ir
+from polyc.lang import sizes as sz
+
+# Binding strength of each operator (higher binds tighter), as in the parser.
+_PRECEDENCE = {"?": 1, "||": 2, "&&": 3, "==": 4, "!=": 4, "<": 5, "<=": 5, ">": 5, ">=": 5,
+               "+": 6, "-": 6, "*": 7, "/": 7, "%": 7}
+_UNARY = 8
+_ATOM = 9
+
+
+def to_tc(op: ir.Op) -> str:
+    params = ", ".join(_param(t) for t in op.inputs)
+    outputs = ", ".join(f"{t.type.name} {t.name}" for t in op.outputs)
+    body = "\n".join("  " + statement_to_tc(s) for s in op.statements)
+    return f"def {op.name}({params}) -> ({outputs}) {{\n{body}\n}}\n"
+
+
+def _param(tensor: ir.Tensor) -> str:
+    if tensor.rank == 0:
+        return f"{tensor.type.name} {tensor.name}"
+    dims = ", ".join(sz.to_tc(d) for d in tensor.shape)
+    return f"{tensor.type.name}({dims}) {tensor.name}"
+
+
+def statement_to_tc(stmt: ir.Statement) -> str:
+    lhs = stmt.tensor + (f"({', '.join(stmt.indices)})" if stmt.indices else "")
+    op = "=" if stmt.op == "=" else f"{stmt.op}=" + ("!" if stmt.init else "")
+    text = f"{lhs} {op} {expr_to_tc(stmt.rhs)}"
+    if stmt.equivalent:
+        text += f" <=> {stmt.equivalent}"
+    if stmt.domain:
+        ranges = ", ".join(f"{r.index} in {sz.to_tc(r.lo)}:{sz.to_tc(r.hi)}" for r in stmt.domain)
+        text += f" where {ranges}"
+    return text
+
+
+def expr_to_tc(e: ir.Expr) -> str:
+    return _expr(e)[0]
+
+
+def _expr(e: ir.Expr) -> tuple[str, int]:
+    """The text of ``e`` and its precedence."""
+    if isinstance(e, ir.Const):
+        return _const(e), _ATOM
+    if isinstance(e, ir.Index):
+        return e.name, _ATOM
+    if isinstance(e, ir.SizeValue):
+        text = sz.to_tc(e.size)
+        simple = isinstance(e.size, sz.Affine) and len(e.size.terms) + bool(e.size.const) <= 1
+        return (text, _ATOM) if simple or isinstance(e.size, sz.MinMax) else (f"({text})", _ATOM)
+    if isinstance(e, ir.Read):
+        if not e.indices:
+            return e.tensor, _ATOM
+        return f"{e.tensor}({', '.join(expr_to_tc(i) for i in e.indices)})", _ATOM
+    if isinstance(e, ir.Call):
+        return f"{e.function}({', '.join(expr_to_tc(a) for a in e.args)})", _ATOM
+    if isinstance(e, ir.Cast):
+        return f"{e.type.name}({expr_to_tc(e.operand)})", _ATOM
+    if isinstance(e, ir.Unary):
+        operand, precedence = _expr(e.operand)
+        if precedence < _UNARY or operand.startswith("-"):
+            operand = f"({operand})"
+        return f"{e.op}{operand}", _UNARY
+    if isinstance(e, ir.Binary):
+        level = _PRECEDENCE[e.op]
+        lhs, lhs_level = _expr(e.lhs)
+        rhs, rhs_level = _expr(e.rhs)
+        if lhs_level < level:
+            lhs = f"({lhs})"
+        if rhs_level <= level:  # left-associative: a - (b - c) keeps its parentheses
+            rhs = f"({rhs})"
+        return f"{lhs} {e.op} {rhs}", level
+    if isinstance(e, ir.Select):
+        cond, cond_level = _expr(e.cond)
+        then, then_level = _expr(e.then)
+        other, _ = _expr(e.other)
+        if cond_level <= _PRECEDENCE["?"]:
+            cond = f"({cond})"
+        if then_level <= _PRECEDENCE["?"]:
+            then = f"({then})"
+        return f"{cond} ? {then} : {other}", _PRECEDENCE["?"]
+    raise TypeError(f"cannot print {e!r}")
+
+
+def _const(e: ir.Const) -> str:
+    value = e.value
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if e.type.is_float:
+        text = repr(float(value))
+        if text in ("inf", "-inf", "nan"):
+            raise ValueError(f"cannot print the non-finite literal {text}")
+        return text if any(c in text for c in ".e") else text + ".0"
+    return str(int(value))

@@ -1,0 +1,161 @@
+"""Range inference: TC's rules, symbolic in the size variables.
+
+TC infers the range of every index variable of a statement that no ``where``
+clause gives. It works in rounds. In each round, every access dimension whose
+index expression has exactly one unresolved index ``x`` — all other indices
+resolved in earlier rounds — yields the *maximal* range of ``x`` that keeps
+that dimension in bounds for every value of the resolved indices. The ranges
+found for ``x`` in one round are intersected. Rounds repeat until nothing
+changes; an index still unresolved is an error.
+
+Example: ``O(n, m, h, w) +=! I(n, c, h + kh, w + kw) * W(m, c, kh, kw)``
+resolves ``n, c, m, kh, kw`` from plain dimensions in round one, then
+``h in 0 : H - KH + 1`` and ``w`` in round two.
+
+Index expressions are kept as :class:`LinearIndex`: integer coefficients on
+index variables plus an offset that is a size expression.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from polyc.lang import ir
+from polyc.lang import sizes as sz
+from polyc.lang.sizes import SizeExpr
+
+
+@dataclass(frozen=True)
+class LinearIndex:
+    """``sum(coeff * index) + offset``, ``offset`` a size expression."""
+
+    coefficients: tuple[tuple[str, int], ...]
+    offset: SizeExpr
+
+    def coefficient(self, index: str) -> int:
+        return dict(self.coefficients).get(index, 0)
+
+    @property
+    def indices(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.coefficients)
+
+
+def affine_of(expr: ir.Expr) -> LinearIndex | None:
+    """``expr`` as a :class:`LinearIndex`, or ``None`` when it is not affine
+    (a gather, a product of two variables, a division, a float...)."""
+    if isinstance(expr, ir.Index):
+        return LinearIndex(((expr.name, 1),), sz.const(0))
+    if isinstance(expr, ir.SizeValue):
+        return LinearIndex((), expr.size)
+    if isinstance(expr, ir.Const):
+        if isinstance(expr.value, bool) or not isinstance(expr.value, int):
+            return None
+        return LinearIndex((), sz.const(expr.value))
+    if isinstance(expr, ir.Cast) and expr.type.is_integral and expr.type.kind != "bool":
+        return affine_of(expr.operand)
+    if isinstance(expr, ir.Unary) and expr.op == "-":
+        inner = affine_of(expr.operand)
+        return None if inner is None else _scaled(inner, -1)
+    if isinstance(expr, ir.Binary) and expr.op in ("+", "-"):
+        lhs, rhs = affine_of(expr.lhs), affine_of(expr.rhs)
+        if lhs is None or rhs is None:
+            return None
+        return _sum(lhs, rhs if expr.op == "+" else _scaled(rhs, -1))
+    if isinstance(expr, ir.Binary) and expr.op == "/":
+        # Between sizes (range bounds, offsets), `/` is floor division by a positive constant.
+        lhs, rhs = affine_of(expr.lhs), affine_of(expr.rhs)
+        if lhs is None or rhs is None or lhs.coefficients or rhs.coefficients:
+            return None
+        if isinstance(rhs.offset, sz.Affine) and rhs.offset.is_constant and rhs.offset.const > 0:
+            return LinearIndex((), sz.floordiv(lhs.offset, rhs.offset.const))
+        return None
+    if isinstance(expr, ir.Binary) and expr.op == "*":
+        lhs, rhs = affine_of(expr.lhs), affine_of(expr.rhs)
+        if lhs is None or rhs is None:
+            return None
+        for factor, other in ((lhs, rhs), (rhs, lhs)):
+            if not factor.coefficients and isinstance(factor.offset, sz.Affine) \
+                    and factor.offset.is_constant:
+                return _scaled(other, factor.offset.const)
+        return None
+    return None
+
+
+def _scaled(a: LinearIndex, factor: int) -> LinearIndex:
+    return LinearIndex(tuple((n, c * factor) for n, c in a.coefficients if c * factor),
+                       sz.scale(a.offset, factor))
+
+
+def _sum(a: LinearIndex, b: LinearIndex) -> LinearIndex:
+    coefficients = dict(a.coefficients)
+    for name, c in b.coefficients:
+        coefficients[name] = coefficients.get(name, 0) + c
+    return LinearIndex(tuple(sorted((n, c) for n, c in coefficients.items() if c)),
+                       sz.add(a.offset, b.offset))
+
+
+@dataclass(frozen=True)
+class AccessDim:
+    """One dimension of one access: its index expression and the extent it must stay in."""
+
+    index: LinearIndex
+    extent: SizeExpr
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    """Range inference could not resolve these indices (in order of appearance)."""
+
+    indices: tuple[str, ...]
+
+
+def infer_ranges(indices: tuple[str, ...], given: dict[str, tuple[SizeExpr, SizeExpr]],
+                 access_dims: tuple[AccessDim, ...]
+                 ) -> dict[str, tuple[SizeExpr, SizeExpr]] | Unresolved:
+    """The half-open range ``(lo, hi)`` of every index in ``indices``.
+
+    ``given`` holds the ranges written in ``where`` clauses (they override
+    inference). Returns :class:`Unresolved` when some index cannot be ranged.
+    """
+    resolved = dict(given)
+    while True:
+        found: dict[str, list[tuple[SizeExpr, SizeExpr]]] = {}
+        for dim in access_dims:
+            unknown = [n for n in dim.index.indices if n not in resolved]
+            if len(unknown) != 1:
+                continue
+            x = unknown[0]
+            found.setdefault(x, []).append(_maximal_range(x, dim, resolved))
+        if not found:
+            break
+        for x, candidates in found.items():
+            lo = candidates[0][0]
+            hi = candidates[0][1]
+            for other_lo, other_hi in candidates[1:]:
+                lo, hi = sz.smax(lo, other_lo), sz.smin(hi, other_hi)
+            resolved[x] = (lo, hi)
+    missing = tuple(n for n in indices if n not in resolved)
+    if missing:
+        return Unresolved(missing)
+    return {n: resolved[n] for n in indices}
+
+
+def _maximal_range(x: str, dim: AccessDim, resolved) -> tuple[SizeExpr, SizeExpr]:
+    """The largest ``lo <= x < hi`` with ``0 <= index < extent`` for all resolved values."""
+    a = dim.index.coefficient(x)
+    rest_min: SizeExpr = dim.index.offset
+    rest_max: SizeExpr = dim.index.offset
+    for name, b in dim.index.coefficients:
+        if name == x:
+            continue
+        lo, hi = resolved[name]
+        last = sz.sub(hi, sz.const(1))
+        rest_min = sz.add(rest_min, sz.scale(lo if b > 0 else last, b))
+        rest_max = sz.add(rest_max, sz.scale(last if b > 0 else lo, b))
+    last_valid = sz.sub(dim.extent, sz.const(1))
+    if a > 0:
+        lo = sz.ceildiv(sz.neg(rest_min), a)
+        hi = sz.add(sz.floordiv(sz.sub(last_valid, rest_max), a), sz.const(1))
+    else:
+        lo = sz.ceildiv(sz.sub(rest_max, last_valid), -a)
+        hi = sz.add(sz.floordiv(rest_min, -a), sz.const(1))
+    return lo, hi

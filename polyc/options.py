@@ -1,0 +1,71 @@
+"""Options: every knob polyc has, read from the environment in one place.
+
+Passes receive an :class:`Options` explicitly; no pass reads ``os.environ``.
+
+| variable          | meaning                                   | default                   |
+|-------------------|-------------------------------------------|---------------------------|
+| POLYC_CACHE_DIR   | where compiled kernels are cached         | $XDG_CACHE_HOME/polyc or ~/.cache/polyc |
+| POLYC_CC          | the C compiler                            | cc                        |
+| POLYC_CFLAGS      | extra compiler flags (shell-split)        | (none)                    |
+| POLYC_DEBUG       | comma-separated channels: ir, domains, deps, schedule, ast, c, cc | (none) |
+| POLYC_CC_TIMEOUT  | seconds before a hanging compiler is killed | 120                     |
+"""
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+DEBUG_CHANNELS = ("ir", "domains", "deps", "schedule", "ast", "c", "cc")
+BASE_CFLAGS = ("-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-fwrapv",
+               "-fno-math-errno", "-std=gnu11")
+
+
+def _default_cache_dir() -> Path:
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "polyc"
+
+
+@dataclass(frozen=True)
+class Options:
+    """Compilation and runtime options; change with :meth:`with_`."""
+
+    cache_dir: Path = field(default_factory=_default_cache_dir)
+    cc: str = "cc"
+    extra_cflags: tuple[str, ...] = ()
+    debug: frozenset[str] = frozenset()
+    cc_timeout: float = 120.0
+    # Scheduling and code generation.
+    fusion: str = "default"  # "default", "max" or "min"
+    parallel: bool = True
+
+    @property
+    def cflags(self) -> tuple[str, ...]:
+        return BASE_CFLAGS + self.extra_cflags
+
+    def with_(self, **changes) -> Options:
+        return replace(self, **changes)
+
+    @staticmethod
+    def from_environment(environ=None) -> Options:
+        env = os.environ if environ is None else environ
+        options = Options()
+        if env.get("POLYC_CACHE_DIR"):
+            options = options.with_(cache_dir=Path(env["POLYC_CACHE_DIR"]).expanduser())
+        if env.get("POLYC_CC"):
+            options = options.with_(cc=env["POLYC_CC"])
+        if env.get("POLYC_CFLAGS"):
+            options = options.with_(extra_cflags=tuple(shlex.split(env["POLYC_CFLAGS"])))
+        if env.get("POLYC_DEBUG"):
+            channels = {c.strip() for c in env["POLYC_DEBUG"].split(",") if c.strip()}
+            if "all" in channels:
+                channels = set(DEBUG_CHANNELS)
+            options = options.with_(debug=frozenset(channels))
+        if env.get("POLYC_CC_TIMEOUT"):
+            try:
+                options = options.with_(cc_timeout=float(env["POLYC_CC_TIMEOUT"]))
+            except ValueError:
+                pass
+        return options

@@ -1,0 +1,168 @@
+"""IR → isl: iteration domains, access relations and the original schedule.
+
+Each IR statement becomes one or two polyhedral statements. A ``!`` form
+splits into an initialisation over the left-hand indices and the update
+over the whole domain; TC's ``C(m, n) +=! A(m, k) * B(k, n)`` gives::
+
+    domain:   [M, N, K] -> { S0_init[m, n] : 0 <= m < M and 0 <= n < N;
+                             S0[m, n, k] : 0 <= m < M and 0 <= n < N and 0 <= k < K }
+    writes:   { S0_init[m, n] -> C[m, n]; S0[m, n, k] -> C[m, n] }
+    reads:    { S0[m, n, k] -> C[m, n]; S0[m, n, k] -> A[m, k]; S0[m, n, k] -> B[k, n] }
+
+Sizes are isl parameters. A data-dependent index (``LUT(I(b, l), d)``) is a
+may-read of the whole dimension it indexes. The original schedule runs the
+statements in program order, each in the lexicographic order of its domain.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from polyc.lang import ir
+from polyc.lang import sizes as sz
+from polyc.lang.ranges import affine_of
+from polyc.lang.types import INT64
+
+INIT_SUFFIX = "_init"
+
+# Words isl's parser reserves; user names equal to one get a trailing underscore.
+_ISL_RESERVED = frozenset({
+    "and", "or", "not", "exists", "floor", "ceil", "mod", "min", "max", "infty", "NaN",
+    "implies", "true", "false", "rat", "int", "domain", "range", "sup", "inf", "max",
+})
+
+
+def isl_name(name: str) -> str:
+    return name + "_" if name in _ISL_RESERVED else name
+
+
+@dataclass(frozen=True)
+class PolyStatement:
+    """One polyhedral statement: an IR statement's update, or its initialisation."""
+
+    name: str
+    statement: ir.Statement
+    is_init: bool
+
+    @property
+    def indices(self) -> tuple[str, ...]:
+        if self.is_init:
+            return self.statement.indices
+        return tuple(r.index for r in self.statement.domain)
+
+
+@dataclass(frozen=True)
+class PolyProgram:
+    """The polyhedral model of one operator (PPCG's vocabulary)."""
+
+    op: ir.Op
+    statements: tuple[PolyStatement, ...]
+    context: isl.Set             # what is known of the sizes at run time
+    domain: isl.UnionSet         # { S[i, ...] : ... }
+    reads: isl.UnionMap          # { S[i, ...] -> T[...] } (may)
+    may_writes: isl.UnionMap
+    must_writes: isl.UnionMap
+    original_schedule: isl.UnionMap  # { S[i, ...] -> [position, i, ..., 0] }
+
+    def statement(self, name: str) -> PolyStatement:
+        return next(s for s in self.statements if s.name == name)
+
+
+def params_prefix(op: ir.Op) -> str:
+    return "[" + ", ".join(isl_name(s) for s in op.sizes) + "]"
+
+
+def poly_statements(op: ir.Op) -> tuple[PolyStatement, ...]:
+    result = []
+    for stmt in op.statements:
+        if stmt.init:
+            result.append(PolyStatement(stmt.name + INIT_SUFFIX, stmt, True))
+        result.append(PolyStatement(stmt.name, stmt, False))
+    return tuple(result)
+
+
+def domain_constraints(stmt: PolyStatement) -> str:
+    ranges = stmt.statement.domain if not stmt.is_init else tuple(
+        stmt.statement.range_of(i) for i in stmt.statement.indices)
+    parts = [f"{sz.to_isl(r.lo)} <= {isl_name(r.index)} < {sz.to_isl(r.hi)}" for r in ranges]
+    return " and ".join(parts) if parts else "true"
+
+
+def tuple_text(stmt: PolyStatement) -> str:
+    return f"{stmt.name}[{', '.join(isl_name(i) for i in stmt.indices)}]"
+
+
+def sizes_context(op: ir.Op) -> isl.Set:
+    """Sizes are non-negative and every extent is non-negative (else the call is rejected)."""
+    constraints = [f"{isl_name(s)} >= 0" for s in op.sizes]
+    for tensor in op.inputs + op.outputs + op.temporaries:
+        constraints += [f"{sz.to_isl(d)} >= 0" for d in tensor.shape if sz.size_names(d)]
+    body = " and ".join(constraints) if constraints else "true"
+    return isl.Set(f"{params_prefix(op)} -> {{ : {body} }}")
+
+
+def access_text(stmt: PolyStatement, tensor: ir.Tensor, indices: tuple[ir.Expr, ...]) -> str:
+    """``S[i, k] -> A[i, k]``, with a data-dependent dimension spanning the whole extent."""
+    names, constraints = [], []
+    for position, (index, extent) in enumerate(zip(indices, tensor.shape)):
+        linear = affine_of(index)
+        if linear is None:
+            name = f"a{position}"
+            names.append(name)
+            constraints.append(f"0 <= {name} < {sz.to_isl(extent)}")
+        else:
+            names.append(linear_to_isl(linear))
+    text = f"{tuple_text(stmt)} -> {isl_name(tensor.name)}[{', '.join(names)}]"
+    return text + (f" : {' and '.join(constraints)}" if constraints else "")
+
+
+def linear_to_isl(linear) -> str:
+    terms = [f"{c}*{isl_name(n)}" for n, c in linear.coefficients]
+    terms.append(sz.to_isl(linear.offset))
+    return " + ".join(f"({t})" for t in terms)
+
+
+def build_poly_program(op: ir.Op) -> PolyProgram:
+    """The isl model of ``op`` (see the module docstring)."""
+    statements = poly_statements(op)
+    prefix = params_prefix(op)
+    tensors = op.tensors
+    domain_parts, read_parts, write_parts, schedule_parts = [], [], [], []
+    depth = max((len(s.indices) for s in statements), default=0)
+    for position, stmt in enumerate(statements):
+        domain_parts.append(f"{tuple_text(stmt)} : {domain_constraints(stmt)}")
+        target = tensors[stmt.statement.tensor]
+        lhs = tuple(ir.Index(INT64, i) for i in stmt.statement.indices)
+        write_parts.append(access_text(stmt, target, lhs))
+        if not stmt.is_init:
+            if stmt.statement.is_reduction:
+                read_parts.append(access_text(stmt, target, lhs))
+            for read in (e for e in ir.walk(stmt.statement.rhs) if isinstance(e, ir.Read)):
+                read_parts.append(access_text(stmt, tensors[read.tensor], read.indices))
+        dims = [isl_name(i) for i in stmt.indices] + ["0"] * (depth - len(stmt.indices))
+        schedule_parts.append(f"{tuple_text(stmt)} -> [{', '.join([str(position)] + dims)}]")
+
+    def union_map(parts) -> isl.UnionMap:
+        if not parts:
+            return isl.UnionMap(f"{prefix} -> {{ }}")
+        return isl.UnionMap(f"{prefix} -> {{ {'; '.join(parts)} }}")
+
+    context = sizes_context(op)
+    for precondition in op.preconditions:
+        context = context.intersect(isl.Set(precondition.condition))
+    domain = isl.UnionSet(f"{prefix} -> {{ {'; '.join(domain_parts)} }}") if domain_parts \
+        else isl.UnionSet(f"{prefix} -> {{ }}")
+    domain = domain.intersect_params(context)
+    writes = union_map(write_parts).intersect_domain(domain)
+    return PolyProgram(
+        op=op,
+        statements=statements,
+        context=context,
+        domain=domain,
+        reads=union_map(read_parts).intersect_domain(domain),
+        may_writes=writes,
+        must_writes=writes,
+        original_schedule=union_map(schedule_parts).intersect_domain(domain),
+    )
+
