@@ -1,8 +1,25 @@
-"""polyc: a polyhedral tensor compiler for Python."""
+"""polyc: a polyhedral tensor compiler for Python.
+
+    import polyc
+    matmul = polyc.define('''
+        def matmul(float(M, K) A, float(K, N) B) -> (C) {
+          C(m, n) +=! A(m, k) * B(k, n)
+        }''')
+    C = matmul(A, B)
+"""
 from polyc.errors import (ArgumentError, CompileError, InternalError, ParseError, PolycError,
                           SemanticError)
+from polyc.lang.pyspelling import (bool_, exists, f16, f32, f64, i8, i16, i32, i64, max, min,
+                                   prod, sum, u8, u16, u32, u64, where)
+from polyc.options import Options
 
 __version__ = "0.1.0"
 
-__all__ = ["ArgumentError", "CompileError", "InternalError", "ParseError", "PolycError",
-           "SemanticError", "__version__"]
+from polyc.api import Operator, define, op  # noqa: E402  (api needs __version__)
+
+__all__ = [
+    "ArgumentError", "CompileError", "InternalError", "Operator", "Options", "ParseError",
+    "PolycError", "SemanticError", "__version__", "bool_", "define", "exists", "f16", "f32",
+    "f64", "i8", "i16", "i32", "i64", "max", "min", "op", "prod", "sum", "u8", "u16", "u32",
+    "u64", "where",
+]

@@ -87,9 +87,7 @@ class Operator:
         bound = self._binder.bind(args, out)
         kernel = self._kernel or self.compile()
         kernel.run(bound.sizes, bound.inputs, bound.outputs)
-        for kernel_array, user_array in bound.copy_back:
-            user_array[...] = kernel_array
-        results = bound.results
+        results = bound.finish()
         return results[0] if len(results) == 1 else tuple(results)
 
     def explain(self, *args):

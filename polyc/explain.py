@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from polyc.lang import sizes as sz
 from polyc.lang.printer import statement_to_tc, to_tc
+from polyc.poly.program import isl_items
 
 STAGES = ("ir", "shapes", "domains", "deps", "schedule", "ast", "c")
 
@@ -47,7 +48,7 @@ def stage_texts(compilation) -> dict[str, str]:
         shapes.append(f"{stmt.name}: {statement_to_tc(stmt)}")
     for precondition in op.preconditions:
         shapes.append(f"precondition: {precondition.description}")
-    domains = "\n".join(str(s) for s in program.domain.get_set_list())
+    domains = "\n".join(str(s) for s in isl_items(program.domain.get_set_list()))
     deps = []
     for (kind, source, sink), relation in sorted(
             compilation.dependences.by_statement_pair().items(), key=lambda kv: kv[0]):

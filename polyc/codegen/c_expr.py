@@ -82,7 +82,8 @@ class ExprEmitter:
         offset = ""
         for k, index in enumerate(indices):
             text = self.index(index, tensor.shape[k])
-            offset = text if k == 0 else f"({offset}) * {self.size(tensor.shape[k])} + {text}"
+            offset = text if k == 0 else \
+                f"({offset}) * {_parenthesized(self.size(tensor.shape[k]))} + {text}"
         return offset or "0"
 
     def index(self, index: ir.Expr, extent: sz.SizeExpr) -> str:
@@ -185,6 +186,10 @@ class ExprEmitter:
         if e.function == "rsqrt":
             return f"({literal(1, elem)} / {c_math_name('sqrt', double)}({args[0]}))"
         return f"{c_math_name(e.function, double)}({', '.join(args)})"
+
+
+def _parenthesized(text: str) -> str:
+    return text if text.isidentifier() or text.isdigit() else f"({text})"
 
 
 # ----------------------------------------------------------------- isl AST expressions

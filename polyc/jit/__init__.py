@@ -1,0 +1,12 @@
+"""Compile C with the system compiler, cache and load kernels, bind call arguments.
+
+``get_library(c_source, options)`` gives a loaded shared object (memory cache,
+then disk cache, then the compiler); ``ArgumentBinder(op).bind(args, out)``
+checks a call's numpy arguments against an operator and prepares them for
+its kernel.
+"""
+from polyc.jit.arguments import ArgumentBinder, BoundCall, bind_arguments
+from polyc.jit.cache import CacheWarning, KernelCache, LoadedLibrary, get_library
+
+__all__ = ["ArgumentBinder", "BoundCall", "CacheWarning", "KernelCache", "LoadedLibrary",
+           "bind_arguments", "get_library"]

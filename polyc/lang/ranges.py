@@ -60,6 +60,12 @@ def affine_of(expr: ir.Expr) -> LinearIndex | None:
         if lhs is None or rhs is None:
             return None
         return _sum(lhs, rhs if expr.op == "+" else _scaled(rhs, -1))
+    if isinstance(expr, ir.Call) and expr.function in ("min", "max") and not expr.type.is_float:
+        args = [affine_of(a) for a in expr.args]
+        if any(a is None or a.coefficients for a in args):
+            return None
+        combine = sz.smin if expr.function == "min" else sz.smax
+        return LinearIndex((), combine(args[0].offset, args[1].offset))
     if isinstance(expr, ir.Binary) and expr.op == "/":
         # Between sizes (range bounds, offsets), `/` is floor division by a positive constant.
         lhs, rhs = affine_of(expr.lhs), affine_of(expr.rhs)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from polyc.poly.program import PolyProgram
+from polyc.poly.program import PolyProgram, isl_items
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Dependences:
         """``{(kind, source, sink): relation}`` for printing and pictures."""
         result = {}
         for kind, relation in (("flow", self.dep_flow), ("false", self.dep_false)):
-            for m in relation.get_map_list():
+            for m in isl_items(relation.get_map_list()):
                 key = (kind, m.get_tuple_name(isl.dim_type.in_),
                        m.get_tuple_name(isl.dim_type.out))
                 result[key] = result[key].union(m) if key in result else m

@@ -33,6 +33,11 @@ _ISL_RESERVED = frozenset({
 })
 
 
+def isl_items(isl_list) -> list:
+    """The elements of an isl list (``UnionSet.get_set_list()``, ``UnionMap.get_map_list()``)."""
+    return [isl_list.get_at(k) for k in range(len(isl_list))]
+
+
 def isl_name(name: str) -> str:
     return name + "_" if name in _ISL_RESERVED else name
 

@@ -1,0 +1,358 @@
+"""A call's Python arguments, checked against an operator and made ready for its kernel.
+
+For ``def matmul(float(M,K) A, float(K,N) B) -> (C)``, ``matmul(A, B)`` with
+``A`` of shape (3, 5) and ``B`` of shape (5, 4) binds::
+
+    sizes   {"M": 3, "K": 5, "N": 4}
+    inputs  (A, B)             C-contiguous, exactly float32
+    outputs (C,)               the arrays the kernel writes
+    results (C,)               what the caller gets back
+
+Rules (each violation is an :class:`~polyc.errors.ArgumentError` naming the
+parameter, the values and the fix):
+
+* no silent casts: tensors must have exactly the declared dtype; scalars
+  (0-rank inputs) take Python numbers that fit the declared type, or numpy
+  scalars and 0-d arrays of exactly that dtype;
+* a size variable takes its value from the first input dimension it
+  appears in; every other appearance must agree; the operator's
+  preconditions on sizes must hold;
+* non-contiguous inputs are copied, as are inputs sharing memory with an
+  ``out=`` array; a non-contiguous ``out=`` array gets a contiguous
+  temporary that :meth:`BoundCall.finish` copies back;
+* without ``out=``, an output whose first write accumulates without ``!``
+  (``+=``, ``max=``...) starts at zero; other outputs start uninitialised.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import islpy as isl
+import numpy as np
+
+from polyc.errors import ArgumentError, InternalError
+from polyc.lang import ir
+from polyc.lang import sizes as sz
+from polyc.poly.program import isl_name
+
+_TooHardError = getattr(getattr(np, "exceptions", np), "TooHardError")
+_MEMO_LIMIT = 4096
+_SHARES_MEMORY_WORK = 100_000
+
+
+@dataclass(frozen=True)
+class BoundCall:
+    """A call's arguments as the kernel takes them.
+
+    ``inputs`` holds C-contiguous arrays (tensors) and numpy scalars (0-rank
+    inputs) of the declared dtypes, in ``op.inputs`` order; ``outputs`` the
+    C-contiguous arrays the kernel writes; ``results`` what the caller gets
+    (the ``out=`` arrays themselves, or fresh ones); ``copy_back`` the
+    ``(kernel_array, user_array)`` pairs to copy after the kernel ran.
+    """
+
+    sizes: dict[str, int]
+    inputs: tuple
+    outputs: tuple[np.ndarray, ...]
+    results: tuple[np.ndarray, ...]
+    copy_back: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+
+    def finish(self) -> tuple[np.ndarray, ...]:
+        """After the kernel ran: copy temporaries into non-contiguous ``out=`` arrays and
+        return ``results``."""
+        for kernel_array, user_array in self.copy_back:
+            np.copyto(user_array, kernel_array)
+        return self.results
+
+
+@dataclass(frozen=True)
+class _Input:
+    name: str
+    dtype: np.dtype
+    kind: str
+    # Per dimension: (size variable, None) or (None, constant extent).
+    dims: tuple[tuple[str | None, int | None], ...]
+    dims_text: str  # "(M, K)"
+
+
+@dataclass(frozen=True)
+class _Output:
+    name: str
+    dtype: np.dtype
+    shape: tuple[sz.SizeExpr, ...]
+    starts_at_zero: bool
+
+
+class ArgumentBinder:
+    """Checks and prepares the arguments of calls to one operator; build once per op.
+
+    Everything that depends only on the operator is worked out here, so that
+    :meth:`bind` does little more than compare shapes and dtypes.
+    """
+
+    def __init__(self, op: ir.Op):
+        self.op = op
+        self._inputs = tuple(_input_spec(tensor) for tensor in op.inputs)
+        self._outputs = tuple(_Output(t.name, t.type.dtype, t.shape, _starts_at_zero(op, t.name))
+                              for t in op.outputs)
+        self._size_names = op.sizes
+        bound = {name for spec in self._inputs for name, _ in spec.dims if name is not None}
+        unbound = [name for name in op.sizes if name not in bound]
+        if unbound:
+            raise InternalError(f"{op.name}: sizes {', '.join(unbound)} appear in no input shape")
+        self._isl_size_names = {isl_name(name): name for name in op.sizes}
+        self._condition_sets: list[isl.Set] | None = None
+        self._precondition_memo: dict[tuple[int, ...], str | None] = {}
+        names = ", ".join(t.name for t in op.inputs)
+        count = len(op.inputs)
+        self._signature = f"{op.name} takes {count} input{'s' if count != 1 else ''} ({names})"
+        self._output_names = ", ".join(t.name for t in op.outputs)
+
+    def bind(self, args: tuple, out=None) -> BoundCall:
+        """Check ``args`` and ``out`` against the operator; raise ArgumentError if they do
+        not fit."""
+        if len(args) != len(self._inputs):
+            given = len(args)
+            raise ArgumentError(f"{self._signature} but {given} "
+                                f"{'was' if given == 1 else 'were'} given")
+        sizes: dict[str, int] = {}
+        origins: dict[str, str] = {}
+        inputs = []
+        for spec, value in zip(self._inputs, args):
+            if not spec.dims:
+                inputs.append(_scalar(spec, value))
+                continue
+            array = _tensor(spec, value)
+            shape = array.shape
+            for d, (name, constant) in enumerate(spec.dims):
+                extent = shape[d]
+                if name is None:
+                    if extent != constant:
+                        raise ArgumentError(f"{spec.name}: expected shape {spec.dims_text} but "
+                                            f"got {shape}: {spec.name}.shape[{d}] must be "
+                                            f"{constant}")
+                    continue
+                known = sizes.get(name)
+                if known is None:
+                    sizes[name] = extent
+                    origins[name] = f"{spec.name}.shape[{d}]"
+                elif known != extent:
+                    raise ArgumentError(f"size {name} is {known} from {origins[name]} but "
+                                        f"{extent} from {spec.name}.shape[{d}]")
+            if not (array.flags.c_contiguous and array.flags.aligned):
+                array = np.ascontiguousarray(array)
+            inputs.append(array)
+        sizes = {name: sizes[name] for name in self._size_names}  # declaration order
+        if self.op.preconditions:
+            self._check_preconditions(sizes)
+        outputs, results, copy_back = self._bind_outputs(sizes, out)
+        if out is not None:
+            _unshare_inputs(inputs, outputs)
+        return BoundCall(sizes, tuple(inputs), outputs, results, copy_back)
+
+    # ------------------------------------------------------------- outputs
+
+    def _bind_outputs(self, sizes: dict[str, int], out):
+        user_arrays, labels = self._split_out(out)
+        outputs, results, copy_back = [], [], []
+        for spec, user, label in zip(self._outputs, user_arrays, labels):
+            shape = tuple(sz.evaluate(extent, sizes) for extent in spec.shape)
+            if any(extent < 0 for extent in shape):
+                extents = ", ".join(sz.to_tc(extent) for extent in spec.shape)
+                raise ArgumentError(f"{self.op.name}: output {spec.name} would have shape "
+                                    f"({extents}) = {shape} for {_sizes_text(sizes)}: the "
+                                    f"inputs are too small for this operator")
+            if user is None:
+                array = (np.zeros if spec.starts_at_zero else np.empty)(shape, spec.dtype)
+                outputs.append(array)
+                results.append(array)
+                continue
+            where = f"{label} ({spec.name})"
+            if not isinstance(user, np.ndarray):
+                raise ArgumentError(f"{where}: expected a numpy array of shape {shape} "
+                                    f"{spec.dtype} but got {type(user).__name__}")
+            if user.shape != shape or user.dtype != spec.dtype:
+                raise ArgumentError(f"{where}: expected shape {shape} {spec.dtype} but got "
+                                    f"{user.shape} {user.dtype}")
+            if not user.flags.writeable:
+                raise ArgumentError(f"{where} is read-only")
+            results.append(user)
+            if user.flags.c_contiguous and user.flags.aligned:
+                outputs.append(user)
+            else:
+                # A copy, not np.empty: accumulating outputs start from the user's values.
+                kernel_array = np.array(user, order="C", copy=True)
+                outputs.append(kernel_array)
+                copy_back.append((kernel_array, user))
+        if out is not None:
+            _check_outputs_disjoint(results, labels, self._outputs)
+        return tuple(outputs), tuple(results), tuple(copy_back)
+
+    def _split_out(self, out) -> tuple[tuple, tuple[str, ...]]:
+        count = len(self._outputs)
+        if out is None:
+            return (None,) * count, ("out",) * count
+        if isinstance(out, np.ndarray):
+            if count != 1:
+                raise ArgumentError(f"out: {self.op.name} has {count} outputs "
+                                    f"({self._output_names}): pass a tuple of {count} arrays")
+            return (out,), ("out",)
+        if isinstance(out, (tuple, list)):
+            if len(out) != count:
+                raise ArgumentError(f"out: expected {count} array{'s' if count != 1 else ''} "
+                                    f"({self._output_names}) but got {len(out)}")
+            return tuple(out), tuple(f"out[{k}]" for k in range(count))
+        raise ArgumentError(f"out: expected a numpy array or a tuple of arrays "
+                            f"({self._output_names}) but got {type(out).__name__}")
+
+    # ------------------------------------------------------------- preconditions
+
+    def _check_preconditions(self, sizes: dict[str, int]) -> None:
+        key = tuple(sizes[name] for name in self._size_names)
+        try:
+            message = self._precondition_memo[key]
+        except KeyError:
+            message = self._failed_precondition(sizes)
+            if len(self._precondition_memo) >= _MEMO_LIMIT:
+                self._precondition_memo.clear()
+            self._precondition_memo[key] = message
+        if message is not None:
+            raise ArgumentError(message)
+
+    def _failed_precondition(self, sizes: dict[str, int]) -> str | None:
+        """The error message for the first precondition the sizes violate, or None."""
+        if self._condition_sets is None:
+            self._condition_sets = [isl.Set(p.condition) for p in self.op.preconditions]
+        for precondition, condition in zip(self.op.preconditions, self._condition_sets):
+            point = condition
+            for position in range(condition.dim(isl.dim_type.param)):
+                isl_param = condition.get_dim_name(isl.dim_type.param, position)
+                name = self._isl_size_names.get(isl_param)
+                if name is None:
+                    raise InternalError(f"{self.op.name}: precondition {precondition.condition}"
+                                        f" names {isl_param}, which is not a size")
+                point = point.fix_val(isl.dim_type.param, position, sizes[name])
+            if point.is_empty():
+                return (f"{self.op.name}: the sizes {_sizes_text(sizes)} do not fit: "
+                        f"{precondition.description}")
+        return None
+
+
+def bind_arguments(op: ir.Op, args: tuple, out=None) -> BoundCall:
+    """:meth:`ArgumentBinder.bind` for a one-off call (prefer one binder per operator)."""
+    return ArgumentBinder(op).bind(args, out)
+
+
+# ----------------------------------------------------------------- per argument
+
+
+def _input_spec(tensor: ir.Tensor) -> _Input:
+    dims = []
+    for extent in tensor.shape:
+        if isinstance(extent, sz.Affine) and extent.is_constant:
+            dims.append((None, extent.const))
+        elif isinstance(extent, sz.Affine) and extent.const == 0 and len(extent.terms) == 1 \
+                and extent.terms[0][1] == 1 and isinstance(extent.terms[0][0], str):
+            dims.append((extent.terms[0][0], None))
+        else:
+            raise InternalError(f"input {tensor.name} has extent {sz.to_tc(extent)}: input "
+                                f"extents must be a size variable or a constant")
+    text = "(" + ", ".join(sz.to_tc(extent) for extent in tensor.shape) + ")"
+    return _Input(tensor.name, tensor.type.dtype, tensor.type.kind, tuple(dims), text)
+
+
+def _tensor(spec: _Input, value) -> np.ndarray:
+    rank = len(spec.dims)
+    if not isinstance(value, np.ndarray):
+        raise ArgumentError(f"{spec.name}: expected a numpy array of {spec.dtype} with shape "
+                            f"{spec.dims_text} but got {type(value).__name__} (convert with "
+                            f"np.asarray({spec.name}, dtype=np.{spec.dtype.name}))")
+    if value.dtype != spec.dtype:
+        raise ArgumentError(f"{spec.name}: expected {spec.dtype} but got {value.dtype} "
+                            f"(convert with {spec.name}.astype(np.{spec.dtype.name}))")
+    if value.ndim != rank:
+        raise ArgumentError(f"{spec.name}: expected {rank} dimension{'s' if rank != 1 else ''} "
+                            f"{spec.dims_text} but got shape {value.shape}")
+    return value
+
+
+def _scalar(spec: _Input, value):
+    """A numpy scalar of exactly the declared dtype, from a Python number that fits or a
+    numpy scalar / 0-d array of that dtype."""
+    dtype = spec.dtype
+    if isinstance(value, (np.ndarray, np.generic)):  # before float: np.float64 is a float
+        if value.ndim != 0:
+            raise ArgumentError(f"{spec.name}: expected a {dtype} scalar but got an array of "
+                                f"shape {value.shape}")
+        if value.dtype != dtype:
+            raise ArgumentError(f"{spec.name}: expected {dtype} but got {value.dtype} "
+                                f"(convert with np.{dtype.name}({spec.name}))")
+        return value[()] if isinstance(value, np.ndarray) else value
+    if isinstance(value, bool):
+        return dtype.type(value)  # a bool fits every type as 0 or 1
+    if isinstance(value, int):
+        if spec.kind == "bool":
+            raise ArgumentError(f"{spec.name}: expected a bool but got int {value}")
+        if spec.kind in ("int", "uint"):
+            info = np.iinfo(dtype)
+            if not info.min <= value <= info.max:
+                raise ArgumentError(f"{spec.name}: {value} does not fit in {dtype} "
+                                    f"({info.min} to {info.max})")
+            return dtype.type(value)
+        return _float_scalar(spec, value)
+    if isinstance(value, float):
+        if spec.kind != "float":
+            raise ArgumentError(f"{spec.name}: expected {dtype} but got float {value!r} "
+                                f"(an integer scalar takes an int, e.g. int({spec.name}))")
+        return _float_scalar(spec, value)
+    raise ArgumentError(f"{spec.name}: expected a {dtype} scalar (a Python number or a 0-d "
+                        f"array) but got {type(value).__name__}")
+
+
+def _float_scalar(spec: _Input, value: int | float):
+    try:
+        with np.errstate(over="ignore"):
+            converted = spec.dtype.type(value)
+        fits = not (math.isfinite(value) and not np.isfinite(converted))
+    except OverflowError:
+        fits = False
+    if not fits:
+        raise ArgumentError(f"{spec.name}: {value!r} is too large for {spec.dtype}")
+    return converted
+
+
+def _starts_at_zero(op: ir.Op, name: str) -> bool:
+    """Whether the first statement writing ``name`` accumulates into it without ``!``."""
+    for stmt in op.statements:
+        if stmt.tensor == name:
+            return stmt.op != "=" and not stmt.init
+    return True  # never written: zeros rather than leaking uninitialised memory
+
+
+def _unshare_inputs(inputs: list, outputs: tuple[np.ndarray, ...]) -> None:
+    """Copy inputs that the kernel would overwrite while reading them (``op(A, out=A)``)."""
+    for k, array in enumerate(inputs):
+        if isinstance(array, np.ndarray) and array.ndim and any(
+                _shares_memory(array, output) for output in outputs):
+            inputs[k] = array.copy()
+
+
+def _check_outputs_disjoint(results: list, labels, specs) -> None:
+    for a in range(len(results)):
+        for b in range(a + 1, len(results)):
+            if _shares_memory(results[a], results[b]):
+                raise ArgumentError(f"{labels[a]} ({specs[a].name}) and {labels[b]} "
+                                    f"({specs[b].name}) share memory: each output needs its "
+                                    f"own array")
+
+
+def _shares_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    try:
+        return np.shares_memory(a, b, max_work=_SHARES_MEMORY_WORK)
+    except _TooHardError:
+        return True  # cannot tell: assume the worst
+
+
+def _sizes_text(sizes: dict[str, int]) -> str:
+    return ", ".join(f"{name} = {value}" for name, value in sizes.items())

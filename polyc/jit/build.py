@@ -1,0 +1,104 @@
+"""C source → shared object, with the system compiler.
+
+``build_shared_object(c_source, out_path, options)`` runs, in a fresh private
+directory next to ``out_path``::
+
+    cc -O3 -march=native -fopenmp -fPIC -shared ... -o polyc_<hash>.so polyc_<hash>.c -lm
+
+and moves the result to ``out_path`` with ``os.replace``, so ``out_path`` is
+either absent or a complete shared object, never a half-written one. The
+compiler runs in that directory on relative file names, which keeps its
+output free of random temporary paths (the same source gives the same bytes).
+
+When the compiler fails or hangs, the C source is kept (``failed_dir``, or a
+temporary file) and the :class:`CompileError` names it.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from polyc.errors import CompileError
+from polyc.jit.toolchain import compiler_command, run_compiler
+
+MAX_OUTPUT_LINES = 60
+MAX_OUTPUT_CHARS = 8000
+
+
+def build_shared_object(c_source: str, out_path: Path, options,
+                        failed_dir: Path | None = None) -> float:
+    """Compile ``c_source`` into the shared object ``out_path``; return the seconds spent.
+
+    Raises :class:`CompileError` (compiler missing, failing or past
+    ``options.cc_timeout``) and ``OSError`` (``out_path``'s directory not writable).
+    """
+    out_path = Path(out_path)
+    command = compiler_command(options)
+    stem = source_stem(c_source)
+    work_dir = Path(tempfile.mkdtemp(prefix=".build-", dir=out_path.parent))
+    try:
+        c_file = work_dir / f"{stem}.c"
+        c_file.write_text(c_source, encoding="utf-8")
+        argv = [*command, *options.cflags, "-o", f"{stem}.so", c_file.name, "-lm"]
+        start = time.perf_counter()
+        try:
+            result = run_compiler(argv, options.cc_timeout, cwd=work_dir)
+        except CompileError as error:
+            kept = keep_failed_source(c_source, stem, failed_dir)
+            raise CompileError(f"{error.message}\nC source: {kept}") from None
+        seconds = time.perf_counter() - start
+        if "cc" in options.debug:
+            print(f"polyc[cc]: {shlex.join(argv)}  ({seconds:.3f} s)", file=sys.stderr)
+        if result.returncode != 0 or not (work_dir / f"{stem}.so").is_file():
+            kept = keep_failed_source(c_source, stem, failed_dir)
+            raise CompileError(
+                f"C compiler failed (exit status {result.returncode}) on {kept}\n"
+                f"command: {shlex.join(argv)}\n"
+                f"{_truncate(result.stderr + result.stdout)}")
+        os.replace(work_dir / f"{stem}.so", out_path)
+        return seconds
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def source_stem(c_source: str) -> str:
+    """The file name stem of ``c_source``'s C file and of its kept copy after a failure."""
+    return "polyc_" + hashlib.sha256(c_source.encode()).hexdigest()[:16]
+
+
+def keep_failed_source(c_source: str, stem: str, failed_dir: Path | None) -> Path:
+    """Save the C source of a failed build where the user can read it after we exit
+    (``failed_dir``, else a temporary file)."""
+    if failed_dir is not None:
+        try:
+            failed_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            path = failed_dir / f"{stem}.c"
+            path.write_text(c_source, encoding="utf-8")
+            return path
+        except OSError:
+            pass
+    handle, name = tempfile.mkstemp(prefix=f"{stem}-", suffix=".c")
+    with os.fdopen(handle, "w", encoding="utf-8") as file:
+        file.write(c_source)
+    return Path(name)
+
+
+def _truncate(output: str) -> str:
+    """The compiler's output, cut to its first lines: the first error is what matters."""
+    output = output.rstrip()
+    if not output:
+        return "(the compiler printed nothing)"
+    lines = output.splitlines()
+    kept = lines[:MAX_OUTPUT_LINES]
+    text = "\n".join(kept)
+    if len(text) > MAX_OUTPUT_CHARS:
+        text = text[:MAX_OUTPUT_CHARS]
+        kept = text.splitlines()
+    omitted = len(lines) - len(kept)
+    return text + (f"\n... ({omitted} more lines)" if omitted > 0 else "")

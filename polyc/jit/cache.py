@@ -1,0 +1,258 @@
+"""Compiled kernels, cached in memory and on disk.
+
+``get_library(c_source, options)`` gives a loaded shared object for a C
+translation unit, compiling it only when no valid copy exists::
+
+    memory:  key -> LoadedLibrary              (a warm call touches no file)
+    disk:    <cache_dir>/<key[:2]>/<key>.so
+             <cache_dir>/<key[:2]>/<key>.sha256   sha256 of the .so's bytes
+
+``key`` is the sha256 of the C source, the compiler's identity, the flags, the
+host CPU (``-march=native``) and polyc's version.
+
+Disk entries are trusted only when the checksum file matches the .so and the
+.so loads; anything else is deleted and rebuilt. Both files are installed
+with ``os.replace`` from private temporary names, so several processes may
+compile the same kernel at once: each loads its own build and the last
+``os.replace`` wins. Files are never written in place (that would corrupt
+the mapping of a process that has the library loaded).
+
+A cache directory that is writable by group or others, or owned by another
+user, is refused: loading a shared object runs its code, so such a directory
+would let anyone run code in this process. Refused or unwritable
+directories fall back to a private temporary directory, with a
+:class:`CacheWarning`.
+"""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import stat
+import tempfile
+import threading
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import polyc
+from polyc.errors import CompileError
+from polyc.jit.build import build_shared_object, keep_failed_source, source_stem
+from polyc.jit.toolchain import compiler_identity, host_fingerprint
+
+MEMORY, DISK, MISS = "memory", "disk", "miss"
+_KEY_MEMO_LIMIT = 1024
+
+
+class CacheWarning(RuntimeWarning):
+    """polyc cannot use the configured kernel cache directory and compiles elsewhere."""
+
+
+@dataclass(frozen=True)
+class LoadedLibrary:
+    """A loaded kernel library and how it was obtained.
+
+    ``cache_hit`` is ``"memory"``, ``"disk"`` or ``"miss"`` (compiled by this
+    call, taking ``compile_seconds``).
+    """
+
+    cdll: ctypes.CDLL
+    so_path: Path
+    key: str
+    cache_hit: str
+    compile_seconds: float
+
+
+def cache_key(c_source: str, options) -> str:
+    """The sha256 naming the shared object built from ``c_source`` under ``options``."""
+    parts = [c_source, compiler_identity(options), list(options.cflags), host_fingerprint(),
+             polyc.__version__]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+class KernelCache:
+    """The memory cache of loaded kernels in front of the disk cache. Thread-safe."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._loaded: dict[str, LoadedLibrary] = {}
+        self._keys: dict[tuple, str] = {}
+        self._key_locks: dict[str, threading.Lock] = {}
+        self._private_dir: Path | None = None
+        self._warned: set[tuple[str, Path]] = set()
+
+    def get_library(self, c_source: str, options) -> LoadedLibrary:
+        """The loaded shared object for ``c_source``; compiles it when no valid copy exists.
+
+        Raises :class:`~polyc.errors.CompileError` when the compiler fails.
+        """
+        # Hashing a large C source costs tens of microseconds; a str caches its hash().
+        memo = (c_source, options.cc, options.cflags)
+        key = self._keys.get(memo)
+        if key is None:
+            key = cache_key(c_source, options)
+            with self._lock:
+                if len(self._keys) >= _KEY_MEMO_LIMIT:
+                    self._keys.clear()
+                self._keys[memo] = key
+        library = self._loaded.get(key)
+        if library is not None:
+            return library
+        with self._lock:
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:  # one build per key among this process's threads
+            library = self._loaded.get(key)
+            if library is not None:
+                return library
+            library = self._load_or_build(c_source, key, options)
+            with self._lock:
+                self._loaded[key] = dataclasses.replace(library, cache_hit=MEMORY,
+                                                        compile_seconds=0.0)
+                self._key_locks.pop(key, None)
+            return library
+
+    def clear_memory(self) -> None:
+        """Forget loaded libraries (they stay loaded in the process; tests use this)."""
+        with self._lock:
+            self._loaded.clear()
+            self._keys.clear()
+
+    # ------------------------------------------------------------- disk
+
+    def _load_or_build(self, c_source: str, key: str, options) -> LoadedLibrary:
+        directory = self._trusted_directory(Path(options.cache_dir))
+        if directory is not None:
+            library = self._load_verified(directory, key)
+            if library is not None:
+                return library
+            try:
+                return self._build(c_source, key, options, directory, directory / "failed")
+            except OSError as error:
+                self._warn("write", Path(options.cache_dir),
+                           f"cannot write to the kernel cache {options.cache_dir} ({error})")
+        private = self._private_directory()
+        library = self._load_verified(private, key)
+        if library is not None:
+            return library
+        return self._build(c_source, key, options, private, None)
+
+    def _trusted_directory(self, cache_dir: Path) -> Path | None:
+        """``cache_dir``, created if needed, or ``None`` (after a warning) when unusable."""
+        try:
+            cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            info = os.stat(cache_dir)
+        except OSError as error:
+            self._warn("create", cache_dir, f"cannot create the kernel cache {cache_dir} "
+                                            f"({error})")
+            return None
+        if info.st_uid != os.getuid():
+            self._warn("owner", cache_dir,
+                       f"refusing the kernel cache {cache_dir}: it is owned by user "
+                       f"{info.st_uid}, not by you (loading a kernel runs its code)")
+            return None
+        if info.st_mode & 0o022:
+            self._warn("mode", cache_dir,
+                       f"refusing the kernel cache {cache_dir}: it is writable by group or "
+                       f"others (mode {stat.S_IMODE(info.st_mode):o}), which would let them "
+                       f"run code in this process; fix with `chmod 700 {cache_dir}`")
+            return None
+        return cache_dir
+
+    def _load_verified(self, directory: Path, key: str) -> LoadedLibrary | None:
+        """The cached library if its checksum matches and it loads; a bad entry is deleted."""
+        so_path, sum_path = _entry_paths(directory, key)
+        try:
+            data = so_path.read_bytes()
+        except OSError:
+            return None
+        try:
+            expected = sum_path.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            expected = None
+        if expected != hashlib.sha256(data).hexdigest():
+            _discard(so_path, sum_path)
+            return None
+        try:
+            cdll = ctypes.CDLL(str(so_path))
+        except OSError:
+            _discard(so_path, sum_path)
+            return None
+        return LoadedLibrary(cdll, so_path, key, DISK, 0.0)
+
+    def _build(self, c_source: str, key: str, options, directory: Path,
+               failed_dir: Path | None) -> LoadedLibrary:
+        so_path, sum_path = _entry_paths(directory, key)
+        so_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # A name of our own: another process replacing so_path cannot touch what we load.
+        handle, private_name = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".so",
+                                                dir=so_path.parent)
+        os.close(handle)
+        private = Path(private_name)
+        try:
+            seconds = build_shared_object(c_source, private, options, failed_dir=failed_dir)
+            digest = hashlib.sha256(private.read_bytes()).hexdigest()
+            try:
+                cdll = ctypes.CDLL(str(private))
+            except OSError as error:
+                kept = keep_failed_source(c_source, source_stem(c_source), failed_dir)
+                raise CompileError(f"the compiled kernel does not load: {error}\n"
+                                   f"C source: {kept}") from None
+            os.replace(private, so_path)
+        finally:
+            private.unlink(missing_ok=True)
+        try:
+            _write_atomically(sum_path, digest + "\n")
+        except OSError:
+            pass  # the kernel is loaded; without a checksum the entry is rebuilt next time
+        return LoadedLibrary(cdll, so_path, key, MISS, seconds)
+
+    def _private_directory(self) -> Path:
+        with self._lock:
+            if self._private_dir is None:
+                self._private_dir = Path(tempfile.mkdtemp(prefix="polyc-kernels-"))
+                atexit.register(shutil.rmtree, self._private_dir, ignore_errors=True)
+            return self._private_dir
+
+    def _warn(self, reason: str, cache_dir: Path, message: str) -> None:
+        with self._lock:
+            if (reason, cache_dir) in self._warned:
+                return
+            self._warned.add((reason, cache_dir))
+        warnings.warn(f"polyc: {message}; compiling kernels into a private temporary "
+                      f"directory instead (set POLYC_CACHE_DIR)", CacheWarning, stacklevel=2)
+
+
+def _entry_paths(directory: Path, key: str) -> tuple[Path, Path]:
+    subdir = directory / key[:2]
+    return subdir / f"{key}.so", subdir / f"{key}.sha256"
+
+
+def _discard(*paths: Path) -> None:
+    for path in paths:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="ascii") as file:
+            file.write(text)
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+
+
+_DEFAULT_CACHE = KernelCache()
+
+
+def get_library(c_source: str, options) -> LoadedLibrary:
+    """The loaded shared object for ``c_source`` from the process-wide :class:`KernelCache`."""
+    return _DEFAULT_CACHE.get_library(c_source, options)

@@ -1,0 +1,150 @@
+"""The system C compiler: where it is, what it is, and running it safely.
+
+``compiler_identity(options)`` names the compiler precisely enough to key the
+kernel cache on it: a different compiler, version or target must never reuse
+another's shared objects. It is computed once per ``options.cc`` string::
+
+    /usr/bin/cc
+    cc (Debian 12.2.0-14+deb12u1) 12.2.0
+    x86_64-linux-gnu
+
+``POLYC_CC`` may be a program (``gcc-13``, ``/opt/gcc/bin/gcc``) or a program
+with leading arguments (``ccache gcc``).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+from polyc.errors import CompileError
+
+_IDENTITIES: dict[str, str] = {}
+_COMMANDS: dict[str, tuple[str, ...]] = {}
+_HOST: list[str] = []
+_LOCK = threading.Lock()
+
+
+def compiler_command(options) -> tuple[str, ...]:
+    """The compiler as an argument-vector prefix with its program resolved to an absolute path.
+
+    Raises :class:`CompileError` when the program cannot be found.
+    """
+    cached = _COMMANDS.get(options.cc)
+    if cached is not None:
+        return cached
+    command = _resolve(options.cc)
+    _COMMANDS[options.cc] = command
+    return command
+
+
+def _resolve(cc: str) -> tuple[str, ...]:
+    whole = shutil.which(cc)
+    if whole is not None:  # a path that may contain spaces
+        return (os.path.abspath(whole),)
+    try:
+        words = shlex.split(cc)
+    except ValueError:
+        words = []
+    program = shutil.which(words[0]) if words else None
+    if program is None:
+        raise CompileError(f"C compiler {cc!r} not found (set POLYC_CC)")
+    return (os.path.abspath(program), *words[1:])
+
+
+def compiler_identity(options) -> str:
+    """The resolved compiler path, the first line of ``--version`` and ``-dumpmachine``.
+
+    Memoised per ``options.cc``; raises :class:`CompileError` when the compiler is
+    missing or hangs.
+    """
+    cached = _IDENTITIES.get(options.cc)
+    if cached is not None:
+        return cached
+    command = compiler_command(options)
+    version = _first_line(run_compiler([*command, "--version"], options.cc_timeout))
+    machine = _first_line(run_compiler([*command, "-dumpmachine"], options.cc_timeout))
+    identity = "\n".join([shlex.join(command), version, machine])
+    with _LOCK:
+        _IDENTITIES[options.cc] = identity
+    return identity
+
+
+def host_fingerprint() -> str:
+    """The CPU model and feature flags, because ``-march=native`` code is only valid on a
+    CPU like this one (a cache directory may be shared between machines over NFS)."""
+    if not _HOST:
+        lines = []
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+                for line in cpuinfo:
+                    if not line.strip():
+                        break  # the first processor describes the machine
+                    key = line.split(":", 1)[0].strip()
+                    if key in ("vendor_id", "model name", "flags", "Features", "CPU part"):
+                        lines.append(line.strip())
+        except OSError:
+            pass
+        if not lines:
+            lines.append(" ".join(os.uname()))
+        _HOST.append(hashlib.sha256("\n".join(lines).encode()).hexdigest())
+    return _HOST[0]
+
+
+def run_compiler(argv: list[str], timeout: float, cwd: Path | None = None
+                 ) -> subprocess.CompletedProcess:
+    """Run the compiler; a run longer than ``timeout`` seconds is killed with all its
+    children (``cc1``, ``as``, ``ld``...) and raises :class:`CompileError`.
+
+    Killing only the direct child is not enough: a grandchild that keeps the output pipes
+    open would make the wait hang, so the compiler gets its own process group.
+    """
+    try:
+        process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   start_new_session=True)
+    except OSError as error:
+        raise CompileError(f"cannot run C compiler {argv[0]!r}: {error} (set POLYC_CC)") from None
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        _reap(process)
+        raise CompileError(f"C compiler timed out after {timeout:g} s: {shlex.join(argv)} "
+                           f"(set POLYC_CC_TIMEOUT to allow longer)") from None
+    except BaseException:  # KeyboardInterrupt: leave no compiler behind
+        _kill_group(process)
+        process.wait()
+        raise
+    return subprocess.CompletedProcess(argv, process.returncode,
+                                       stdout.decode(errors="replace"),
+                                       stderr.decode(errors="replace"))
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
+
+
+def _reap(process: subprocess.Popen) -> None:
+    try:
+        process.communicate(timeout=5)
+    except subprocess.TimeoutExpired:  # a descendant left the group and holds the pipes
+        for pipe in (process.stdout, process.stderr):
+            pipe.close()
+        process.wait()
+
+
+def _first_line(result: subprocess.CompletedProcess) -> str:
+    for text in (result.stdout, result.stderr):
+        for line in text.splitlines():
+            if line.strip():
+                return line.strip()
+    return f"(exit status {result.returncode}, no output)"
