@@ -15,7 +15,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 INDEX_SIZES = {"i": "I", "j": "J", "k": "K", "l": "L"}
-FUNCTIONS = {"tanh": np.tanh, "fabs": np.abs, "exp": lambda x: np.exp(np.clip(x, -5, 5))}
+FUNCTIONS = {"tanh": np.tanh, "fabs": np.abs, "exp": np.exp}
 REDUCERS = {"+": np.sum, "max": np.max, "min": np.min, "*": np.prod}
 
 

@@ -1,0 +1,100 @@
+"""Generated C is well-formed C99 (pycparser) with the expected entry point and pragmas."""
+import re
+
+import pycparser
+from pycparser import c_ast
+
+import polyc
+from polyc.compiler import frontend, generate
+from polyc.options import Options
+
+# pycparser parses C without a preprocessor: stand-ins for the types the headers define.
+_TYPEDEFS = """
+typedef long int64_t; typedef unsigned long uint64_t; typedef int int32_t;
+typedef unsigned int uint32_t; typedef short int16_t; typedef unsigned short uint16_t;
+typedef signed char int8_t; typedef unsigned char uint8_t; typedef float _Float16;
+typedef unsigned long size_t;
+"""
+
+
+def parse_entry(c_text: str) -> c_ast.FileAST:
+    """Parse the entry function of a generated translation unit (the preamble needs cpp)."""
+    start = c_text.index("\nint polyc_")
+    helpers = ("int64_t polyc_floordiv(int64_t a, int64_t b);"
+               "int64_t polyc_min(int64_t a, int64_t b); int64_t polyc_max(int64_t a, int64_t b);"
+               "int64_t polyc_extent(int64_t a);")
+    return pycparser.CParser().parse(_TYPEDEFS + helpers + c_text[start:], "kernel.c")
+
+
+def generated(source: str, **options) -> str:
+    return generate(frontend(source), Options().with_(**options)).c_source.text
+
+
+MATMUL = "def matmul(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
+
+
+class Finder(c_ast.NodeVisitor):
+    def __init__(self):
+        self.functions, self.pragmas, self.fors = [], [], []
+
+    def visit_FuncDef(self, node):
+        self.functions.append(node)
+        self.generic_visit(node)
+
+    def visit_Compound(self, node):
+        items = node.block_items or []
+        for item, following in zip(items, items[1:] + [None]):
+            if isinstance(item, c_ast.Pragma):
+                self.pragmas.append((item.string, following))
+        self.generic_visit(node)
+
+    def visit_For(self, node):
+        self.fors.append(node)
+        self.generic_visit(node)
+
+
+def test_entry_point_signature_and_parallel_loop():
+    text = generated(MATMUL)
+    finder = Finder()
+    finder.visit(parse_entry(text))
+    (function,) = finder.functions
+    assert function.decl.name == "polyc_matmul"
+    params = [(p.name, " ".join(p.type.quals) if isinstance(p.type, c_ast.PtrDecl) else "")
+              for p in function.decl.type.args.params]
+    assert [name for name, _ in params] == ["M", "K", "N", "A", "B", "C"]
+    assert params[3][1] == "restrict" and params[5][1] == "restrict"
+    assert "const" in function.decl.type.args.params[3].type.type.quals
+    (pragma, loop) = finder.pragmas[0]
+    assert pragma.startswith("omp parallel for")
+    assert "if(polyc_work" in pragma
+    assert isinstance(loop, c_ast.For)
+    assert loop is finder.fors[0], "the pragma sits on the outermost loop"
+    assert loop.init.decls[0].type.type.names == ["int64_t"]
+
+
+def test_header_comment_names_operator_version_and_options():
+    text = generated(MATMUL)
+    header = text[:text.index("*/")]
+    assert "operator `matmul`" in header and polyc.__version__ in header
+    assert "fusion=" in header and "C(m, n) +=! A(m, k) * B(k, n)" in header
+
+
+def test_math_functions_have_the_right_precision():
+    single = generated("def f(float(N) X) -> (Y) { Y(i) = exp(X(i)) }")
+    double = generated("def f(double(N) X) -> (Y) { Y(i) = exp(X(i)) }")
+    assert re.search(r"\bexpf\(", single) and not re.search(r"\bexp\(", single.split("\nint polyc_")[1])
+    assert re.search(r"\bexp\(", double.split("\nint polyc_")[1])
+
+
+def test_no_parallel_pragma_when_disabled():
+    finder = Finder()
+    finder.visit(parse_entry(generated(MATMUL, parallel=False)))
+    assert finder.pragmas == []
+
+
+def test_every_corpus_kernel_parses():
+    from corpus import CORPUS
+
+    for entry in CORPUS:
+        text = generate(frontend(entry.source, entry.def_name), Options()).c_source.text
+        parse_entry(text)
