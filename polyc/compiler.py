@@ -10,6 +10,7 @@ so that ``explain()``, the command line and tests can show it.
 """
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -82,4 +83,18 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     lap("ast")
     c_source = emit_c(program, ast, settings_text(options))
     lap("c")
-    return Compilation(op, options, program, dependences, schedule, ast, c_source, seconds)
+    compilation = Compilation(op, options, program, dependences, schedule, ast, c_source,
+                              seconds)
+    if options.debug:
+        print_debug_channels(compilation)
+    return compilation
+
+
+def print_debug_channels(compilation: Compilation) -> None:
+    """``POLYC_DEBUG=ir,deps,...``: print the chosen stages to standard error."""
+    from polyc.explain import STAGES, stage_texts
+
+    texts = stage_texts(compilation)
+    for stage in STAGES:
+        if stage in compilation.options.debug:
+            print(f"[polyc {stage}] {compilation.op.name}\n{texts[stage]}", file=sys.stderr)

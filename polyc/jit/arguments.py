@@ -74,6 +74,7 @@ class _Input:
     # Per dimension: (size variable, None) or (None, constant extent).
     dims: tuple[tuple[str | None, int | None], ...]
     dims_text: str  # "(M, K)"
+    float_max: float  # the largest finite value of a floating type
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ class ArgumentBinder:
             raise ArgumentError(f"{self._signature} but {given} "
                                 f"{'was' if given == 1 else 'were'} given")
         sizes: dict[str, int] = {}
-        origins: dict[str, str] = {}
+        origins: dict[str, tuple[str, int]] = {}
         inputs = []
         for spec, value in zip(self._inputs, args):
             if not spec.dims:
@@ -136,12 +137,13 @@ class ArgumentBinder:
                 known = sizes.get(name)
                 if known is None:
                     sizes[name] = extent
-                    origins[name] = f"{spec.name}.shape[{d}]"
+                    origins[name] = (spec.name, d)
                 elif known != extent:
-                    raise ArgumentError(f"size {name} is {known} from {origins[name]} but "
-                                        f"{extent} from {spec.name}.shape[{d}]")
+                    first, first_d = origins[name]
+                    raise ArgumentError(f"size {name} is {known} from {first}.shape[{first_d}] "
+                                        f"but {extent} from {spec.name}.shape[{d}]")
             if not (array.flags.c_contiguous and array.flags.aligned):
-                array = np.ascontiguousarray(array)
+                array = np.array(array, order="C")  # a copy, aligned too
             inputs.append(array)
         sizes = {name: sizes[name] for name in self._size_names}  # declaration order
         if self.op.preconditions:
@@ -259,7 +261,9 @@ def _input_spec(tensor: ir.Tensor) -> _Input:
             raise InternalError(f"input {tensor.name} has extent {sz.to_tc(extent)}: input "
                                 f"extents must be a size variable or a constant")
     text = "(" + ", ".join(sz.to_tc(extent) for extent in tensor.shape) + ")"
-    return _Input(tensor.name, tensor.type.dtype, tensor.type.kind, tuple(dims), text)
+    dtype = tensor.type.dtype
+    float_max = float(np.finfo(dtype).max) if tensor.type.is_float else 0.0
+    return _Input(tensor.name, dtype, tensor.type.kind, tuple(dims), text, float_max)
 
 
 def _tensor(spec: _Input, value) -> np.ndarray:
@@ -312,14 +316,12 @@ def _scalar(spec: _Input, value):
 
 def _float_scalar(spec: _Input, value: int | float):
     try:
-        with np.errstate(over="ignore"):
-            converted = spec.dtype.type(value)
-        fits = not (math.isfinite(value) and not np.isfinite(converted))
-    except OverflowError:
+        fits = not (math.isfinite(value) and abs(value) > spec.float_max)  # inf, NaN fit
+    except OverflowError:  # an int beyond float64's range
         fits = False
     if not fits:
         raise ArgumentError(f"{spec.name}: {value!r} is too large for {spec.dtype}")
-    return converted
+    return spec.dtype.type(value)
 
 
 def _starts_at_zero(op: ir.Op, name: str) -> bool:

@@ -33,6 +33,7 @@ import json
 import os
 import shutil
 import stat
+import sys
 import tempfile
 import threading
 import warnings
@@ -109,6 +110,9 @@ class KernelCache:
             if library is not None:
                 return library
             library = self._load_or_build(c_source, key, options)
+            if "cc" in options.debug:
+                print(f"polyc[cc]: kernel cache {library.cache_hit}: {library.so_path}",
+                      file=sys.stderr)
             with self._lock:
                 self._loaded[key] = dataclasses.replace(library, cache_hit=MEMORY,
                                                         compile_seconds=0.0)
