@@ -58,7 +58,7 @@ class Compilation:
 
 
 def settings_text(options: Options) -> str:
-    return (f"fusion={options.fusion} parallel={options.parallel} "
+    return (f"fusion={options.fusion} parallel={options.parallel} optimize={options.optimize} "
             f"cc={options.cc} cflags={' '.join(options.cflags)}")
 
 
@@ -77,7 +77,8 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     lap("domains")
     dependences = compute_dependences(program)
     lap("dependences")
-    schedule = compute_schedule(program, dependences, options.fusion, options.parallel)
+    schedule = compute_schedule(program, dependences, options.fusion, options.parallel,
+                                options.optimize)
     lap("schedule")
     ast = build_ast(program, schedule)
     lap("ast")

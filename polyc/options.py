@@ -40,6 +40,7 @@ class Options:
     # Scheduling and code generation.
     fusion: str = "default"  # "default", "max" or "min"
     parallel: bool = True
+    optimize: bool = True    # tiling, loop order for vectorisation, simd marks
 
     @property
     def cflags(self) -> tuple[str, ...]:

@@ -28,6 +28,7 @@ from polyc.lang import types as ty
 from polyc.lang.printer import to_tc
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.poly.schedule import PARALLEL_MARK
+from polyc.poly.tiling import SIMD_MARK
 
 # Statement instances below which a parallel loop runs on one thread.
 PARALLEL_WORK_THRESHOLD = 32768
@@ -133,18 +134,20 @@ class _Emitter:
             return cgen.Block([self.node(children.get_at(k))
                                for k in range(children.n_ast_node())])
         if kind == isl.ast_node_type.for_:
-            return self._for(node, parallel=False)
+            return self._for(node, marks=frozenset())
         if kind == isl.ast_node_type.if_:
             then = self.node(node.if_get_then_node())
             other = self.node(node.if_get_else_node()) if node.if_has_else_node() else None
             return cgen.If(self._expr(node.if_get_cond()), _block(then), _block(other)
                            if other is not None else None)
         if kind == isl.ast_node_type.mark:
-            child = node.mark_get_node()
-            if node.mark_get_id().get_name() == PARALLEL_MARK and \
-                    child.get_type() == isl.ast_node_type.for_:
-                return self._for(child, parallel=True)
-            return self.node(child)
+            marks = set()
+            while node.get_type() == isl.ast_node_type.mark:
+                marks.add(node.mark_get_id().get_name())
+                node = node.mark_get_node()
+            if node.get_type() == isl.ast_node_type.for_:
+                return self._for(node, frozenset(marks))
+            return self.node(node)
         if kind == isl.ast_node_type.user:
             return self._user(node.user_get_expr())
         raise InternalError(f"unexpected isl AST node {node.to_C_str()}")
@@ -152,17 +155,77 @@ class _Emitter:
     def _expr(self, expr: isl.AstExpr) -> str:
         return isl_expr_to_c(expr, self.names)
 
-    def _for(self, node: isl.AstNode, parallel: bool):
+    def _for(self, node: isl.AstNode, marks: frozenset[str]):
+        """A loop; a ``parallel`` mark makes it an OpenMP loop, a ``simd`` mark a SIMD loop."""
         iterator = self._expr(node.for_get_iterator())
         loop = cgen.For(f"int64_t {iterator} = {self._expr(node.for_get_init())}",
                         _unparenthesized(self._expr(node.for_get_cond())),
                         f"{iterator} += {self._expr(node.for_get_inc())}",
                         _block(self.node(node.for_get_body())))
-        if not parallel:
+        if SIMD_MARK in marks and PARALLEL_MARK not in marks:
+            reduction = self._simd_reduction(node, iterator)
+            if reduction is not None:
+                return reduction
+        if PARALLEL_MARK in marks:
+            simd = " simd" if SIMD_MARK in marks else ""
+            pragma = (f"omp parallel for{simd} schedule(static) "
+                      f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})")
+        elif SIMD_MARK in marks:
+            pragma = "omp simd"
+        else:
             return loop
-        pragma = cgen.Pragma(f"omp parallel for schedule(static) "
-                             f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})")
-        return cgen.Module([pragma, loop])
+        return cgen.Module([cgen.Pragma(pragma), loop])
+
+    def _simd_reduction(self, node: isl.AstNode, iterator: str):
+        """A SIMD loop whose body is one reduction into an element that does not depend on
+        the loop: keep the accumulator in a scalar and let OpenMP vectorise the reduction.
+
+        Before:  for (k...) C[m*N+n] = C[m*N+n] + A[m*K+k] * B[k*N+n];
+        After:   float polyc_acc = C[m*N+n];
+                 #pragma omp simd reduction(+:polyc_acc)
+                 for (k...) polyc_acc = polyc_acc + A[m*K+k] * B[k*N+n];
+                 C[m*N+n] = polyc_acc;
+        """
+        body = node.for_get_body()
+        if body.get_type() == isl.ast_node_type.block:
+            children = body.block_get_children()
+            if len(children) != 1:
+                return None
+            body = children.get_at(0)
+        if body.get_type() != isl.ast_node_type.user:
+            return None
+        call = body.user_get_expr()
+        stmt = self.statements[call.get_op_arg(0).get_id().get_name()]
+        statement = stmt.statement
+        if stmt.is_init or not statement.is_reduction:
+            return None
+        args = [call.get_op_arg(k) for k in range(1, call.get_op_n_arg())]
+        bound = dict(zip(stmt.indices, args))
+        if any(_mentions(bound[i], iterator) for i in statement.indices):
+            return None
+        tensor = self.program.op.tensor(statement.tensor)
+        elem = tensor.type.compute_type
+        lhs = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
+        target = self.exprs.access(tensor.name, lhs)
+        current = self.exprs.expr(ir.Read(tensor.type, tensor.name, lhs))
+        value = self.exprs.expr(statement.rhs, tensor.type)
+        outer = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)), self._expr(bound[i]))
+                 for i in statement.indices]
+        inner = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)), self._expr(bound[i]))
+                 for i in stmt.indices if i not in statement.indices]
+        update = cgen.Statement(
+            f"polyc_acc = {_combine(statement.op, tensor, 'polyc_acc', value)}")
+        loop = cgen.For(f"int64_t {iterator} = {self._expr(node.for_get_init())}",
+                        _unparenthesized(self._expr(node.for_get_cond())),
+                        f"{iterator} += {self._expr(node.for_get_inc())}",
+                        cgen.Block(inner + [update]))
+        clause = _reduction_clause(statement.op, elem)
+        return cgen.Block(outer + [
+            cgen.Initializer(cgen.Value(elem.c_type, "polyc_acc"), current),
+            cgen.Pragma(f"omp simd reduction({clause}:polyc_acc)"),
+            loop,
+            cgen.Statement(f"{target} = polyc_acc"),
+        ])
 
     def _user(self, call: isl.AstExpr):
         name = call.get_op_arg(0).get_id().get_name()
@@ -198,6 +261,27 @@ def _combine(op: str, tensor: ir.Tensor, current: str, value: str) -> str:
         return f"polyc_{op}{suffix}({current}, {value})"
     compare = ">" if op == "max" else "<"
     return f"(({value}) {compare} ({current}) ? ({value}) : ({current}))"
+
+
+def _reduction_clause(op: str, elem: ty.ScalarType) -> str:
+    """The OpenMP reduction identifier; float max/min use polyc's NaN-propagating ones."""
+    if elem.kind == "bool":
+        return "||" if op in ("+", "max") else "&&"
+    if op in ("+", "*"):
+        return op
+    if elem.is_float:
+        return f"polyc_{op}{'d' if elem.bits == 64 else 'f'}"
+    return op
+
+
+def _mentions(expr: isl.AstExpr, name: str) -> bool:
+    """Whether the isl AST expression uses the identifier ``name``."""
+    kind = expr.get_type()
+    if kind == isl.ast_expr_type.id:
+        return expr.get_id().get_name() == name
+    if kind == isl.ast_expr_type.op:
+        return any(_mentions(expr.get_op_arg(k), name) for k in range(expr.get_op_n_arg()))
+    return False
 
 
 def _unparenthesized(text: str) -> str:

@@ -42,14 +42,17 @@ REDUCTION_WORDS = ("max", "min")
 # The characters str.splitlines() breaks at: Source.line_text() numbers lines
 # with it, so token positions must agree with it.
 _LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
-_SKIP = re.compile(f"(?:[ \\t{_LINE_BREAKS}]+|#[^{_LINE_BREAKS}]*)+")
-_IDENT = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*")
-_HEX = re.compile(r"0[xX][0-9a-fA-F]+")
+_SKIP = f"(?:[ \\t{_LINE_BREAKS}]+|#[^{_LINE_BREAKS}]*)+"
+_HEX = r"0[xX][0-9a-fA-F]+"
 # C decimal literals; the f/F suffix only on a literal that is already floating.
-_DECIMAL = re.compile(r"(?:(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-                      r"|[0-9]+[eE][+-]?[0-9]+)[fF]?|[0-9]+")
+_DECIMAL = (r"(?:(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+            r"|[0-9]+[eE][+-]?[0-9]+)[fF]?|[0-9]+")
+_IDENT = r"[_a-zA-Z][_a-zA-Z0-9]*"
+_OPERATOR = "|".join(re.escape(op) for op in OPERATORS)
+# One pattern for every token; a number is tried before '.' so that `.5` is a number.
+_TOKEN = re.compile(f"(?P<skip>{_SKIP})|(?P<number>{_HEX}|{_DECIMAL})|(?P<word>{_IDENT})"
+                    f"|(?P<operator>{_OPERATOR})")
 _WORD_TAIL = re.compile(r"[_a-zA-Z0-9]*")
-_OPERATOR = re.compile("|".join(re.escape(op) for op in OPERATORS))
 
 
 @dataclass(frozen=True)
@@ -99,9 +102,9 @@ class _Positions:
         return self.source.first_line + index, offset - self.line_starts[index] + 1
 
     def span(self, start: int, end: int) -> Span:
+        """The span of ``text[start:end]``, which holds no line break."""
         line, col = self.line_col(start)
-        end_line, end_col = self.line_col(end)
-        return Span(line, col, end_line, end_col, self.source)
+        return Span(line, col, line, col + end - start, self.source)
 
 
 class _Lexer:
@@ -112,32 +115,25 @@ class _Lexer:
         self.tokens: list[Token] = []
 
     def run(self) -> list[Token]:
-        pos = 0
-        while True:
-            skipped = _SKIP.match(self.text, pos)
-            if skipped:
-                pos = skipped.end()
-            if pos >= len(self.text):
-                break
-            pos = self._token_at(pos)
+        pos, length = 0, len(self.text)
+        while pos < length:
+            match = _TOKEN.match(self.text, pos)
+            if match is None:
+                raise ParseError(f"unexpected character {_quote_char(self.text[pos])}",
+                                 self.positions.span(pos, pos + 1))
+            kind = match.lastgroup
+            if kind == "word":
+                pos = self._word(pos, match.end())
+            elif kind == "number":
+                pos = self._number(pos, match.end())
+            elif kind == "operator":
+                pos = self._add(OPERATOR, pos, match.end())
+            else:
+                pos = match.end()
         self.tokens.append(Token(END, "", self._end_span()))
         return self.tokens
 
-    def _token_at(self, pos: int) -> int:
-        """Appends the token starting at ``pos``; gives the offset after it."""
-        char = self.text[pos]
-        if char.isascii() and (char.isalpha() or char == "_"):
-            return self._word(pos)
-        if char.isascii() and char.isdigit() or (char == "." and self._digit_at(pos + 1)):
-            return self._number(pos)
-        match = _OPERATOR.match(self.text, pos)
-        if match:
-            return self._add(OPERATOR, pos, match.end())
-        raise ParseError(f"unexpected character {_quote_char(char)}",
-                         self.positions.span(pos, pos + 1))
-
-    def _word(self, pos: int) -> int:
-        end = _IDENT.match(self.text, pos).end()
+    def _word(self, pos: int, end: int) -> int:
         word = self.text[pos:end]
         if word in REDUCTION_WORDS and self._reduction_equals_at(end):
             end += 1
@@ -150,9 +146,7 @@ class _Lexer:
         """Whether ``max``/``min`` ending at ``pos`` is followed by ``=`` but not ``==``."""
         return self.text.startswith("=", pos) and not self.text.startswith("==", pos)
 
-    def _number(self, pos: int) -> int:
-        match = _HEX.match(self.text, pos) or _DECIMAL.match(self.text, pos)
-        end = match.end()
+    def _number(self, pos: int, end: int) -> int:
         tail = _WORD_TAIL.match(self.text, end).end()
         literal = self.text[pos:tail]
         if tail > end:
@@ -162,9 +156,6 @@ class _Lexer:
                              f"write '{literal.lstrip('0') or '0'}'",
                              self.positions.span(pos, end))
         return self._add(NUMBER, pos, end)
-
-    def _digit_at(self, pos: int) -> bool:
-        return pos < len(self.text) and self.text[pos] in "0123456789"
 
     def _add(self, kind: str, start: int, end: int) -> int:
         self.tokens.append(Token(kind, self.text[start:end], self.positions.span(start, end)))

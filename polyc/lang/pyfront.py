@@ -1,4 +1,4 @@
-"""The Python form of TC: a decorated function's body, read as a syntax tree.
+r"""The Python form of TC: a decorated function's body, read as a syntax tree.
 
 ``program_from_function(fn)`` reads ``fn``'s source with :mod:`ast` — the
 function is never called — and gives the same :class:`polyc.lang.ast.Program`
@@ -20,71 +20,60 @@ Names of types and markers (``polyc.f32``, ``polyc.sum``, ``polyc.where``, …)
 are resolved through ``fn``'s closure, globals and builtins, by name lookups
 and attribute lookups on modules only, so ``import polyc as pc; pc.f32``,
 ``from polyc import f32, sum`` and ``polyc.sum`` all work. Nothing of the body
-is evaluated.
+is evaluated. Parameter and return annotations are taken from the values
+Python computed for them, or read from the source when they are postponed
+(``from __future__ import annotations``).
 
-===========================================  ===========================================
-TC                                           Python
-===========================================  ===========================================
-``def f(float(M,K) A, float alpha) -> (C)``  ``def f(A: polyc.f32["M", "K"],
-                                             alpha: polyc.f32): ... return C``
-``-> (C, D)``                                ``return C, D`` (the last statement; one
-                                             return, of names)
-``-> (float(M,N) C)`` (typed outputs)        return annotation ``-> polyc.f32["M", "N"]``;
-                                             a tuple of specs (``None`` for untyped) for
-                                             several outputs
-``C(m, n) = e``                              ``C[m, n] = e``
-``s = e`` (0-rank)                           ``s = e`` (also ``s[()] = e``)
-``C(m, n) +=! e``                            ``C[m, n] += e`` when no earlier statement
-                                             writes ``C``; ``C[m, n] = polyc.sum(e)``
-``C(m, n) += e``                             ``C[m, n] += e`` when an earlier statement
-                                             writes ``C``; ``polyc.sum(e, init=False)``
-``*=!`` / ``*=``                             ``*=`` by the same first-write rule;
-                                             ``polyc.prod(e)`` / ``(e, init=False)``
-``max=!`` / ``max=``                         ``C[i] = polyc.max(e)`` / ``(e, init=False)``
-``min=!`` / ``min=``                         ``C[i] = polyc.min(e)`` / ``(e, init=False)``
-``where i in lo:hi, t = e, exists A(i)``     ``with polyc.where(i in range(lo, hi),
-                                             t == e, polyc.exists(A[i])):`` around one
-                                             or more statements (nested ``with``\\ s
-                                             add up); ``range(hi)`` means ``0:hi``;
-                                             a binding may be ``(t := e)``
-``<=> matmul(A, B)``                         ``polyc.where(..., equivalent="matmul(A, B)")``
-``A(i, j)`` (read)                           ``A[i, j]``; ``A[()]`` reads a 0-rank ``A()``
-``T.1``                                      ``T.shape[1]``
-size variable ``N`` as a value               ``N``
-``c ? a : b``                                ``a if c else b``
-``&&``, ``||``, ``!x``                       ``and``, ``or``, ``not x`` (``a and b and c``
-                                             nests to the left)
-``-x``, ``+ - * / %``, comparisons           the same; ``a ** b`` is ``pow(a, b)``
-``exp(x)``, ``fmax(a, b)``                   ``exp(x)``, ``math.exp(x)``, ``np.exp(x)``,
-                                             ``polyc.exp(x)`` (the qualifier is dropped)
-``max(a, b)``, ``min(a, b)``, ``abs(x)``     Python's builtins ``max``/``min`` (two
-                                             arguments) and ``abs``
-``float32(x)``, ``int32(x)`` (casts)         ``polyc.f32(x)``, ``polyc.i32(x)``
-                                             (``float(x)``, ``int(x)`` stay TC's
-                                             ``float``/``int`` casts)
-``O1, O2 = other(A, B)``                     the same, where ``other`` is another
-                                             ``@polyc.op`` operator (its defs join the
-                                             program, before this one)
-``2``, ``.5``, ``1e-5``                      the same; ``True``/``False`` are ``1``/``0``
-``# comment``                                ``# comment``
-===========================================  ===========================================
+| TC | Python |
+|---|---|
+| `def f(float(M,K) A, float alpha) -> (C)` | `def f(A: polyc.f32["M", "K"], alpha: polyc.f32):` |
+| `-> (C, D)` | `return C, D`: the last statement, the only `return`, of names |
+| `-> (float(M,N) C, D)` (typed outputs) | `-> (polyc.f32["M", "N"], None)`; one: `-> polyc.f32` |
+| `C(m, n) = e` | `C[m, n] = e` |
+| `s = e` (0-rank) | `s = e` or `s[()] = e` |
+| `C(m, n) +=! e` | `C[m, n] += e` as the first write of `C`; `C[m, n] = polyc.sum(e)` |
+| `C(m, n) += e` | `C[m, n] += e` after a write of `C`; `polyc.sum(e, init=False)` |
+| `*=!`, `*=` | `*=` by the same rule; `polyc.prod(e)`, `polyc.prod(e, init=False)` |
+| `max=!`, `max=` | `C[i] = polyc.max(e)`, `polyc.max(e, init=False)` |
+| `min=!`, `min=` | `C[i] = polyc.min(e)`, `polyc.min(e, init=False)` |
+| `where i in lo:hi` | `with polyc.where(i in range(lo, hi)):` (`range(hi)`: `0:hi`) (1) |
+| `where t = e` | `t == e` or `(t := e)` in `polyc.where(...)` |
+| `where exists A(i)` | `polyc.exists(A[i])` in `polyc.where(...)` |
+| `<=> matmul(A, B)` | `polyc.where(..., equivalent="matmul(A, B)")` |
+| `A(i, j)`, `A()` (reads) | `A[i, j]`, `A[()]` |
+| `T.1` | `T.shape[1]` |
+| size variable `N` as a value | `N` |
+| `c ? a : b` | `a if c else b` |
+| `&&`, `\|\|`, `!x` | `and`, `or`, `not x` (`a and b and c` nests to the left) |
+| `-x`, `+ - * / %`, `== != < <= > >=` | the same, unchained (no `a < b < c`); no `//` |
+| `pow(a, b)` | `a ** b` or `pow(a, b)` |
+| `exp(x)`, `fmax(a, b)` | `exp(x)`, `math.exp(x)`, `np.fmax(a, b)`: a qualifier is dropped |
+| `max(a, b)`, `min(a, b)`, `abs(x)` | the same (Python's builtins), or `polyc.max(a, b)` |
+| `float32(x)`, `int32(x)`, `float(x)` | `polyc.f32(x)`, `polyc.i32(x)`, `float(x)` |
+| `O1, O2 = other(A, B)`, `O = other(A)` | the same, `other` an `@polyc.op` operator (2) |
+| `2`, `.5`, `1e-5` | the same; `True`, `False` are `1`, `0` |
+| `# comment` | `# comment` |
+
+(1) Around one or more statements; each gets the clauses, and nested
+``with`` blocks (or several ``polyc.where(...)`` in one ``with``) add up.
+(2) The callee's defs, and those it calls, join the program before this one,
+each once. A callee is any object with a ``_polyc_program`` attribute holding
+``(Program, def name)``, which is what ``@polyc.op`` returns.
 
 Docstrings, ``pass`` and ``...`` in the body are ignored. Everything else —
 loops, ``if``, imports, ``lambda``, slices, starred arguments, keyword
 arguments other than ``init=``/``equivalent=``, ``//``, chained comparisons,
-attribute access other than ``T.shape[k]`` and qualified function names — is a
-:class:`ParseError` at the construct, naming what to write instead. Calls of
-unknown functions become ``Apply`` nodes for sema to judge.
-
-A callee operator is any object with a ``_polyc_program`` attribute holding
-``(Program, def name)``, which is what ``@polyc.op`` returns.
+attribute access other than ``T.shape[k]`` and qualified function names,
+parameters without a type, a missing ``return`` — is a :class:`ParseError`
+at the construct, naming what to write instead. Calls of unknown functions
+become ``Apply`` nodes for sema to judge.
 """
 from __future__ import annotations
 
 import ast as py
 import builtins
 import inspect
-import textwrap
+import re
 import types
 
 from polyc.errors import ParseError, Source, Span
@@ -109,26 +98,15 @@ _UNARY_HINTS = {py.Invert: "`~` is not TC: for logical negation write `not x`"}
 _STATEMENT_HINTS = {
     py.For: "`for` loops are not TC: loops are implicit in the indices; give a range with "
             "`with polyc.where(i in range(lo, hi)):`",
-    py.AsyncFor: "`async for` is not TC",
     py.While: "`while` loops are not TC: loops are implicit in the indices",
     py.If: "`if` statements are not TC: use a conditional expression `a if c else b`",
     py.Import: "imports are not TC: import at module level, outside the operator",
     py.ImportFrom: "imports are not TC: import at module level, outside the operator",
     py.FunctionDef: "nested functions are not TC: define another @polyc.op operator and call "
                     "it as `O = other(A, B)`",
-    py.AsyncFunctionDef: "nested functions are not TC",
-    py.ClassDef: "classes are not TC",
     py.AnnAssign: "annotated assignments are not TC: types go on the parameters and the "
                   "return annotation; write `C[i] = ...`",
-    py.Delete: "`del` is not TC",
-    py.Try: "`try` is not TC",
-    py.Raise: "`raise` is not TC",
-    py.Assert: "`assert` is not TC",
-    py.Global: "`global` is not TC",
-    py.Nonlocal: "`nonlocal` is not TC",
     py.AsyncWith: "`async with` is not TC: write `with polyc.where(...):`",
-    py.Break: "`break` is not TC",
-    py.Continue: "`continue` is not TC",
 }
 _EXPRESSION_HINTS = {
     py.Lambda: "`lambda` is not TC",
@@ -145,9 +123,6 @@ _EXPRESSION_HINTS = {
     py.Slice: "slices are not TC: index with index variables, `A[i, j]`, and give ranges "
               "with `with polyc.where(i in range(lo, hi)):`",
     py.JoinedStr: "strings are not TC values",
-    py.Await: "`await` is not TC",
-    py.Yield: "`yield` is not TC",
-    py.YieldFrom: "`yield` is not TC",
 }
 
 
@@ -170,9 +145,12 @@ def program_from_function(fn) -> tuple[ast.Program, str]:
 class _LocatedFunction:
     """``fn``'s ``def`` as a Python syntax tree, and the spans of its nodes.
 
-    The tree comes from the dedented source; spans add the indentation back so
-    columns match the lines of ``source.text`` (the original lines from the
-    ``def`` on, decorators left out).
+    The source is not dedented: an indented ``def`` (a method, a function
+    inside a function) is parsed as the body of an ``if 1:`` so that Python's
+    columns are already the file's (textwrap.dedent would also fail on a
+    docstring whose continuation lines are less indented than the ``def``).
+    ``source.text`` holds the file's lines from the ``def`` on; decorators are
+    left out.
     """
 
     def __init__(self, fn):
@@ -182,49 +160,48 @@ class _LocatedFunction:
         except (OSError, TypeError) as err:
             raise ParseError(f"cannot read the source of `{name}` ({err}): a Python-form "
                              f"operator must be a function defined in a file or notebook cell")
-        filename = inspect.getsourcefile(fn) or getattr(fn.__code__, "co_filename", "<unknown>")
-        start = max(start, 1)
-        dedented = textwrap.dedent("".join(lines))
-        self.dedented_lines = dedented.splitlines()
+        filename = (inspect.getsourcefile(fn)
+                    or getattr(getattr(fn, "__code__", None), "co_filename", "<unknown>"))
+        text = "".join(lines)
+        # Python numbers lines at \n, \r\n and \r only (unlike str.splitlines).
+        self.lines = re.split(r"\r\n|\r|\n", text)
+        wrapped = bool(lines) and lines[0][:1] in (" ", "\t")
+        self.start = max(start, 1)  # the absolute line of lines[0]
+        # The absolute line of line L of the parsed text is L + line_shift.
+        self.line_shift = self.start - 1 - int(wrapped)
         try:
-            module = py.parse(dedented)
+            module = py.parse("if 1:\n" + text if wrapped else text)
         except SyntaxError as err:
-            line = start + (err.lineno or 1) - 1
-            source = Source("".join(lines), filename, start)
+            line = (err.lineno or 1) + self.line_shift
+            col = err.offset or 1
+            source = Source(text, filename, self.start)
             raise ParseError(f"cannot parse the source of `{name}`: {err.msg}",
-                             Span(line, err.offset or 1, line, (err.offset or 1) + 1, source))
-        node = module.body[0] if module.body else None
-        if isinstance(node, py.AsyncFunctionDef):
-            source = Source("".join(lines), filename, start)
-            self._init_spans(start, lines, source, node)
-            raise ParseError("an operator must be a plain `def`, not `async def`", self.span(node))
-        if not isinstance(node, py.FunctionDef):
+                             Span(line, col, line, col + 1, source))
+        body = module.body[0].body if wrapped else module.body
+        node = body[0] if body else None
+        if not isinstance(node, (py.FunctionDef, py.AsyncFunctionDef)):
             raise ParseError(f"`{name}` is not written as a `def` statement (a lambda?): write "
                              f"the operator as `def {name}(...): ...`")
-        def_index = node.lineno - 1
-        source = Source("".join(lines[def_index:]), filename, start + def_index)
-        self._init_spans(start, lines, source, node)
-
-    def _init_spans(self, start: int, lines: list[str], source: Source, node) -> None:
-        self.start = start
-        self.source = source
+        def_line = node.lineno + self.line_shift
+        self.source = Source("".join(lines[def_line - self.start:]), filename, def_line)
         self.node = node
-        original = lines[node.lineno - 1]
-        dedented = self.dedented_lines[node.lineno - 1]
-        # textwrap.dedent removes one common prefix from every line that has text.
-        self.indent = (len(original) - len(original.lstrip())) - (len(dedented) -
-                                                                  len(dedented.lstrip()))
+        if isinstance(node, py.AsyncFunctionDef):
+            raise ParseError("an operator must be a plain `def`, not `async def`", self.span(node))
 
-    def _char_col(self, line: int, byte_offset: int) -> int:
-        """Python's column offsets count UTF-8 bytes; spans count characters."""
-        text = self.dedented_lines[line - 1] if 0 < line <= len(self.dedented_lines) else ""
-        if text.isascii():
-            return byte_offset
-        return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "replace"))
+    def _line(self, line: int) -> str:
+        """The text of line ``line`` of the parsed text."""
+        index = line + self.line_shift - self.start
+        return self.lines[index] if 0 <= index < len(self.lines) else ""
 
     def position(self, line: int, byte_offset: int) -> tuple[int, int]:
-        """(absolute line, 1-based column) of a position in the dedented source."""
-        return self.start + line - 1, self._char_col(line, byte_offset) + self.indent + 1
+        """(absolute line, 1-based column) of a position of the parsed text.
+
+        Python's column offsets count UTF-8 bytes; spans count characters.
+        """
+        text = self._line(line)
+        col = byte_offset if text.isascii() else len(
+            text.encode("utf-8")[:byte_offset].decode("utf-8", "replace"))
+        return line + self.line_shift, col + 1
 
     def span(self, node) -> Span:
         line, col = self.position(node.lineno, node.col_offset)
@@ -233,14 +210,11 @@ class _LocatedFunction:
 
     def name_span(self, node: py.FunctionDef) -> Span:
         """The span of the function's name in ``def name(``."""
-        text = self.dedented_lines[node.lineno - 1]
-        col = self._char_col(node.lineno, node.col_offset)
-        found = text.find(node.name, col + len("def"))
+        line, col = self.position(node.lineno, node.col_offset)
+        found = self._line(node.lineno).find(node.name, col - 1 + len("def"))
         if found < 0:
             return self.span(node)
-        line = self.start + node.lineno - 1
-        first = found + self.indent + 1
-        return Span(line, first, line, first + len(node.name), self.source)
+        return Span(line, found + 1, line, found + 1 + len(node.name), self.source)
 
 
 # ----------------------------------------------------------------- the reader
@@ -253,6 +227,8 @@ class _Reader:
         self.fn = fn
         self.located = located
         self.namespace = _namespace(fn)
+        annotations = getattr(fn, "__annotations__", None)
+        self.annotations = annotations if isinstance(annotations, dict) else {}
         self.tensors: set[str] = set()  # parameters and tensors written so far
         self.callee_defs: dict[str, ast.Def] = {}
 
@@ -269,10 +245,13 @@ class _Reader:
         params = self._params(node.args)
         statements = [s for s in node.body if not _is_ignored(s)]
         if not statements or not isinstance(statements[-1], py.Return):
-            where = statements[-1] if statements else node
-            raise ParseError(f"`{node.name}` does not return its outputs: end it with "
-                             f"`return C` (or `return C, D`)",
-                             self.span(where) if statements else self.located.name_span(node))
+            early = [s for s in statements if isinstance(s, py.Return)]
+            if early:
+                raise self.error("`return` must be the last statement of the operator", early[0])
+            raise ParseError(f"`{node.name}` must end by returning its outputs: `return C` "
+                             f"(or `return C, D`)",
+                             self.span(statements[-1]) if statements
+                             else self.located.name_span(node))
         outputs = self._outputs(statements[-1], node.returns)
         stmts = self._statements(statements[:-1], (), None)
         definition = ast.Def(getattr(self.fn, "__name__", node.name), params, outputs,
@@ -280,10 +259,10 @@ class _Reader:
         return definition, list(self.callee_defs.values())
 
     def _params(self, args: py.arguments) -> tuple[ast.Param, ...]:
-        for extra in (args.vararg, args.kwarg):
+        for stars, extra in (("*", args.vararg), ("**", args.kwarg)):
             if extra is not None:
-                raise self.error(f"`*{extra.arg}`/`**{extra.arg}` parameters are not TC: "
-                                 f"list each input with its type", extra)
+                raise self.error(f"`{stars}{extra.arg}` parameters are not TC: list each input "
+                                 f"with its type", extra)
         if args.kwonlyargs:
             raise self.error("keyword-only parameters are not TC: remove the `*`",
                              args.kwonlyargs[0])
@@ -297,13 +276,21 @@ class _Reader:
                 raise self.error(f"parameter `{arg.arg}` needs a type: write "
                                  f"`{arg.arg}: polyc.f32[\"M\", \"K\"]` (or `polyc.f32` for a "
                                  f"scalar)", arg)
-            tensor_type = self._tensor_type(arg.annotation, f"parameter `{arg.arg}`")
+            tensor_type = self._tensor_type(arg.annotation, f"parameter `{arg.arg}`",
+                                            self.annotations.get(arg.arg))
             params.append(ast.Param(arg.arg, tensor_type, self.span(arg)))
             self.tensors.add(arg.arg)
         return tuple(params)
 
-    def _tensor_type(self, node, what: str) -> ast.TensorType:
-        """``polyc.f32["M", 3]``, ``polyc.f32`` or a name bound to a spec."""
+    def _tensor_type(self, node, what: str, evaluated=None) -> ast.TensorType:
+        """``polyc.f32["M", 3]``, ``polyc.f32`` or a name bound to a spec.
+
+        ``evaluated`` is the annotation's value, which Python computed when it
+        ran the ``def`` (in scopes the body cannot see); postponed annotations
+        (strings) are read from ``node``.
+        """
+        if isinstance(evaluated, spelling.TensorTypeSpec):
+            return ast.TensorType(evaluated.elem, evaluated.dims, self.span(node))
         if isinstance(node, py.Subscript):
             spec = self._resolve(node.value)
             if isinstance(spec, spelling.TensorTypeSpec) and spec.dims is None:
@@ -341,15 +328,20 @@ class _Reader:
                 raise self.error(f"the return annotation gives {len(annotations)} type(s) for "
                                  f"{len(names)} output(s): give one per output, "
                                  f"`-> (polyc.f32[\"M\"], None)` (None: inferred)", returns)
+            evaluated = self.annotations.get("return")
+            if not isinstance(returns, py.Tuple):
+                evaluated = (evaluated,)
+            if not (isinstance(evaluated, tuple) and len(evaluated) == len(annotations)):
+                evaluated = (None,) * len(annotations)
             types_ = [None if isinstance(a, py.Constant) and a.value is None
-                      else self._tensor_type(a, f"output `{n.id}`")
-                      for a, n in zip(annotations, names)]
+                      else self._tensor_type(a, f"output `{n.id}`", e)
+                      for a, n, e in zip(annotations, names, evaluated)]
         return tuple(ast.OutputDecl(n.id, t, self.span(n)) for n, t in zip(names, types_))
 
     # ------------------------------------------------------------- statements
 
     def _statements(self, stmts, where: tuple, equivalent) -> list[ast.Stmt]:
-        """The statements of a block; ``where`` and ``equivalent`` come from enclosing ``with``\\ s."""
+        """A block's statements, given the ``where``/``equivalent`` of the enclosing blocks."""
         result: list[ast.Stmt] = []
         for stmt in stmts:
             if _is_ignored(stmt):
@@ -367,9 +359,8 @@ class _Reader:
                 raise self.error(f"the expression statement `{_text(stmt)}` does nothing: write "
                                  f"an assignment `C[i] = ...`", stmt)
             else:
-                hint = _STATEMENT_HINTS.get(type(stmt), f"`{type(stmt).__name__}` statements "
-                                                        f"are not TC")
-                raise self.error(hint, stmt)
+                keyword = re.search(r"\w+", _text(stmt) + " " + type(stmt).__name__).group()
+                raise self.error(_STATEMENT_HINTS.get(type(stmt), f"`{keyword}` is not TC"), stmt)
         return result
 
     def _assign(self, node: py.Assign, where, equivalent) -> ast.Stmt:
@@ -451,7 +442,12 @@ class _Reader:
         clauses = list(where)
         for item in node.items:
             call = item.context_expr
-            if not (isinstance(call, py.Call) and _marker_name(self._resolve(call.func)) == "where"):
+            if not (isinstance(call, py.Call)
+                    and _marker_name(self._resolve(call.func)) == "where"):
+                if isinstance(call, py.Call) and _text(call.func).split(".")[-1] == "where":
+                    raise self.error(f"`{_text(call.func)}` is not polyc.where here: import it "
+                                     f"(`from polyc import where`) or write `polyc.where(...)`",
+                                     call.func)
                 raise self.error(f"`with {_text(call)}` is not TC: the only block is "
                                  f"`with polyc.where(i in range(lo, hi), ...):`", call)
             if item.optional_vars is not None:
@@ -601,9 +597,8 @@ class _Reader:
                                  f"`{_text(node)}[k]` (TC's `T.k`)", node)
             raise self.error(f"attribute access `{_text(node)}` is not TC: only `T.shape[k]` "
                              f"(TC's `T.k`) and qualified functions such as `math.exp(x)`", node)
-        hint = _EXPRESSION_HINTS.get(type(node), f"`{type(node).__name__}` expressions are "
-                                                 f"not TC")
-        raise self.error(hint, node)
+        keyword = re.search(r"\w+", _text(node) + " " + type(node).__name__).group()
+        raise self.error(_EXPRESSION_HINTS.get(type(node), f"`{keyword}` is not TC"), node)
 
     def _constant(self, node: py.Constant, span: Span) -> ast.Number:
         value = node.value
@@ -678,6 +673,8 @@ class _Reader:
             raise self.error(f"method calls on tensors (`{_text(func)}(...)`) are not TC: "
                              f"write the operation in index notation", node)
         if not isinstance(base, py.Name):
+            if type(base) in _EXPRESSION_HINTS:
+                raise self.error(_EXPRESSION_HINTS[type(base)], base)
             raise self.error(f"cannot call `{_text(func)}`: call a function by name, "
                              f"e.g. `exp(x)` or `math.exp(x)`", func)
         for arg in node.args:

@@ -22,7 +22,9 @@ import islpy as isl
 
 from polyc.errors import InternalError
 from polyc.poly.dependences import Dependences
+from polyc.poly.cache_model import machine_caches
 from polyc.poly.program import PolyProgram
+from polyc.poly.tiling import optimize_bands
 
 PARALLEL_MARK = "parallel"
 FUSION_STRATEGIES = ("default", "max", "min")
@@ -45,7 +47,7 @@ class Schedule:
 
 
 def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "default",
-                     parallel: bool = True) -> Schedule:
+                     parallel: bool = True, optimize: bool = True) -> Schedule:
     if fusion not in FUSION_STRATEGIES:
         raise ValueError(f"fusion must be one of {FUSION_STRATEGIES}, not {fusion!r}")
     validity = deps.all
@@ -64,6 +66,8 @@ def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "def
         finally:
             ctx.set_schedule_whole_component(saved[0])
             ctx.set_schedule_serialize_sccs(saved[1])
+    if optimize:
+        tree = optimize_bands(tree, program, machine_caches())
     if parallel:
         tree = _mark_outer_parallel(tree.get_root()).get_schedule()
     schedule = Schedule(tree, fusion)

@@ -89,7 +89,32 @@ def test_math_functions_have_the_right_precision():
 def test_no_parallel_pragma_when_disabled():
     finder = Finder()
     finder.visit(parse_entry(generated(MATMUL, parallel=False)))
-    assert finder.pragmas == []
+    assert finder.pragmas and not any("parallel" in p for p, _ in finder.pragmas)
+
+
+def test_simd_loops_are_innermost_and_unit_stride():
+    finder = Finder()
+    finder.visit(parse_entry(generated(MATMUL)))
+    simd = [loop for pragma, loop in finder.pragmas if pragma == "omp simd"]
+    assert simd
+    for loop in simd:
+        inner = Finder()
+        inner.visit(loop.stmt)
+        assert inner.fors == [], "nothing loops inside a SIMD loop"
+
+
+def test_reduction_along_unit_stride_is_vectorised_with_a_scalar_accumulator():
+    text = generated("def f(float(B, M) I, float(N, M) W) -> (O) { O(b, n) +=! I(b, m) * W(n, m) }")
+    assert "#pragma omp simd reduction(+:polyc_acc)" in text
+    finder = Finder()
+    finder.visit(parse_entry(text))
+    assert any(p.startswith("omp simd reduction") for p, _ in finder.pragmas)
+
+
+def test_optimisations_can_be_switched_off():
+    text = generated(MATMUL, optimize=False)
+    assert "simd" not in text.split("\nint polyc_")[1]
+    assert "+= 128" not in text
 
 
 def test_every_corpus_kernel_parses():

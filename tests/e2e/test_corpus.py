@@ -8,15 +8,26 @@ import polyc
 from corpus import CORPUS, assert_close, make_inputs
 
 
+# Every schedule variant must compute the same thing: polyc's default, no tiling or
+# vectorisation and no threads, and the two extreme fusion strategies.
+VARIANTS = {
+    "default": {},
+    "plain": {"optimize": False, "parallel": False},
+    "fuse-max": {"fusion": "max"},
+    "fuse-min": {"fusion": "min"},
+}
+
+
 @functools.lru_cache(maxsize=None)
-def compiled(name: str) -> polyc.Operator:
+def compiled(name: str, variant: str = "default") -> polyc.Operator:
     entry = next(c for c in CORPUS if c.name == name)
-    return polyc.define(entry.source, entry.def_name)
+    return polyc.define(entry.source, entry.def_name, **VARIANTS[variant])
 
 
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
 @pytest.mark.parametrize("entry", CORPUS, ids=[c.name for c in CORPUS])
-def test_corpus_operator_matches_numpy(entry):
-    op = compiled(entry.name)
+def test_corpus_operator_matches_numpy(entry, variant):
+    op = compiled(entry.name, variant)
     for shape_number, sizes in enumerate(entry.shapes):
         inputs = make_inputs(entry, sizes, np.random.default_rng(shape_number))
         result = op(*inputs)

@@ -1,0 +1,78 @@
+"""The machine's caches, read from the system, and tile sizes that fit them.
+
+Tile sizes are chosen when the kernel is compiled, on the machine that runs it
+(kernels are built with ``-march=native`` anyway): every tile's working set
+should fit in half of the L2 cache, leaving room for the streams passing
+through.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+_SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+@dataclass(frozen=True)
+class Caches:
+    """Data cache sizes in bytes (per core for L1 and L2) and the line size."""
+
+    l1: int
+    l2: int
+    l3: int
+    line: int
+    source: str  # where the figures came from
+
+    def __str__(self) -> str:
+        return (f"L1d {self.l1 // 1024} KiB, L2 {self.l2 // 1024} KiB, "
+                f"L3 {self.l3 // 1024} KiB, line {self.line} B ({self.source})")
+
+
+# Used when the system does not say (e.g. not Linux): a common x86 server core.
+DEFAULT_CACHES = Caches(l1=32 * 1024, l2=1024 * 1024, l3=32 * 1024 * 1024, line=64,
+                        source="defaults")
+
+
+def _parse_size(text: str) -> int:
+    text = text.strip().upper()
+    units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+    if text and text[-1] in units:
+        return int(text[:-1]) * units[text[-1]]
+    return int(text)
+
+
+@functools.lru_cache(maxsize=1)
+def machine_caches() -> Caches:
+    """The data caches of CPU 0 from sysfs, or :data:`DEFAULT_CACHES`."""
+    sizes: dict[int, int] = {}
+    line = DEFAULT_CACHES.line
+    try:
+        for index in sorted(_SYSFS_CACHE.glob("index*")):
+            kind = (index / "type").read_text().strip()
+            if kind not in ("Data", "Unified"):
+                continue
+            level = int((index / "level").read_text())
+            sizes[level] = _parse_size((index / "size").read_text())
+            line_file = index / "coherency_line_size"
+            if line_file.exists():
+                line = int(line_file.read_text())
+    except (OSError, ValueError):
+        return DEFAULT_CACHES
+    if not {1, 2} <= sizes.keys():
+        return DEFAULT_CACHES
+    return Caches(l1=sizes[1], l2=sizes[2], l3=sizes.get(3, sizes[2]), line=line,
+                  source="sysfs")
+
+
+def square_tile(footprint_exponents: list[int], element_bytes: int, budget: int,
+                smallest: int = 8, largest: int = 256) -> int:
+    """The largest power-of-two ``T`` with ``sum(T ** e) * element_bytes <= budget``.
+
+    ``footprint_exponents`` has one entry per array the tile touches: the number
+    of tiled dimensions its accesses span (matmul: ``[2, 2, 2]``).
+    """
+    tile = largest
+    while tile > smallest and sum(tile ** e for e in footprint_exponents) * element_bytes > budget:
+        tile //= 2
+    return tile
