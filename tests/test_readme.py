@@ -1,0 +1,27 @@
+"""The README's Python examples run as written (with the arrays they define)."""
+import linecache
+import re
+from pathlib import Path
+
+import numpy as np
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def test_tour_examples_run_and_compute_matmul():
+    namespace: dict = {}
+    blocks = python_blocks()
+    assert len(blocks) >= 3
+    for number, block in enumerate(blocks):
+        # Like IPython's cells: give each block a name inspect can read the source from.
+        filename = f"<README block {number}>"
+        linecache.cache[filename] = (len(block), None, block.splitlines(True), filename)
+        exec(compile(block, filename, "exec"), namespace)
+    A, B, C = namespace["A"], namespace["B"], namespace["C"]
+    np.testing.assert_allclose(C, A.astype(np.float64) @ B, rtol=1e-4)
+    python_form = namespace["matmul"]
+    np.testing.assert_allclose(python_form(A, B), C, rtol=1e-5)
