@@ -18,6 +18,7 @@ import islpy as isl
 
 from polyc.codegen.ast_build import ast_text, build_ast
 from polyc.codegen.emit import CSource, emit_c
+from polyc.codegen.vector_math import simd_math_functions
 from polyc.lang import ast as syntax
 from polyc.lang import ir
 from polyc.lang.parser import parse
@@ -82,7 +83,8 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     lap("schedule")
     ast = build_ast(program, schedule)
     lap("ast")
-    c_source = emit_c(program, ast, settings_text(options))
+    simd_math = simd_math_functions() if options.optimize else frozenset()
+    c_source = emit_c(program, ast, settings_text(options), simd_math)
     lap("c")
     compilation = Compilation(op, options, program, dependences, schedule, ast, c_source,
                               seconds)

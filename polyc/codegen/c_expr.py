@@ -73,6 +73,12 @@ class ExprEmitter:
     def __init__(self, op: ir.Op):
         self.op = op
         self.tensors = op.tensors
+        self.math_calls: set[str] = set()  # C math functions emitted, e.g. {"expf"}
+
+    def _math(self, name: str, double: bool) -> str:
+        c_function = c_math_name(name, double)
+        self.math_calls.add(c_function)
+        return c_function
 
     def size(self, e: sz.SizeExpr) -> str:
         return sz.to_c(e, c_name)
@@ -184,8 +190,8 @@ class ExprEmitter:
                 return f"{c_math_name('fabs', double)}({args[0]})"
             return f"(({args[0]}) < 0 ? -({args[0]}) : ({args[0]}))"
         if e.function == "rsqrt":
-            return f"({literal(1, elem)} / {c_math_name('sqrt', double)}({args[0]}))"
-        return f"{c_math_name(e.function, double)}({', '.join(args)})"
+            return f"({literal(1, elem)} / {self._math('sqrt', double)}({args[0]}))"
+        return f"{self._math(e.function, double)}({', '.join(args)})"
 
 
 def _parenthesized(text: str) -> str:

@@ -21,6 +21,7 @@ import islpy as isl
 import polyc
 from polyc.codegen.c_expr import ExprEmitter, identity, isl_expr_to_c
 from polyc.codegen.c_names import PREAMBLE, c_name
+from polyc.codegen.vector_math import declarations
 from polyc.errors import InternalError
 from polyc.lang import ir
 from polyc.lang import sizes as sz
@@ -28,7 +29,7 @@ from polyc.lang import types as ty
 from polyc.lang.printer import to_tc
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.poly.schedule import PARALLEL_MARK
-from polyc.poly.tiling import SIMD_MARK
+from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK
 
 # Statement instances below which a parallel loop runs on one thread.
 PARALLEL_WORK_THRESHOLD = 32768
@@ -45,10 +46,12 @@ def entry_name(op: ir.Op) -> str:
     return f"polyc_{op.name}"
 
 
-def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str) -> CSource:
+def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
+           simd_math: frozenset[str] = frozenset()) -> CSource:
     """The C translation unit for ``program`` scheduled as ``ast``.
 
-    ``settings`` describes the options (for the header comment).
+    ``settings`` describes the options (for the header comment); ``simd_math`` names
+    the math functions with vector versions to declare (:mod:`polyc.codegen.vector_math`).
     """
     op = program.op
     emitter = _Emitter(program)
@@ -66,7 +69,8 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str) -> CSource:
         [_declarator(ctype, name) for ctype, name in parameters])
     function = cgen.FunctionBody(declaration, cgen.Block(body))
     header = _header_comment(op, settings)
-    text = "\n".join([header, PREAMBLE, "", str(function), ""])
+    vector_math = declarations(emitter.exprs.math_calls, simd_math)
+    text = "\n".join([header, PREAMBLE, vector_math, "", str(function), ""])
     return CSource(text, entry_name(op), parameters)
 
 
@@ -147,6 +151,14 @@ class _Emitter:
                 node = node.mark_get_node()
             if node.get_type() == isl.ast_node_type.for_:
                 return self._for(node, frozenset(marks))
+            if node.get_type() == isl.ast_node_type.block:
+                # isl split the marked band's loop into pieces (peeled iterations):
+                # each piece is that loop, so each gets the marks.
+                children = node.block_get_children()
+                return cgen.Block([
+                    self._for(child, frozenset(marks))
+                    if child.get_type() == isl.ast_node_type.for_ else self.node(child)
+                    for child in (children.get_at(k) for k in range(len(children)))])
             return self.node(node)
         if kind == isl.ast_node_type.user:
             return self._user(node.user_get_expr())
@@ -155,9 +167,13 @@ class _Emitter:
     def _expr(self, expr: isl.AstExpr) -> str:
         return isl_expr_to_c(expr, self.names)
 
-    def _for(self, node: isl.AstNode, marks: frozenset[str]):
+    def _for(self, node: isl.AstNode, marks: frozenset[str], blocking: bool = True):
         """A loop; a ``parallel`` mark makes it an OpenMP loop, a ``simd`` mark a SIMD loop."""
         iterator = self._expr(node.for_get_iterator())
+        if blocking:
+            blocked = self._register_blocked(node, marks, iterator)
+            if blocked is not None:
+                return blocked
         loop = cgen.For(f"int64_t {iterator} = {self._expr(node.for_get_init())}",
                         _unparenthesized(self._expr(node.for_get_cond())),
                         f"{iterator} += {self._expr(node.for_get_inc())}",
@@ -175,6 +191,104 @@ class _Emitter:
         else:
             return loop
         return cgen.Module([cgen.Pragma(pragma), loop])
+
+    def _register_blocked(self, loop: isl.AstNode, marks: frozenset[str], iterator: str):
+        """A reduction loop around a ``register`` nest: keep the block of outputs in a local
+        array across the loop (unroll-and-jam with scalar replacement).
+
+        Before:  for (k...) for (i < 6) simd for (j < 32) C[..i..j..] += A[..] * B[..];
+        After:   float polyc_acc[6][32];  load it from C
+                 for (k...) for (i < 6) simd for (j < 32) polyc_acc[i][j] += A[..] * B[..];
+                 store it to C
+        Partial blocks at the edges (bounds below the full trip) take the plain loops.
+        """
+        body = _single(loop.for_get_body())
+        if body.get_type() != isl.ast_node_type.mark or \
+                body.mark_get_id().get_name() != REGISTER_MARK:
+            return None
+        nest, simd_levels, node = [], [], body.mark_get_node()
+        while True:
+            inner_marks = set()
+            while node.get_type() == isl.ast_node_type.mark:
+                inner_marks.add(node.mark_get_id().get_name())
+                node = node.mark_get_node()
+            if node.get_type() != isl.ast_node_type.for_:
+                break
+            nest.append(node)
+            simd_levels.append(SIMD_MARK in inner_marks)
+            node = _single(node.for_get_body())
+        if not nest or node.get_type() != isl.ast_node_type.user:
+            return None
+        call = node.user_get_expr()
+        stmt = self.statements[call.get_op_arg(0).get_id().get_name()]
+        statement = stmt.statement
+        if stmt.is_init or not statement.is_reduction or any(
+                isinstance(e, ir.Read) and e.tensor == statement.tensor
+                for e in ir.walk(statement.rhs)):
+            return None
+        bound = dict(zip(stmt.indices, (call.get_op_arg(k)
+                                        for k in range(1, call.get_op_n_arg()))))
+        lhs_args = [bound[i] for i in statement.indices]
+        iterators = [self._expr(n.for_get_iterator()) for n in nest]
+        if any(_mentions(a, iterator) for a in lhs_args) or not all(
+                any(_mentions(a, it) for a in lhs_args) for it in iterators):
+            return None
+        trips, full = [], []
+        for level, inner in enumerate(nest):
+            shape = _constant_trip(inner, iterators[level], [iterator] + iterators)
+            if shape is None:
+                return None
+            trips.append(shape[0])
+            if shape[1] is not None:
+                full.append(self._expr(shape[1]))
+        return self._emit_register_block(loop, marks, iterator, stmt, nest, iterators,
+                                         simd_levels, trips, full)
+
+    def _emit_register_block(self, loop, marks, iterator, stmt, nest, iterators, simd_levels,
+                             trips, full):
+        statement = stmt.statement
+        tensor = self.program.op.tensor(statement.tensor)
+        elem = tensor.type.compute_type
+        lhs = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
+        target = self.exprs.access(tensor.name, lhs)
+        current = self.exprs.expr(ir.Read(tensor.type, tensor.name, lhs))
+        value = self.exprs.expr(statement.rhs, tensor.type)
+        call = None
+        node = nest[-1]
+        while node.get_type() != isl.ast_node_type.user:
+            node = _single(node.for_get_body()) if node.get_type() == isl.ast_node_type.for_ \
+                else node.mark_get_node()
+        call = node.user_get_expr()
+        args = [call.get_op_arg(k) for k in range(1, call.get_op_n_arg())]
+        bind_all = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)), self._expr(a))
+                    for i, a in zip(stmt.indices, args)]
+        bind_lhs = [b for b, i in zip(bind_all, stmt.indices) if i in statement.indices]
+        acc = "polyc_acc" + "".join(f"[{it}]" for it in iterators)
+
+        def nest_loops(body_lines):
+            inner = cgen.Block(body_lines)
+            for it, trip, simd in reversed(list(zip(iterators, trips, simd_levels))):
+                loop_ = cgen.For(f"int64_t {it} = 0", f"{it} < {trip}", f"{it} += 1", inner)
+                inner = cgen.Module([cgen.Pragma("omp simd"), loop_]) if simd else loop_
+                inner = cgen.Block([inner])
+            return inner
+
+        reduction = cgen.For(
+            f"int64_t {iterator} = {self._expr(loop.for_get_init())}",
+            _unparenthesized(self._expr(loop.for_get_cond())),
+            f"{iterator} += {self._expr(loop.for_get_inc())}",
+            nest_loops(bind_all + [cgen.Statement(
+                f"{acc} = {_combine(statement.op, tensor, acc, value)}")]))
+        blocked = cgen.Block([
+            cgen.Statement(f"{elem.c_type} polyc_acc" + "".join(f"[{t}]" for t in trips)),
+            nest_loops(bind_lhs + [cgen.Statement(f"{acc} = {current}")]),
+            reduction,
+            nest_loops(bind_lhs + [cgen.Statement(f"{target} = {acc}")]),
+        ])
+        if not full:
+            return blocked
+        plain = self._for(loop, marks, blocking=False)
+        return cgen.If(" && ".join(full), blocked, _block(plain))
 
     def _simd_reduction(self, node: isl.AstNode, iterator: str):
         """A SIMD loop whose body is one reduction into an element that does not depend on
@@ -261,6 +375,54 @@ def _combine(op: str, tensor: ir.Tensor, current: str, value: str) -> str:
         return f"polyc_{op}{suffix}({current}, {value})"
     compare = ">" if op == "max" else "<"
     return f"(({value}) {compare} ({current}) ? ({value}) : ({current}))"
+
+
+def _single(node: isl.AstNode) -> isl.AstNode:
+    """The only child of a one-statement block, else the node itself."""
+    if node.get_type() == isl.ast_node_type.block:
+        children = node.block_get_children()
+        if len(children) == 1:
+            return children.get_at(0)
+    return node
+
+
+def _constant_trip(loop: isl.AstNode, iterator: str, invariant_in: list[str]):
+    """``(trip, full_condition)`` of a loop ``for (it = 0; it <= min(K, e); ++it)``.
+
+    ``trip`` is the largest trip count (``K + 1``); ``full_condition`` an isl expression
+    that holds when the loop makes all of them (``e >= K``), ``None`` when it always does.
+    Returns ``None`` for any other loop shape, or bounds that vary with ``invariant_in``.
+    """
+    init, cond, inc = loop.for_get_init(), loop.for_get_cond(), loop.for_get_inc()
+    if init.get_type() != isl.ast_expr_type.int or init.get_val().to_python() != 0:
+        return None
+    if inc.get_type() != isl.ast_expr_type.int or inc.get_val().to_python() != 1:
+        return None
+    if cond.get_type() != isl.ast_expr_type.op or cond.get_op_type() not in (
+            isl.ast_expr_op_type.le, isl.ast_expr_op_type.lt):
+        return None
+    left, bound = cond.get_op_arg(0), cond.get_op_arg(1)
+    if left.get_type() != isl.ast_expr_type.id or left.get_id().get_name() != iterator:
+        return None
+    strict = cond.get_op_type() == isl.ast_expr_op_type.lt
+    if any(_mentions(bound, name) for name in invariant_in):
+        return None
+    if bound.get_type() == isl.ast_expr_type.int:
+        last = bound.get_val().to_python() - (1 if strict else 0)
+        return (last + 1, None) if last >= 0 else None
+    if bound.get_type() == isl.ast_expr_type.op and \
+            bound.get_op_type() == isl.ast_expr_op_type.min and bound.get_op_n_arg() == 2:
+        args = [bound.get_op_arg(0), bound.get_op_arg(1)]
+        constants = [a for a in args if a.get_type() == isl.ast_expr_type.int]
+        if len(constants) != 1:
+            return None
+        constant = constants[0]
+        other = args[1] if constant is args[0] else args[0]
+        last = constant.get_val().to_python() - (1 if strict else 0)
+        if last < 0:
+            return None
+        return last + 1, other.ge(constant)
+    return None
 
 
 def _reduction_clause(op: str, elem: ty.ScalarType) -> str:

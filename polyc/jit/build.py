@@ -45,7 +45,8 @@ def build_shared_object(c_source: str, out_path: Path, options,
     try:
         c_file = work_dir / f"{stem}.c"
         c_file.write_text(c_source, encoding="utf-8")
-        argv = [*command, *options.cflags, "-o", f"{stem}.so", c_file.name, "-lm"]
+        argv = [*command, *options.cflags, "-o", f"{stem}.so", c_file.name,
+                *linked_libraries(c_source), "-lm"]
         start = time.perf_counter()
         try:
             result = run_compiler(argv, options.cc_timeout, cwd=work_dir)
@@ -65,6 +66,15 @@ def build_shared_object(c_source: str, out_path: Path, options,
         return seconds
     finally:
         shutil.rmtree(work_dir, ignore_errors=True)
+
+
+LINK_DIRECTIVE = "// polyc-link: "
+
+
+def linked_libraries(c_source: str) -> list[str]:
+    """The libraries a generated C file asks for on ``// polyc-link: -lname`` lines."""
+    return [flag for line in c_source.splitlines() if line.startswith(LINK_DIRECTIVE)
+            for flag in line[len(LINK_DIRECTIVE):].split() if flag.startswith("-l")]
 
 
 def source_stem(c_source: str) -> str:

@@ -76,3 +76,29 @@ def square_tile(footprint_exponents: list[int], element_bytes: int, budget: int,
     while tile > smallest and sum(tile ** e for e in footprint_exponents) * element_bytes > budget:
         tile //= 2
     return tile
+
+
+@functools.lru_cache(maxsize=1)
+def vector_bytes() -> int:
+    """The widest SIMD register the compiler may use with ``-march=native``, in bytes."""
+    try:
+        flags = next((line.split(":", 1)[1].split() for line in
+                      Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    if "avx512f" in flags:
+        return 64
+    if "avx2" in flags or "avx" in flags:
+        return 32
+    return 16
+
+
+def register_block(element_bytes: int) -> tuple[int, int]:
+    """Rows × columns of an output block kept in registers across a reduction.
+
+    BLIS's shape: 6 rows of two vectors each (6 × 32 float32 with AVX-512), which
+    leaves room for the two vectors of the streamed operand and a broadcast.
+    """
+    lanes = max(1, vector_bytes() // element_bytes)
+    return 6, 2 * lanes

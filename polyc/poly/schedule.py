@@ -22,6 +22,7 @@ import islpy as isl
 
 from polyc.errors import InternalError
 from polyc.poly.dependences import Dependences
+from polyc.fusion.distribute import distribute_shifted_members
 from polyc.poly.cache_model import machine_caches
 from polyc.poly.program import PolyProgram
 from polyc.poly.tiling import optimize_bands
@@ -67,6 +68,7 @@ def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "def
             ctx.set_schedule_whole_component(saved[0])
             ctx.set_schedule_serialize_sccs(saved[1])
     if optimize:
+        tree = distribute_shifted_members(tree, deps)
         tree = optimize_bands(tree, program, machine_caches())
     if parallel:
         tree = _mark_outer_parallel(tree.get_root()).get_schedule()

@@ -34,10 +34,11 @@ import islpy as isl
 from polyc.lang import ir
 from polyc.lang.ranges import LinearIndex, affine_of
 from polyc.lang.types import INT64
-from polyc.poly.cache_model import Caches, square_tile
+from polyc.poly.cache_model import Caches, register_block, square_tile
 from polyc.poly.program import PolyProgram, PolyStatement, isl_items
 
 SIMD_MARK = "simd"
+REGISTER_MARK = "register"
 
 
 @dataclass(frozen=True)
@@ -195,23 +196,33 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
     node = _reorder(node, order)
     members = [members[k] for k in order]
 
+    candidates = [m for m in members if m.coincident or _is_vector_reduction(m, program)]
+    scores = [(_unit_stride_score(m, members, program), m) for m in candidates]
+    best = max(scores, key=lambda item: item[0], default=(0.0, None))
+    vector = best[1] if best[0] > 0 else None
+    innermost = not _has_inner_band(node)
+
     reuse, exponents = _reuse_exponents(members, program)
     tiled = tile and n >= 2 and reuse
+    blocking = None
+    if tiled and vector is not None and vector.coincident and innermost:
+        blocking = _register_block_members(members, vector, program)
+    element = max(t.type.bits // 8 for t in program.op.tensors.values())
     if tiled:
-        element = max(t.type.bits // 8 for t in program.op.tensors.values())
         size = square_tile(exponents, element, caches.l2 // 2)
+        multiples = {}
+        if blocking is not None:  # whole register blocks per tile
+            rows, columns = register_block(element)
+            multiples = {id(blocking[0]): rows, id(vector): columns}
         sizes = isl.MultiVal.zero(node.band_get_space())
-        for k in range(n):
-            sizes = sizes.set_val(k, isl.Val(size))
+        for k, member in enumerate(members):
+            multiple = multiples.get(id(member), 1)
+            sizes = sizes.set_val(k, isl.Val(max(multiple, size // multiple * multiple)))
         node = node.band_tile(sizes)
         point = node.child(0)
     else:
         point = node
 
-    candidates = [m for m in members if m.coincident or _is_vector_reduction(m, program)]
-    scores = [(_unit_stride_score(m, members, program), m) for m in candidates]
-    best = max(scores, key=lambda item: item[0], default=(0.0, None))
-    vector = best[1] if best[0] > 0 else None
     if vector is not None:
         position = members.index(vector)
         point = _reorder(point, [k for k in range(n) if k != position] + [position])
@@ -220,13 +231,84 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
             # the first reduction step) so the loops left hold one statement each.
             for k in range(n):
                 point = point.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
-        if not _has_inner_band(point):
+        if blocking is not None:
+            in_point_order = [m for m in members if m is not vector] + [vector]
+            point = _register_block(point, in_point_order, vector, *blocking, program)
+        elif innermost:
             # Split off the vector member and mark it; `point` stays at the band's position.
             if n > 1:
                 point = point.band_split(n - 1).child(0).insert_mark(isl.Id(SIMD_MARK)).parent()
             else:
                 point = point.insert_mark(isl.Id(SIMD_MARK))
     return point.parent() if tiled else point
+
+
+def _register_block_members(members: list[Member], vector: Member, program: PolyProgram):
+    """``(row, reduction)`` members for a register block with ``vector``, or ``None``.
+
+    The reduction member must be one reduction whose accumulator does not depend on it;
+    the row member a parallel member that the accumulator depends on and along which
+    an operand invariant in ``vector`` varies (it is broadcast across the vector lanes).
+    """
+    reductions = [m for m in members if not m.coincident and _is_vector_reduction(m, program)]
+    if len(reductions) != 1:
+        return None
+    reduction = reductions[0]
+    name = next(n for n, index in reduction.walks.items() if index is not None)
+    statement = program.statement(name).statement
+    accesses = statement_accesses(program.statement(name), program.op)
+    vector_index = vector.walks.get(name)
+    if vector_index is None or vector_index not in statement.indices:
+        return None
+    for row in members:
+        row_index = row.walks.get(name)
+        if row is vector or not row.coincident or row_index not in statement.indices:
+            continue
+        broadcast = any(not a.is_write and a.tensor != statement.tensor
+                        and all(d is not None and d.coefficient(vector_index) == 0
+                                for d in a.dims)
+                        and any(d is not None and d.coefficient(row_index) for d in a.dims)
+                        for a in accesses)
+        if broadcast:
+            return row, reduction
+    return None
+
+
+def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Member,
+                    row: Member, reduction: Member, program: PolyProgram) -> isl.ScheduleNode:
+    """Tile the point band once more into a register block; same tree position.
+
+        point band (..., row, reduction, vector)
+      → band (...)                          the rest of the point loops
+          band (row / MR, vector / NR, reduction)
+            mark "register"                 the accumulator block stays in registers
+              band (row % MR)
+                mark "simd"
+                  band (vector % NR)
+    """
+    element = max(t.type.bits // 8 for t in program.op.tensors.values())
+    rows, columns = register_block(element)
+    order = [m for m in members if m not in (row, reduction, vector)] + [row, reduction, vector]
+    point = _reorder(point, [members.index(m) for m in order])
+    prefix = len(order) - 3
+    block = point.band_split(prefix).child(0) if prefix else point
+    sizes = isl.MultiVal.zero(block.band_get_space())
+    for k, size in enumerate((rows, 1, columns)):
+        sizes = sizes.set_val(k, isl.Val(size))
+    block = _reorder(block.band_tile(sizes), [0, 2, 1])
+    for k in range(3):
+        block = block.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
+    inner = block.child(0)
+    for k in range(3):
+        inner = inner.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
+    inner = inner.band_split(2).child(0).insert_mark(isl.Id(SIMD_MARK)).parent()
+    block = inner.insert_mark(isl.Id(REGISTER_MARK)).parent()
+    return block.parent() if prefix else block
+
+
+def _is_point_band(node: isl.ScheduleNode, members: int) -> bool:
+    """Whether ``node`` is the point band that tiling put under a band of ``members``."""
+    return node.band_n_member() <= members and "mod" in str(node.band_get_partial_schedule())
 
 
 def optimize_bands(tree: isl.Schedule, program: PolyProgram, caches: Caches,
@@ -238,7 +320,15 @@ def optimize_bands(tree: isl.Schedule, program: PolyProgram, caches: Caches,
 def _visit(node, program, caches, tile):
     if node.get_type() == isl.schedule_node_type.band and node.band_n_member() > 0 and (
             node.band_get_permutable() or node.band_n_member() == 1):
-        return optimize_band(node, program, caches, tile)
+        before = node.band_n_member()
+        node = optimize_band(node, program, caches, tile)
+        if node.get_type() != isl.schedule_node_type.band:
+            return node  # a mark went above it: the band was the innermost one
+        tiled = node.child(0).get_type() == isl.schedule_node_type.band and \
+            _is_point_band(node.child(0), before)
+        if tiled or not _has_inner_band(node):
+            return node
+        # An outer band left whole (e.g. the rows of softmax): optimise the loops inside.
     for position in range(node.n_children()):
         node = _visit(node.child(position), program, caches, tile).parent()
     return node

@@ -1,0 +1,124 @@
+"""Distribute shifted members: a fused loop whose statements occupy disjoint ranges
+becomes a sequence of loops, one per statement group.
+
+isl's scheduler fuses producer-consumer chains under one outer loop and often
+"fuses" their inner loops by shifting them apart; softmax's three row passes
+come out as one member ``{ S0[n, d] -> d; S1[n, d] -> D + d; S2[n, d] -> 2D + d }``.
+That member carries the dependences between the passes, so it is neither
+parallel nor a single reduction, and nothing can be vectorised. Its statements
+occupy disjoint, ordered ranges, so it *is* a sequence of loops::
+
+    band (n, [d | D + d | 2D + d])           band (n)
+      set { S0 } { S1 } { S2 }         →       sequence
+                                                 { S0 }: band (d)   reduction: simd + accumulator
+                                                 { S1 }: band (d)   reduction: simd + accumulator
+                                                 { S2 }: band (d)   parallel:  simd
+
+Distributing into the order A, B is legal exactly when no dependence goes
+from an instance of B to an instance of A within one iteration of the outer
+loops; the groups are put in such an order (a cycle keeps them fused). The
+final schedule is proven legal anyway.
+"""
+from __future__ import annotations
+
+import islpy as isl
+
+from polyc.poly.dependences import Dependences
+from polyc.poly.program import isl_items
+
+
+def distribute_shifted_members(tree: isl.Schedule, deps: Dependences) -> isl.Schedule:
+    return _visit(tree.get_root(), deps).get_schedule()
+
+
+def _visit(node: isl.ScheduleNode, deps: Dependences) -> isl.ScheduleNode:
+    if node.get_type() == isl.schedule_node_type.band:
+        distributed = _distribute(node, deps)
+        if distributed is not None:
+            node = distributed
+    for position in range(node.n_children()):
+        node = _visit(node.child(position), deps).parent()
+    return node
+
+
+def _distribute(band: isl.ScheduleNode, deps: Dependences) -> isl.ScheduleNode | None:
+    """Distribute the band's last member over its child filters when dependences allow."""
+    n = band.band_n_member()
+    child = band.child(0)
+    if child.get_type() not in (isl.schedule_node_type.set, isl.schedule_node_type.sequence):
+        return None
+    filters = [child.child(k).filter_get_filter() for k in range(child.n_children())]
+    last = band.band_get_partial_schedule().get_at(n - 1)
+    if band.band_member_get_coincident(n - 1) or \
+            sum(_walks(last, f) for f in filters) < 2:
+        return None  # nothing to gain: a parallel loop, or at most one real loop in it
+    outer = band.get_prefix_schedule_union_map()
+    if n > 1:
+        outer = outer.flat_range_product(isl.UnionMap.from_multi_union_pw_aff(
+            band.band_get_partial_schedule().drop_dims(isl.dim_type.set, n - 1, 1)))
+    order = _group_order(filters, outer, deps)
+    if order is None:
+        return None
+    if n > 1:
+        band = band.band_split(n - 1).child(0)
+    member = band.band_get_partial_schedule()
+    prefix = band.get_prefix_schedule_union_map()
+    band = band.delete()  # now at the set/sequence node
+    if band.get_type() == isl.schedule_node_type.set or order != list(range(len(order))):
+        # Insert a sequence in dependence order above the node; isl copies the node
+        # under each filter and drops what the filter excludes.
+        listed = isl.UnionSetList.alloc(band.get_ctx(), len(order))
+        for k in order:
+            listed = listed.add(filters[k])
+        band = band.insert_sequence(listed)
+    for position in range(band.n_children()):
+        group = band.child(position)
+        group_filter = group.filter_get_filter()
+        partial = member.intersect_domain(group_filter)
+        inner = group.child(0).insert_partial_schedule(partial).band_set_permutable(1)
+        inner = inner.band_member_set_coincident(
+            0, _coincident(partial, prefix, deps, group_filter))
+        band = inner.parent().parent()
+    return band.parent() if n > 1 else band
+
+
+def _walks(member: isl.UnionPwAff, group: isl.UnionSet) -> bool:
+    """Whether some statement of ``group`` takes more than one value of ``member``."""
+    for pw_aff in isl_items(member.intersect_domain(group).get_pw_aff_list()):
+        for _, aff in pw_aff.get_pieces():
+            if any(not aff.get_coefficient_val(isl.dim_type.in_, d).is_zero()
+                   for d in range(aff.dim(isl.dim_type.in_))):
+                return True
+    return False
+
+
+def _group_order(filters, outer: isl.UnionMap, deps: Dependences) -> list[int] | None:
+    """The groups in an order where no dependence (within one iteration of the outer
+    loops) goes from a later group to an earlier one; ``None`` if there is none, or
+    fewer than two groups."""
+    if len(filters) < 2:
+        return None
+    same_outer = outer.apply_range(outer.reverse())
+    linked = deps.all.intersect(same_outer)
+    edges = {(a, b) for a in range(len(filters)) for b in range(len(filters)) if a != b
+             and not linked.intersect_domain(filters[a]).intersect_range(filters[b]).is_empty()}
+    order: list[int] = []
+    while len(order) < len(filters):
+        ready = [k for k in range(len(filters)) if k not in order
+                 and not any((j, k) in edges for j in range(len(filters)) if j not in order)]
+        if not ready:
+            return None  # a cycle: the groups must stay fused
+        order.append(ready[0])
+    return order
+
+
+def _coincident(partial: isl.MultiUnionPwAff, prefix: isl.UnionMap, deps: Dependences,
+                group: isl.UnionSet) -> bool:
+    """No dependence inside ``group`` links two instances that share the outer loops and
+    differ in this member."""
+    inside = deps.all.intersect_domain(group).intersect_range(group)
+    same_outer = prefix.apply_range(prefix.reverse())
+    member = isl.UnionMap.from_multi_union_pw_aff(partial)
+    same_member = member.apply_range(member.reverse())
+    carried = inside.intersect(same_outer).subtract(same_member)
+    return carried.is_empty()
