@@ -1,0 +1,66 @@
+"""Structure of the schedules polyc builds: fusion, distribution, tiling, marks, legality."""
+import islpy as isl
+import pytest
+
+from polyc.compiler import frontend, generate
+from polyc.options import Options
+from polyc.poly.schedule import check_legality
+
+SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
+  row_max(n) max=! X(n, d)
+  row_sum(n) +=! exp(X(n, d) - row_max(n))
+  Y(n, d) = exp(X(n, d) - row_max(n)) / row_sum(n)
+}"""
+MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
+LAYERNORM = """def layernorm(float(N, D) X, float(D) gamma, float(D) beta, float eps) -> (Y) {
+  mean(n) +=! X(n, d) / D
+  var(n) +=! (X(n, d) - mean(n)) * (X(n, d) - mean(n)) / D
+  Y(n, d) = (X(n, d) - mean(n)) * rsqrt(var(n) + eps) * gamma(d) + beta(d)
+}"""
+
+
+def compiled(source, **options):
+    return generate(frontend(source), Options().with_(**options))
+
+
+def top_level_loops(ast_text: str) -> list[str]:
+    return [line for line in ast_text.splitlines() if line.startswith("for ")]
+
+
+@pytest.mark.parametrize("source", [SOFTMAX, LAYERNORM])
+def test_row_chains_are_one_parallel_loop_nest_with_vector_passes(source):
+    compilation = compiled(source)
+    ast = compilation.ast_text
+    assert ast.startswith("// parallel") and len(top_level_loops(ast)) == 1
+    c = compilation.c_source.text
+    assert c.count("#pragma omp parallel for") == 1
+    assert c.count("omp simd reduction") == 2     # two row reductions, vectorised
+    assert "#pragma omp simd\n" in c              # the elementwise pass
+
+
+def test_without_fusion_the_passes_are_separate_nests():
+    ast = compiled(SOFTMAX, fusion="min").ast_text
+    assert ast.count("// parallel") >= 3
+
+
+def test_matmul_is_tiled_and_register_blocked():
+    compilation = compiled(MATMUL)
+    tree = str(compilation.schedule)
+    assert 'mark: "register"' in tree and 'mark: "simd"' in tree and 'mark: "parallel"' in tree
+    c = compilation.c_source.text
+    assert "float polyc_acc[6][" in c
+    assert "polyc_acc[c" in c
+
+
+def test_legality_check_rejects_a_reversed_schedule():
+    compilation = compiled(MATMUL, optimize=False)
+    reversed_map = isl.UnionMap(
+        "[M, K, N] -> { S0[m, n, k] -> [m, n, -k]; S0_init[m, n] -> [m, n, 1] }")
+    with pytest.raises(AssertionError, match="illegal schedule"):
+        check_legality(reversed_map, compilation.dependences, compilation.program)
+
+
+def test_every_schedule_is_checked():
+    compilation = compiled(SOFTMAX)
+    check_legality(compilation.schedule.schedule_map, compilation.dependences,
+                   compilation.program)
