@@ -51,11 +51,38 @@ def select_def(program: ast.Program, name: str | None) -> ast.Def:
     return seen[name]
 
 
+# Deeper expressions than this are rejected: every later stage walks them recursively.
+MAX_EXPRESSION_DEPTH = 200
+
+
 def analyze(program: ast.Program, name: str | None = None) -> ir.Op:
     """The IR of the operator ``name`` (see the module docstring)."""
+    for definition in program.defs:
+        _check_depth(definition)
     definition = select_def(program, name)
     definition = inline_calls(program, definition)
     return _OpBuilder(definition, program.span.source if program.span else None).build()
+
+
+def _check_depth(definition: ast.Def) -> None:
+    """Reject expressions nested deeper than :data:`MAX_EXPRESSION_DEPTH` (iteratively)."""
+    for stmt in definition.body:
+        roots = [stmt.rhs] if isinstance(stmt, ast.Assign) else []
+        if isinstance(stmt, ast.Assign):
+            for clause in stmt.where:
+                roots += [getattr(clause, f) for f in ("lo", "hi", "value", "expr")
+                          if hasattr(clause, f)]
+        stack = [(root, 1) for root in roots]
+        while stack:
+            node, depth = stack.pop()
+            if depth > MAX_EXPRESSION_DEPTH:
+                raise SemanticError(
+                    f"expression nested more than {MAX_EXPRESSION_DEPTH} levels deep: split "
+                    f"it into several statements with temporaries", stmt.span)
+            children = [getattr(node, f) for f in ("operand", "lhs", "rhs", "cond", "then",
+                                                   "other") if hasattr(node, f)]
+            children += list(getattr(node, "args", ()))
+            stack.extend((child, depth + 1) for child in children)
 
 
 # ----------------------------------------------------------------- typed expressions
