@@ -226,10 +226,11 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
     if vector is not None:
         position = members.index(vector)
         point = _reorder(point, [k for k in range(n) if k != position] + [position])
-        if n <= 4:
-            # Peel iterations where the set of statements differs (an initialisation at
-            # the first reduction step) so the loops left hold one statement each.
-            for k in range(n):
+        # Peel the iterations of reduction members where the set of statements differs
+        # (an initialisation at the first step) so the loops left hold one statement.
+        in_point_order = [m for m in members if m is not vector] + [vector]
+        for k, member in enumerate(in_point_order):
+            if not member.coincident:
                 point = point.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
         if blocking is not None:
             in_point_order = [m for m in members if m is not vector] + [vector]
@@ -296,11 +297,8 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     for k, size in enumerate((rows, 1, columns)):
         sizes = sizes.set_val(k, isl.Val(size))
     block = _reorder(block.band_tile(sizes), [0, 2, 1])
-    for k in range(3):
-        block = block.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
+    block = block.band_member_set_ast_loop_type(2, isl.ast_loop_type.separate)
     inner = block.child(0)
-    for k in range(3):
-        inner = inner.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
     inner = inner.band_split(2).child(0).insert_mark(isl.Id(SIMD_MARK)).parent()
     block = inner.insert_mark(isl.Id(REGISTER_MARK)).parent()
     return block.parent() if prefix else block
