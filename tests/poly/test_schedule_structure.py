@@ -64,3 +64,18 @@ def test_every_schedule_is_checked():
     compilation = compiled(SOFTMAX)
     check_legality(compilation.schedule.schedule_map, compilation.dependences,
                    compilation.program)
+
+
+def test_bias_relu_epilogue_runs_inside_the_contraction_tile():
+    source = """def fc(float(B, M) I, float(N, M) W, float(N) bias) -> (O) {
+      O(b, n) +=! I(b, m) * W(n, m)
+      O(b, n) = fmax(O(b, n) + bias(n), 0)
+    }"""
+    ast = compiled(source).ast_text
+    lines = ast.splitlines()
+    tile_loop = next(k for k, line in enumerate(lines) if "c2 += 128" in line)
+    epilogue = next(k for k, line in enumerate(lines) if "S1(" in line)
+    indent = len(lines[tile_loop]) - len(lines[tile_loop].lstrip())
+    assert epilogue > tile_loop
+    assert len(lines[epilogue]) - len(lines[epilogue].lstrip()) > indent
+    assert ast.count("for (") == 5 + 1  # one loop nest: 3 tile loops, 2 point loops, 1 k
