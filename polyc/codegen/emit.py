@@ -29,7 +29,7 @@ from polyc.lang import types as ty
 from polyc.lang.printer import to_tc
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.poly.schedule import PARALLEL_MARK
-from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK
+from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK
 
 # Statement instances below which a parallel loop runs on one thread.
 PARALLEL_WORK_THRESHOLD = 32768
@@ -178,10 +178,13 @@ class _Emitter:
                         _unparenthesized(self._expr(node.for_get_cond())),
                         f"{iterator} += {self._expr(node.for_get_inc())}",
                         _block(self.node(node.for_get_body())))
-        if SIMD_MARK in marks and PARALLEL_MARK not in marks:
+        if SIMD_REDUCTION_MARK in marks:
+            # Only the piece holding the reduction alone is vectorised (as a reduction);
+            # peeled pieces with the initialisation or an epilogue stay scalar.
             reduction = self._simd_reduction(node, iterator)
             if reduction is not None:
                 return reduction
+            marks = marks - {SIMD_REDUCTION_MARK}
         if PARALLEL_MARK in marks:
             simd = " simd" if SIMD_MARK in marks else ""
             pragma = (f"omp parallel for{simd} schedule(static) "
@@ -202,10 +205,15 @@ class _Emitter:
                  store it to C
         Partial blocks at the edges (bounds below the full trip) take the plain loops.
         """
+        chain = [loop]  # the reduction loops around the register nest, outermost first
         body = _single(loop.for_get_body())
+        while body.get_type() == isl.ast_node_type.for_:
+            chain.append(body)
+            body = _single(body.for_get_body())
         if body.get_type() != isl.ast_node_type.mark or \
                 body.mark_get_id().get_name() != REGISTER_MARK:
             return None
+        chain_iterators = [self._expr(c.for_get_iterator()) for c in chain]
         nest, simd_levels, node = [], [], body.mark_get_node()
         while True:
             inner_marks = set()
@@ -230,21 +238,21 @@ class _Emitter:
                                         for k in range(1, call.get_op_n_arg()))))
         lhs_args = [bound[i] for i in statement.indices]
         iterators = [self._expr(n.for_get_iterator()) for n in nest]
-        if any(_mentions(a, iterator) for a in lhs_args) or not all(
+        if any(_mentions(a, it) for a in lhs_args for it in chain_iterators) or not all(
                 any(_mentions(a, it) for a in lhs_args) for it in iterators):
             return None
         trips, full = [], []
         for level, inner in enumerate(nest):
-            shape = _constant_trip(inner, iterators[level], [iterator] + iterators)
+            shape = _constant_trip(inner, iterators[level], chain_iterators + iterators)
             if shape is None:
                 return None
             trips.append(shape[0])
             if shape[1] is not None:
                 full.append(self._expr(shape[1]))
-        return self._emit_register_block(loop, marks, iterator, stmt, nest, iterators,
+        return self._emit_register_block(loop, marks, chain, stmt, nest, iterators,
                                          simd_levels, trips, full)
 
-    def _emit_register_block(self, loop, marks, iterator, stmt, nest, iterators, simd_levels,
+    def _emit_register_block(self, loop, marks, chain, stmt, nest, iterators, simd_levels,
                              trips, full):
         statement = stmt.statement
         tensor = self.program.op.tensor(statement.tensor)
@@ -273,12 +281,15 @@ class _Emitter:
                 inner = cgen.Block([inner])
             return inner
 
-        reduction = cgen.For(
-            f"int64_t {iterator} = {self._expr(loop.for_get_init())}",
-            _unparenthesized(self._expr(loop.for_get_cond())),
-            f"{iterator} += {self._expr(loop.for_get_inc())}",
-            nest_loops(bind_all + [cgen.Statement(
-                f"{acc} = {_combine(statement.op, tensor, acc, value)}")]))
+        reduction = nest_loops(bind_all + [cgen.Statement(
+            f"{acc} = {_combine(statement.op, tensor, acc, value)}")])
+        for reduction_loop in reversed(chain):
+            it = self._expr(reduction_loop.for_get_iterator())
+            reduction = cgen.For(
+                f"int64_t {it} = {self._expr(reduction_loop.for_get_init())}",
+                _unparenthesized(self._expr(reduction_loop.for_get_cond())),
+                f"{it} += {self._expr(reduction_loop.for_get_inc())}",
+                _block(reduction))
         blocked = cgen.Block([
             cgen.Statement(f"{elem.c_type} polyc_acc" + "".join(f"[{t}]" for t in trips)),
             nest_loops(bind_lhs + [cgen.Statement(f"{acc} = {current}")]),

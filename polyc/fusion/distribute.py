@@ -99,7 +99,7 @@ def _group_order(filters, outer: isl.UnionMap, deps: Dependences) -> list[int] |
     if len(filters) < 2:
         return None
     same_outer = outer.apply_range(outer.reverse())
-    linked = deps.all.intersect(same_outer)
+    linked = deps.validity.intersect(same_outer)
     edges = {(a, b) for a in range(len(filters)) for b in range(len(filters)) if a != b
              and not linked.intersect_domain(filters[a]).intersect_range(filters[b]).is_empty()}
     order: list[int] = []
@@ -116,7 +116,7 @@ def _coincident(partial: isl.MultiUnionPwAff, prefix: isl.UnionMap, deps: Depend
                 group: isl.UnionSet) -> bool:
     """No dependence inside ``group`` links two instances that share the outer loops and
     differ in this member."""
-    inside = deps.all.intersect_domain(group).intersect_range(group)
+    inside = deps.coincidence.intersect_domain(group).intersect_range(group)
     same_outer = prefix.apply_range(prefix.reverse())
     member = isl.UnionMap.from_multi_union_pw_aff(partial)
     same_member = member.apply_range(member.reverse())

@@ -1,13 +1,26 @@
-"""Dependences from isl's dataflow analysis.
+"""Dependences from isl's dataflow analysis, with reductions left free to reorder.
 
 ``dep_flow`` (read after write) is value-based: each read depends on the last
 write of its element only. ``dep_false`` is write-after-read plus
-write-after-write. ``dep_reduction`` is the part of these that links the
-updates of one reduction statement to each other through its accumulator
-(``S0[m, n, k] -> S0[m, n, k + 1]``): the order of a reduction's updates is
-free up to associativity, which the scheduler may exploit — tiling and
-interchanging the reduction loop — as long as each output element's updates
-stay sequential.
+write-after-write.
+
+A *pure reduction* (``C(m, n) +=! A(m, k) * B(k, n)``: a reduction operator,
+and the right-hand side does not read the accumulated tensor) may accumulate
+in any order. Its updates are chained by self-dependences through the
+accumulator (``S0[m, n, k] -> S0[m, n, k + 1]``): those are ``dep_reduction``.
+They are not *validity* constraints — reduction loops may be tiled,
+interchanged and reordered — but they stay *coincidence* constraints, so a
+loop that carries them never runs in parallel, and the schedule (injective on
+each statement) keeps each element's updates sequential.
+
+Without the update chain, nothing would order the *other* statements that
+touch the accumulator against all the updates: the initialisation must come
+before every update, a consumer after every update. ``dep_reduction_order``
+adds those memory-based dependences: every pair (other statement, update) that
+touches the same element, in the original order.
+
+    validity    = dep_flow ∪ dep_false − dep_reduction ∪ dep_reduction_order
+    coincidence = validity ∪ dep_reduction
 """
 from __future__ import annotations
 
@@ -15,18 +28,27 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from polyc.lang import ir
 from polyc.poly.program import PolyProgram, isl_items
 
 
 @dataclass(frozen=True)
 class Dependences:
-    dep_flow: isl.UnionMap       # { S[...] -> T[...] }: T reads what S wrote
-    dep_false: isl.UnionMap      # write after read, write after write
-    dep_reduction: isl.UnionMap  # self-dependences of reductions through their accumulator
+    dep_flow: isl.UnionMap             # { S[...] -> T[...] }: T reads what S wrote
+    dep_false: isl.UnionMap            # write after read, write after write
+    dep_reduction: isl.UnionMap        # updates of a pure reduction, one after the other
+    dep_reduction_order: isl.UnionMap  # other statements vs every update of a reduction
 
     @property
-    def all(self) -> isl.UnionMap:
-        return self.dep_flow.union(self.dep_false)
+    def validity(self) -> isl.UnionMap:
+        """What every schedule must respect."""
+        return (self.dep_flow.union(self.dep_false).subtract(self.dep_reduction)
+                .union(self.dep_reduction_order).coalesce())
+
+    @property
+    def coincidence(self) -> isl.UnionMap:
+        """What a parallel loop must not carry."""
+        return self.validity.union(self.dep_reduction)
 
     def by_statement_pair(self) -> dict[tuple[str, str, str], isl.Map]:
         """``{(kind, source, sink): relation}`` for printing and pictures."""
@@ -37,6 +59,12 @@ class Dependences:
                        m.get_tuple_name(isl.dim_type.out))
                 result[key] = result[key].union(m) if key in result else m
         return result
+
+
+def is_pure_reduction(statement: ir.Statement) -> bool:
+    """A reduction whose right-hand side does not read the tensor it accumulates into."""
+    return statement.is_reduction and not any(
+        isinstance(e, ir.Read) and e.tensor == statement.tensor for e in ir.walk(statement.rhs))
 
 
 def compute_dependences(program: PolyProgram) -> Dependences:
@@ -57,20 +85,28 @@ def compute_dependences(program: PolyProgram) -> Dependences:
                          .compute_flow()
                          .get_may_dependence())
     false = write_after_read.union(write_after_write).coalesce()
-    reduction = _reduction_self_dependences(program, flow.union(false))
-    return Dependences(flow.coalesce(), false, reduction)
+    everything = flow.union(false)
+    reductions = [s for s in program.statements
+                  if not s.is_init and is_pure_reduction(s.statement)]
+    chains = isl.UnionMap.empty(everything.get_space())
+    orders = isl.UnionMap.empty(everything.get_space())
+    if reductions:
+        before = schedule.lex_lt_union_map(schedule)
+        accesses = program.reads.union(program.may_writes)
+        for stmt in reductions:
+            own = isl.UnionSet.from_set(
+                program.domain.extract_set(_statement_space(program, stmt.name)))
+            chains = chains.union(everything.intersect_domain(own).intersect_range(own))
+            updates = program.may_writes.intersect_domain(own)
+            others = accesses.subtract_domain(own)
+            same_element = updates.apply_range(others.reverse())  # { update -> other }
+            orders = orders.union(same_element.intersect(before)).union(
+                same_element.reverse().intersect(before))
+    return Dependences(flow.coalesce(), false, chains.coalesce(), orders.coalesce())
 
 
-def _reduction_self_dependences(program: PolyProgram, deps: isl.UnionMap) -> isl.UnionMap:
-    names = [s.name for s in program.statements
-             if not s.is_init and s.statement.is_reduction]
-    result = isl.UnionMap.empty(deps.get_space())
-    for name in names:
-        space_filter = isl.UnionSet(f"{{ {name}[{', '.join(f'x{k}' for k in range(_arity(program, name)))}] }}")
-        own = deps.intersect_domain(space_filter).intersect_range(space_filter)
-        result = result.union(own)
-    return result.coalesce()
-
-
-def _arity(program: PolyProgram, name: str) -> int:
-    return len(program.statement(name).indices)
+def _statement_space(program: PolyProgram, name: str) -> isl.Space:
+    for domain in isl_items(program.domain.get_set_list()):
+        if domain.get_tuple_name() == name:
+            return domain.get_space()
+    raise KeyError(name)

@@ -25,7 +25,7 @@ from polyc.poly.dependences import Dependences
 from polyc.fusion.distribute import distribute_shifted_members
 from polyc.poly.cache_model import machine_caches
 from polyc.poly.program import PolyProgram, isl_items
-from polyc.poly.tiling import optimize_bands
+from polyc.poly.tiling import SIMD_MARK, SIMD_REDUCTION_MARK, optimize_bands
 
 PARALLEL_MARK = "parallel"
 FUSION_STRATEGIES = ("default", "max", "min")
@@ -51,12 +51,11 @@ def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "def
                      parallel: bool = True, optimize: bool = True) -> Schedule:
     if fusion not in FUSION_STRATEGIES:
         raise ValueError(f"fusion must be one of {FUSION_STRATEGIES}, not {fusion!r}")
-    validity = deps.all
     constraints = (isl.ScheduleConstraints.on_domain(program.domain)
                    .set_context(program.context)
-                   .set_validity(validity)
+                   .set_validity(deps.validity)
                    .set_proximity(deps.dep_flow)
-                   .set_coincidence(validity))
+                   .set_coincidence(deps.coincidence))
     ctx = program.domain.get_ctx()
     with _SCHEDULER_LOCK:
         saved = (ctx.get_schedule_whole_component(), ctx.get_schedule_serialize_sccs())
@@ -69,11 +68,12 @@ def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "def
             ctx.set_schedule_serialize_sccs(saved[1])
     if optimize:
         tree = distribute_shifted_members(tree, deps)
-        tree = optimize_bands(tree, program, machine_caches())
+        tree = optimize_bands(tree, program, machine_caches(), deps)
     if parallel:
         tree = _mark_outer_parallel(tree.get_root()).get_schedule()
     schedule = Schedule(tree, fusion)
     check_legality(schedule.schedule_map, deps, program)
+    check_parallel(tree, deps, program)
     return schedule
 
 
@@ -93,7 +93,7 @@ def check_legality(schedule_map: isl.UnionMap, deps: Dependences, program: PolyP
     # Each dependence, mapped through the schedule, must go strictly forward in time:
     # { S(a) -> S(b) : a -> b in deps } ⊆ lex_lt. (Cheaper than building lex_lt of the
     # schedule over all pairs of instances.)
-    images = deps.all.apply_domain(schedule_map).apply_range(schedule_map)
+    images = deps.validity.apply_domain(schedule_map).apply_range(schedule_map)
     for image in isl_items(images.get_map_list()):
         forward = isl.Map.lex_lt(image.get_space().domain())
         if not image.is_subset(forward):
@@ -104,6 +104,49 @@ def check_legality(schedule_map: isl.UnionMap, deps: Dependences, program: PolyP
     if not program.domain.is_subset(scheduled):
         raise InternalError(f"schedule for `{program.op.name}` misses statement instances "
                             f"{program.domain.subtract(scheduled)}")
+
+
+def check_parallel(tree: isl.Schedule, deps: Dependences, program: PolyProgram) -> None:
+    """Prove the ``parallel``, ``simd`` and ``simd-reduction`` marks.
+
+    A ``parallel`` or ``simd`` loop carries no coincidence dependence within one iteration
+    of the loops around it. A ``simd-reduction`` loop is vectorised only where it holds
+    its reduction alone (with a scalar accumulator); among that statement's own instances
+    it may carry only the reduction's update chain.
+    """
+    def visit(node: isl.ScheduleNode) -> None:
+        if node.get_type() == isl.schedule_node_type.mark and \
+                node.mark_get_id().get_name() in (PARALLEL_MARK, SIMD_MARK,
+                                                  SIMD_REDUCTION_MARK):
+            band = node.child(0)
+            while band.get_type() == isl.schedule_node_type.mark:
+                band = band.child(0)
+            if band.get_type() == isl.schedule_node_type.band:
+                outer = band.get_prefix_schedule_union_map()
+                member = isl.UnionMap.from_union_pw_aff(
+                    band.band_get_partial_schedule().get_at(0))
+                same_outer = outer.apply_range(outer.reverse())
+                carried = deps.coincidence.intersect(same_outer).subtract(
+                    member.apply_range(member.reverse()))
+                if node.mark_get_id().get_name() == SIMD_REDUCTION_MARK:
+                    carried = _within_statements(carried).subtract(deps.dep_reduction)
+                if not carried.is_empty():
+                    raise InternalError(
+                        f"`{program.op.name}`: a loop marked {node.mark_get_id().get_name()}"
+                        f" carries dependences {carried}")
+        for position in range(node.n_children()):
+            visit(node.child(position))
+
+    visit(tree.get_root())
+
+
+def _within_statements(relation: isl.UnionMap) -> isl.UnionMap:
+    """The part of ``relation`` between instances of one and the same statement."""
+    result = isl.UnionMap.empty(relation.get_space())
+    for part in isl_items(relation.get_map_list()):
+        if part.get_tuple_name(isl.dim_type.in_) == part.get_tuple_name(isl.dim_type.out):
+            result = result.union(isl.UnionMap.from_map(part))
+    return result
 
 
 def schedule_tree_text(tree: isl.Schedule) -> str:

@@ -35,9 +35,11 @@ from polyc.lang import ir
 from polyc.lang.ranges import LinearIndex, affine_of
 from polyc.lang.types import INT64
 from polyc.poly.cache_model import Caches, register_block, square_tile
+from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, PolyStatement, isl_items
 
-SIMD_MARK = "simd"
+SIMD_MARK = "simd"                      # a parallel member: plain `omp simd`
+SIMD_REDUCTION_MARK = "simd-reduction"  # a reduction member: scalar accumulator + reduction
 REGISTER_MARK = "register"
 
 
@@ -184,6 +186,37 @@ def _has_inner_band(node: isl.ScheduleNode) -> bool:
     return False
 
 
+def merge_child_bands(node: isl.ScheduleNode, deps: Dependences) -> isl.ScheduleNode:
+    """Merge the chain of single-child bands below ``node`` into it while the result stays
+    permutable; same tree position.
+
+    isl often leaves reduction loops in bands of their own (a convolution's ``r`` and
+    ``s`` under the band of ``n, k, h, w, c``). Merged, they can be tiled and ordered
+    with the rest. Legal when every dependence active at the band (same outer loops)
+    has a non-negative distance in each merged member; coincidence flags are recomputed
+    for the merged band: a member is coincident when all those distances are zero.
+    """
+    while node.n_children() == 1 and node.child(0).get_type() == isl.schedule_node_type.band:
+        child = node.child(0)
+        if not child.band_get_permutable() or child.band_n_member() == 0:
+            break
+        prefix = node.get_prefix_schedule_union_map()
+        same_outer = prefix.apply_range(prefix.reverse())
+        active = deps.validity.intersect(same_outer)
+        merged = node.band_get_partial_schedule().flat_range_product(
+            child.band_get_partial_schedule())
+        members = [isl.UnionMap.from_union_pw_aff(merged.get_at(k))
+                   for k in range(merged.dim(isl.dim_type.set))]
+        if not all(active.is_subset(m.lex_le_union_map(m)) for m in members):
+            break
+        coincidence = deps.coincidence.intersect(same_outer)
+        node = node.delete().delete().insert_partial_schedule(merged).band_set_permutable(1)
+        for k, m in enumerate(members):
+            node = node.band_member_set_coincident(
+                k, coincidence.is_subset(m.apply_range(m.reverse())))
+    return node
+
+
 def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
                   tile: bool = True) -> isl.ScheduleNode:
     """Order, tile and mark one permutable band; returns the node at the same position."""
@@ -237,25 +270,29 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
             point = _register_block(point, in_point_order, vector, *blocking, program)
         elif innermost:
             # Split off the vector member and mark it; `point` stays at the band's position.
+            mark = isl.Id(SIMD_MARK if vector.coincident else SIMD_REDUCTION_MARK)
             if n > 1:
-                point = point.band_split(n - 1).child(0).insert_mark(isl.Id(SIMD_MARK)).parent()
+                point = point.band_split(n - 1).child(0).insert_mark(mark).parent()
             else:
-                point = point.insert_mark(isl.Id(SIMD_MARK))
+                point = point.insert_mark(mark)
     return point.parent() if tiled else point
 
 
 def _register_block_members(members: list[Member], vector: Member, program: PolyProgram):
-    """``(row, reduction)`` members for a register block with ``vector``, or ``None``.
+    """``(row, reductions)`` for a register block with ``vector``, or ``None``.
 
-    The reduction member must be one reduction whose accumulator does not depend on it;
-    the row member a parallel member that the accumulator depends on and along which
-    an operand invariant in ``vector`` varies (it is broadcast across the vector lanes).
+    Every non-parallel member must be a reduction member of one pure reduction whose
+    accumulator does not depend on it; the row member is a parallel member that the
+    accumulator depends on and along which an operand invariant in ``vector`` varies
+    (it is broadcast across the vector lanes).
     """
-    reductions = [m for m in members if not m.coincident and _is_vector_reduction(m, program)]
-    if len(reductions) != 1:
+    reductions = [m for m in members if not m.coincident]
+    if not reductions or not all(_is_vector_reduction(m, program) for m in reductions):
         return None
-    reduction = reductions[0]
-    name = next(n for n, index in reduction.walks.items() if index is not None)
+    names = {n for m in reductions for n, index in m.walks.items() if index is not None}
+    if len(names) != 1:
+        return None
+    name = names.pop()
     statement = program.statement(name).statement
     accesses = statement_accesses(program.statement(name), program.op)
     vector_index = vector.walks.get(name)
@@ -271,35 +308,39 @@ def _register_block_members(members: list[Member], vector: Member, program: Poly
                         and any(d is not None and d.coefficient(row_index) for d in a.dims)
                         for a in accesses)
         if broadcast:
-            return row, reduction
+            return row, reductions
     return None
 
 
 def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Member,
-                    row: Member, reduction: Member, program: PolyProgram) -> isl.ScheduleNode:
+                    row: Member, reductions: list[Member],
+                    program: PolyProgram) -> isl.ScheduleNode:
     """Tile the point band once more into a register block; same tree position.
 
-        point band (..., row, reduction, vector)
-      → band (...)                          the rest of the point loops
-          band (row / MR, vector / NR, reduction)
-            mark "register"                 the accumulator block stays in registers
-              band (row % MR)
+        point band (..., row, reductions..., vector)
+      → band (...)                                  the rest of the point loops
+          band (row / MR, vector / NR, reductions...)
+            mark "register"                         the block stays in registers
+              band (row % MR, 0...)
                 mark "simd"
                   band (vector % NR)
     """
     element = max(t.type.bits // 8 for t in program.op.tensors.values())
     rows, columns = register_block(element)
-    order = [m for m in members if m not in (row, reduction, vector)] + [row, reduction, vector]
+    block_members = [row, *reductions, vector]
+    order = [m for m in members if m not in block_members] + block_members
     point = _reorder(point, [members.index(m) for m in order])
-    prefix = len(order) - 3
+    prefix = len(order) - len(block_members)
     block = point.band_split(prefix).child(0) if prefix else point
     sizes = isl.MultiVal.zero(block.band_get_space())
-    for k, size in enumerate((rows, 1, columns)):
+    for k, size in enumerate([rows] + [1] * len(reductions) + [columns]):
         sizes = sizes.set_val(k, isl.Val(size))
-    block = _reorder(block.band_tile(sizes), [0, 2, 1])
-    block = block.band_member_set_ast_loop_type(2, isl.ast_loop_type.separate)
-    inner = block.child(0)
-    inner = inner.band_split(2).child(0).insert_mark(isl.Id(SIMD_MARK)).parent()
+    count = len(reductions)
+    block = _reorder(block.band_tile(sizes), [0, count + 1] + list(range(1, count + 1)))
+    for k in range(2, count + 2):
+        block = block.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
+    inner = block.child(0).band_split(count + 1).child(0)
+    inner = inner.insert_mark(isl.Id(SIMD_MARK)).parent()
     block = inner.insert_mark(isl.Id(REGISTER_MARK)).parent()
     return block.parent() if prefix else block
 
@@ -310,14 +351,16 @@ def _is_point_band(node: isl.ScheduleNode, members: int) -> bool:
 
 
 def optimize_bands(tree: isl.Schedule, program: PolyProgram, caches: Caches,
-                   tile: bool = True) -> isl.Schedule:
+                   deps: Dependences, tile: bool = True) -> isl.Schedule:
     """Apply :func:`optimize_band` to the outermost permutable band of every path."""
-    return _visit(tree.get_root(), program, caches, tile).get_schedule()
+    return _visit(tree.get_root(), program, caches, deps, tile).get_schedule()
 
 
-def _visit(node, program, caches, tile):
+def _visit(node, program, caches, deps, tile):
     if node.get_type() == isl.schedule_node_type.band and node.band_n_member() > 0 and (
             node.band_get_permutable() or node.band_n_member() == 1):
+        if node.band_get_permutable():
+            node = merge_child_bands(node, deps)
         before = node.band_n_member()
         node = optimize_band(node, program, caches, tile)
         if node.get_type() != isl.schedule_node_type.band:
@@ -328,5 +371,5 @@ def _visit(node, program, caches, tile):
             return node
         # An outer band left whole (e.g. the rows of softmax): optimise the loops inside.
     for position in range(node.n_children()):
-        node = _visit(node.child(position), program, caches, tile).parent()
+        node = _visit(node.child(position), program, caches, deps, tile).parent()
     return node
