@@ -105,6 +105,7 @@ class ArgumentBinder:
         self._isl_size_names = {isl_name(name): name for name in op.sizes}
         self._condition_sets: list[isl.Set] | None = None
         self._precondition_memo: dict[tuple[int, ...], str | None] = {}
+        self._shape_memo: dict[tuple[int, ...], tuple[tuple[int, ...], ...]] = {}
         names = ", ".join(t.name for t in op.inputs)
         count = len(op.inputs)
         self._signature = f"{op.name} takes {count} input{'s' if count != 1 else ''} ({names})"
@@ -158,8 +159,15 @@ class ArgumentBinder:
     def _bind_outputs(self, sizes: dict[str, int], out):
         user_arrays, labels = self._split_out(out)
         outputs, results, copy_back = [], [], []
-        for spec, user, label in zip(self._outputs, user_arrays, labels):
-            shape = tuple(sz.evaluate(extent, sizes) for extent in spec.shape)
+        key = tuple(sizes.values())
+        shapes = self._shape_memo.get(key)
+        if shapes is None:
+            shapes = tuple(tuple(sz.evaluate(extent, sizes) for extent in spec.shape)
+                           for spec in self._outputs)
+            if len(self._shape_memo) >= _MEMO_LIMIT:
+                self._shape_memo.clear()
+            self._shape_memo[key] = shapes
+        for spec, shape, user, label in zip(self._outputs, shapes, user_arrays, labels):
             if any(extent < 0 for extent in shape):
                 extents = ", ".join(sz.to_tc(extent) for extent in spec.shape)
                 raise ArgumentError(f"{self.op.name}: output {spec.name} would have shape "
@@ -350,6 +358,8 @@ def _check_outputs_disjoint(results: list, labels, specs) -> None:
 
 
 def _shares_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    if not np.may_share_memory(a, b):  # disjoint address ranges: cheap and certain
+        return False
     try:
         return np.shares_memory(a, b, max_work=_SHARES_MEMORY_WORK)
     except _TooHardError:

@@ -47,14 +47,14 @@ class Kernel:
 
     def run(self, sizes: dict[str, int], inputs, outputs) -> None:
         """Call the C entry point on bound arguments (see ``polyc.jit.arguments``)."""
-        args = [sizes[s] for s in self.op.sizes]
+        args = list(sizes.values())  # the binder lists them in op.sizes order
         for tensor, value in zip(self.op.inputs, inputs):
             if tensor.rank == 0:
                 args.append(value.item() if isinstance(value, (np.ndarray, np.generic))
                             else value)
             else:
-                args.append(value.ctypes.data)
-        args += [array.ctypes.data for array in outputs]
+                args.append(value.__array_interface__["data"][0])
+        args += [array.__array_interface__["data"][0] for array in outputs]
         status = self.function(*args)
         if status == STATUS_OK:
             return
