@@ -19,6 +19,7 @@ import islpy as isl
 from polyc.codegen.ast_build import ast_text, build_ast
 from polyc.codegen.emit import CSource, emit_c
 from polyc.codegen.vector_math import simd_math_functions
+from polyc.fusion.contraction import contract_temporaries
 from polyc.lang import ast as syntax
 from polyc.lang import ir
 from polyc.lang.parser import parse
@@ -52,6 +53,7 @@ class Compilation:
     ast: isl.AstNode
     c_source: CSource
     seconds: dict[str, float] = field(default_factory=dict)
+    contractions: dict = field(default_factory=dict)  # temporary -> Contraction
 
     @property
     def ast_text(self) -> str:
@@ -83,11 +85,13 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     lap("schedule")
     ast = build_ast(program, schedule)
     lap("ast")
+    contractions = contract_temporaries(program, schedule) if options.optimize else {}
+    lap("contraction")
     simd_math = simd_math_functions() if options.optimize else frozenset()
-    c_source = emit_c(program, ast, settings_text(options), simd_math)
+    c_source = emit_c(program, ast, settings_text(options), simd_math, contractions)
     lap("c")
     compilation = Compilation(op, options, program, dependences, schedule, ast, c_source,
-                              seconds)
+                              seconds, contractions)
     if options.debug:
         print_debug_channels(compilation)
     return compilation

@@ -70,9 +70,10 @@ def identity(op: str, elem: ty.ScalarType) -> str:
 class ExprEmitter:
     """Emits the IR expressions of one operator's statements as C."""
 
-    def __init__(self, op: ir.Op):
+    def __init__(self, op: ir.Op, contractions=None):
         self.op = op
         self.tensors = op.tensors
+        self.contractions = contractions or {}  # name -> polyc.fusion.contraction.Contraction
         self.math_calls: set[str] = set()  # C math functions emitted, e.g. {"expf"}
 
     def _math(self, name: str, double: bool) -> str:
@@ -84,7 +85,14 @@ class ExprEmitter:
         return sz.to_c(e, c_name)
 
     def element_offset(self, tensor: ir.Tensor, indices: tuple[ir.Expr, ...]) -> str:
-        """Row-major offset ``((i0) * D1 + i1) * D2 + i2`` in int64."""
+        """Row-major offset ``((i0) * D1 + i1) * D2 + i2`` in int64; a contracted
+        temporary's shrunk dimensions are left out (their index is always 0)."""
+        contraction = self.contractions.get(tensor.name)
+        if contraction is not None:
+            kept = [k for k, keep in enumerate(contraction.kept) if keep]
+            tensor = ir.Tensor(tensor.name, tensor.type,
+                               tuple(tensor.shape[k] for k in kept), tensor.role)
+            indices = tuple(indices[k] for k in kept)
         offset = ""
         for k, index in enumerate(indices):
             text = self.index(index, tensor.shape[k])

@@ -47,22 +47,24 @@ def entry_name(op: ir.Op) -> str:
 
 
 def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
-           simd_math: frozenset[str] = frozenset()) -> CSource:
+           simd_math: frozenset[str] = frozenset(), contractions=None) -> CSource:
     """The C translation unit for ``program`` scheduled as ``ast``.
 
     ``settings`` describes the options (for the header comment); ``simd_math`` names
     the math functions with vector versions to declare (:mod:`polyc.codegen.vector_math`).
     """
     op = program.op
-    emitter = _Emitter(program)
+    contractions = contractions or {}
+    emitter = _Emitter(program, contractions)
     parameters = _parameters(op)
+    shared = tuple(t for t in op.temporaries if t.name not in contractions)
     body = [cgen.Statement("int polyc_status = 0")]
     body.append(cgen.Initializer(cgen.Value("const int64_t", "polyc_work"), _work(program)))
-    body += _allocate_temporaries(op, emitter.exprs)
+    body += _allocate_temporaries(shared, emitter.exprs)
     body.append(emitter.node(ast))
-    if op.temporaries:
+    if shared:
         body.append(cgen.Line("polyc_done:"))
-        body += [cgen.Statement(f"free({c_name(t.name)})") for t in op.temporaries]
+        body += [cgen.Statement(f"free({c_name(t.name)})") for t in shared]
     body.append(cgen.Statement("return polyc_status"))
     declaration = cgen.FunctionDeclaration(
         cgen.Value("int", entry_name(op)),
@@ -109,15 +111,15 @@ def _work(program: PolyProgram) -> str:
     return " + ".join(f"({t})" for t in terms) if terms else "0"
 
 
-def _allocate_temporaries(op: ir.Op, exprs: ExprEmitter) -> list:
+def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter) -> list:
     lines = []
-    for tensor in op.temporaries:
+    for tensor in temporaries:
         count = " * ".join(f"polyc_extent({exprs.size(d)})" for d in tensor.shape) or "1"
         name = c_name(tensor.name)
         lines.append(cgen.Statement(
             f"{tensor.type.c_type} *restrict {name} = ({tensor.type.c_type} *)malloc("
             f"sizeof({tensor.type.c_type}) * (size_t)polyc_max(1, {count}))"))
-    for tensor in op.temporaries:
+    for tensor in temporaries:
         lines.append(cgen.If(f"!{c_name(tensor.name)}",
                              cgen.Block([cgen.Statement("polyc_status = 1"),
                                          cgen.Statement("goto polyc_done")])))
@@ -125,9 +127,10 @@ def _allocate_temporaries(op: ir.Op, exprs: ExprEmitter) -> list:
 
 
 class _Emitter:
-    def __init__(self, program: PolyProgram):
+    def __init__(self, program: PolyProgram, contractions):
         self.program = program
-        self.exprs = ExprEmitter(program.op)
+        self.contractions = contractions
+        self.exprs = ExprEmitter(program.op, contractions)
         self.statements = {s.name: s for s in program.statements}
         self.names = {isl_name(s): c_name(s) for s in program.op.sizes}
 
@@ -170,6 +173,8 @@ class _Emitter:
     def _for(self, node: isl.AstNode, marks: frozenset[str], blocking: bool = True):
         """A loop; a ``parallel`` mark makes it an OpenMP loop, a ``simd`` mark a SIMD loop."""
         iterator = self._expr(node.for_get_iterator())
+        if PARALLEL_MARK in marks and self.contractions:
+            return self._parallel_with_private_temporaries(node, marks, iterator)
         if blocking:
             blocked = self._register_blocked(node, marks, iterator)
             if blocked is not None:
@@ -193,6 +198,41 @@ class _Emitter:
             pragma = "omp simd"
         else:
             return loop
+        return cgen.Module([cgen.Pragma(pragma), loop])
+
+    def _parallel_with_private_temporaries(self, node, marks, iterator):
+        """The parallel loop, its body declaring the contracted temporaries it uses: one
+        copy per iteration, so private to each thread (see polyc.fusion.contraction)."""
+        body = self.node(node.for_get_body())
+        used = {self.statements[name].statement.tensor for name in _statement_names(node)}
+        used |= {read.tensor for name in _statement_names(node)
+                 for read in ir.walk(self.statements[name].statement.rhs)
+                 if isinstance(read, ir.Read)}
+        decls, frees = [], []
+        for name in sorted(used & self.contractions.keys()):
+            tensor = self.program.op.tensor(name)
+            contraction = self.contractions[name]
+            count = contraction.constant_elements(tensor)
+            c_var = c_name(name)
+            if count is not None:
+                decls.append(cgen.Statement(f"{tensor.type.c_type} {c_var}[{max(count, 1)}]"))
+                continue
+            elements = " * ".join(f"polyc_extent({self.exprs.size(d)})"
+                                  for d in contraction.shape(tensor))
+            decls.append(cgen.Statement(
+                f"{tensor.type.c_type} *restrict {c_var} = ({tensor.type.c_type} *)malloc("
+                f"sizeof({tensor.type.c_type}) * (size_t)polyc_max(1, {elements}))"))
+            decls.append(cgen.If(f"!{c_var}", cgen.Block([
+                cgen.Pragma("omp atomic write"), cgen.Statement("polyc_status = 1"),
+                cgen.Statement("continue")])))
+            frees.append(cgen.Statement(f"free({c_var})"))
+        loop = cgen.For(f"int64_t {iterator} = {self._expr(node.for_get_init())}",
+                        _unparenthesized(self._expr(node.for_get_cond())),
+                        f"{iterator} += {self._expr(node.for_get_inc())}",
+                        cgen.Block(decls + [body] + frees))
+        simd = " simd" if SIMD_MARK in marks else ""
+        pragma = (f"omp parallel for{simd} schedule(static) "
+                  f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})")
         return cgen.Module([cgen.Pragma(pragma), loop])
 
     def _register_blocked(self, loop: isl.AstNode, marks: frozenset[str], iterator: str):
@@ -386,6 +426,31 @@ def _combine(op: str, tensor: ir.Tensor, current: str, value: str) -> str:
         return f"polyc_{op}{suffix}({current}, {value})"
     compare = ">" if op == "max" else "<"
     return f"(({value}) {compare} ({current}) ? ({value}) : ({current}))"
+
+
+def _statement_names(node: isl.AstNode) -> set[str]:
+    """The statements executed somewhere under an AST node."""
+    names: set[str] = set()
+
+    def visit(n: isl.AstNode) -> None:
+        kind = n.get_type()
+        if kind == isl.ast_node_type.user:
+            names.add(n.user_get_expr().get_op_arg(0).get_id().get_name())
+        elif kind == isl.ast_node_type.block:
+            children = n.block_get_children()
+            for k in range(len(children)):
+                visit(children.get_at(k))
+        elif kind == isl.ast_node_type.for_:
+            visit(n.for_get_body())
+        elif kind == isl.ast_node_type.if_:
+            visit(n.if_get_then_node())
+            if n.if_has_else_node():
+                visit(n.if_get_else_node())
+        elif kind == isl.ast_node_type.mark:
+            visit(n.mark_get_node())
+
+    visit(node)
+    return names
 
 
 def _single(node: isl.AstNode) -> isl.AstNode:

@@ -38,6 +38,7 @@ _SCHEDULER_LOCK = threading.Lock()
 class Schedule:
     tree: isl.Schedule
     fusion: str
+    decision: str = ""  # which fusion the strategy chose, and why
 
     @property
     def schedule_map(self) -> isl.UnionMap:
@@ -56,25 +57,60 @@ def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "def
                    .set_validity(deps.validity)
                    .set_proximity(deps.dep_flow)
                    .set_coincidence(deps.coincidence))
-    ctx = program.domain.get_ctx()
-    with _SCHEDULER_LOCK:
-        saved = (ctx.get_schedule_whole_component(), ctx.get_schedule_serialize_sccs())
-        try:
-            ctx.set_schedule_whole_component(1 if fusion == "max" else 0)
-            ctx.set_schedule_serialize_sccs(1 if fusion == "min" else 0)
-            tree = constraints.compute_schedule()
-        finally:
-            ctx.set_schedule_whole_component(saved[0])
-            ctx.set_schedule_serialize_sccs(saved[1])
+    if fusion == "default":
+        # Fuse as much as possible while the outermost loop stays parallel.
+        tree = _isl_schedule(constraints, program, whole_component=True)
+        if _outer_loop_parallel(tree):
+            decision = "maximal fusion (the outer loop stays parallel)"
+        else:
+            tree = _isl_schedule(constraints, program)
+            decision = "isl's default fusion (maximal fusion would serialise the outer loop)"
+    else:
+        tree = _isl_schedule(constraints, program, whole_component=fusion == "max",
+                             serialize_sccs=fusion == "min")
+        decision = {"max": "maximal fusion (fusion='max')",
+                    "min": "no fusion (fusion='min')"}[fusion]
     if optimize:
         tree = distribute_shifted_members(tree, deps)
         tree = optimize_bands(tree, program, machine_caches(), deps)
     if parallel:
         tree = _mark_outer_parallel(tree.get_root()).get_schedule()
-    schedule = Schedule(tree, fusion)
+    schedule = Schedule(tree, fusion, decision)
     check_legality(schedule.schedule_map, deps, program)
     check_parallel(tree, deps, program)
     return schedule
+
+
+def _isl_schedule(constraints: isl.ScheduleConstraints, program: PolyProgram,
+                  whole_component: bool = False, serialize_sccs: bool = False) -> isl.Schedule:
+    """isl's scheduler with the fusion options set (they live on the shared context)."""
+    ctx = program.domain.get_ctx()
+    with _SCHEDULER_LOCK:
+        saved = (ctx.get_schedule_whole_component(), ctx.get_schedule_serialize_sccs())
+        try:
+            ctx.set_schedule_whole_component(int(whole_component))
+            ctx.set_schedule_serialize_sccs(int(serialize_sccs))
+            return constraints.compute_schedule()
+        finally:
+            ctx.set_schedule_whole_component(saved[0])
+            ctx.set_schedule_serialize_sccs(saved[1])
+
+
+def _outer_loop_parallel(tree: isl.Schedule) -> bool:
+    """Whether the tree starts with one band over every statement whose first member is
+    coincident (one parallel loop around everything); a tree of several nests counts as
+    parallel when each nest starts that way."""
+    node = tree.get_root().child(0)
+    if node.get_type() in (isl.schedule_node_type.sequence, isl.schedule_node_type.set):
+        return all(_starts_parallel(node.child(k).child(0)) for k in range(node.n_children()))
+    return _starts_parallel(node)
+
+
+def _starts_parallel(node: isl.ScheduleNode) -> bool:
+    if node.get_type() == isl.schedule_node_type.leaf:
+        return True
+    return (node.get_type() == isl.schedule_node_type.band and node.band_n_member() > 0
+            and bool(node.band_member_get_coincident(0)))
 
 
 def _mark_outer_parallel(node: isl.ScheduleNode) -> isl.ScheduleNode:

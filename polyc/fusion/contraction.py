@@ -1,0 +1,120 @@
+"""Array contraction: temporaries whose values live within one iteration of the outer
+parallel loop shrink to that iteration's footprint.
+
+Softmax's ``row_max(n)`` is written and read only in iteration ``n`` of the row
+loop. Instead of ``N`` floats in memory shared by all threads, each iteration
+needs one float of its own::
+
+    float *row_max = malloc(N * sizeof(float));      #pragma omp parallel for
+    #pragma omp parallel for                          for (n ...) {
+    for (n ...) { ... row_max[n] ... }        →         float row_max[1];
+                                                        ... row_max[0] ...
+                                                      }
+
+The test, with isl: take the schedule prefix P up to and including the outermost
+parallel loop; every two instances that touch the same element of the temporary
+must have the same prefix ({ a -> b : acc(a) = acc(b) } ⊆ { a -> b : P(a) = P(b) }).
+Then a dimension of the temporary is *fixed* when the prefix determines its index
+(one value per prefix: the footprint is one wide there); fixed dimensions shrink
+to extent 1 and are indexed with 0, the others keep their extent. The storage is
+declared inside the parallel loop's body, so it is private to each iteration.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from polyc.lang import ir
+from polyc.lang import sizes as sz
+from polyc.poly.program import PolyProgram, isl_items, isl_name
+from polyc.poly.schedule import PARALLEL_MARK, Schedule
+
+
+@dataclass(frozen=True)
+class Contraction:
+    """How a temporary is stored: ``kept[d]`` false means dimension ``d`` shrinks to 1."""
+
+    tensor: str
+    kept: tuple[bool, ...]
+
+    def shape(self, tensor: ir.Tensor) -> tuple[sz.SizeExpr, ...]:
+        return tuple(extent if keep else sz.const(1)
+                     for extent, keep in zip(tensor.shape, self.kept))
+
+    def constant_elements(self, tensor: ir.Tensor) -> int | None:
+        """The number of elements when it does not depend on the sizes, else ``None``."""
+        count = 1
+        for extent in self.shape(tensor):
+            if not (isinstance(extent, sz.Affine) and extent.is_constant):
+                return None
+            count *= max(extent.const, 0)
+        return count
+
+
+def contract_temporaries(program: PolyProgram, schedule: Schedule) -> dict[str, Contraction]:
+    """The temporaries that can live in the outermost parallel loop's iterations."""
+    prefix = _parallel_prefix(schedule.tree)
+    if prefix is None or not program.op.temporaries:
+        return {}
+    prefix = prefix.intersect_domain(program.domain)
+    same_prefix = prefix.apply_range(prefix.reverse())
+    accesses = program.reads.union(program.may_writes)
+    result = {}
+    for tensor in program.op.temporaries:
+        if tensor.rank == 0:
+            continue  # already a single element
+        touches = _accesses_of(accesses, tensor)
+        if touches.is_empty():
+            continue
+        same_element = touches.apply_range(touches.reverse())
+        if not same_element.is_subset(same_prefix):
+            continue
+        footprint = prefix.reverse().apply_range(touches)  # { prefix -> T[e] }
+        kept = tuple(not _fixed_by_prefix(footprint, d) for d in range(tensor.rank))
+        if all(kept):
+            continue
+        result[tensor.name] = Contraction(tensor.name, kept)
+    return result
+
+
+def _accesses_of(accesses: isl.UnionMap, tensor: ir.Tensor) -> isl.UnionMap:
+    result = isl.UnionMap.empty(accesses.get_space())
+    for access in isl_items(accesses.get_map_list()):
+        if access.get_tuple_name(isl.dim_type.out) == isl_name(tensor.name):
+            result = result.union(isl.UnionMap.from_map(access))
+    return result
+
+
+def _fixed_by_prefix(footprint: isl.UnionMap, dim: int) -> bool:
+    """Whether each prefix value touches a single index in dimension ``dim``."""
+    for part in isl_items(footprint.get_map_list()):
+        rank = part.dim(isl.dim_type.out)
+        projected = part.project_out(isl.dim_type.out, dim + 1, rank - dim - 1) \
+            .project_out(isl.dim_type.out, 0, dim)
+        if not projected.is_single_valued():
+            return False
+    return True
+
+
+def _parallel_prefix(tree: isl.Schedule) -> isl.UnionMap | None:
+    """The schedule prefix up to and including the first member under the outermost
+    ``parallel`` mark, as ``{ S[...] -> [prefix] }``; ``None`` without a parallel loop."""
+    def find(node: isl.ScheduleNode):
+        if node.get_type() == isl.schedule_node_type.mark and \
+                node.mark_get_id().get_name() == PARALLEL_MARK:
+            band = node.child(0)
+            while band.get_type() == isl.schedule_node_type.mark:
+                band = band.child(0)
+            if band.get_type() != isl.schedule_node_type.band:
+                return None
+            outer = band.get_prefix_schedule_union_map()
+            first = isl.UnionMap.from_union_pw_aff(band.band_get_partial_schedule().get_at(0))
+            return outer.flat_range_product(first)
+        for position in range(node.n_children()):
+            found = find(node.child(position))
+            if found is not None:
+                return found
+        return None
+
+    return find(tree.get_root())
