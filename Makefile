@@ -21,5 +21,11 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
+# The long differential-fuzzing campaign: random programs under every option variant.
+fuzz: $(STAMP)
+	POLYC_FUZZ_EXAMPLES=$${POLYC_FUZZ_EXAMPLES:-2000} POLYC_CACHE_DIR=$(CURDIR)/.cache/polyc-fuzz \
+		$(PY) -m pytest -p no:cacheprovider -q tests/e2e/test_fuzz_programs.py \
+		tests/e2e/test_properties.py tests/lang/test_frontend_robustness.py
+
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .hypothesis

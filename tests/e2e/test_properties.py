@@ -1,4 +1,6 @@
 """Hypothesis: random einsum-style comprehensions compiled and compared with numpy."""
+import os
+
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -8,7 +10,7 @@ from corpus import assert_close
 from strategies import einsum_programs
 
 
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=int(os.environ.get("POLYC_FUZZ_EXAMPLES", "40")), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(einsum_programs(), st.integers(0, 2**16))
 def test_random_comprehensions_match_numpy(program, seed):

@@ -1,4 +1,5 @@
 """No source text, however malformed, gets anything but a PolycError out of the front end."""
+import os
 import sys
 
 import pytest
@@ -19,7 +20,7 @@ def front_end_outcome(source: str) -> None:
         str(error)  # formatting the message must not fail either
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("POLYC_FUZZ_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(SOURCES), st.data())
 def test_mutated_programs_raise_only_polyc_errors(source, data):
     position = data.draw(st.integers(0, len(source)))
@@ -42,7 +43,7 @@ def test_mutated_programs_raise_only_polyc_errors(source, data):
     front_end_outcome(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=int(os.environ.get("POLYC_FUZZ_EXAMPLES", "200")), deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("defAOijkMN(),=+*-/<>!?:.{}01 \n#whr")),
                max_size=120))
 def test_token_soup_raises_only_polyc_errors(text):

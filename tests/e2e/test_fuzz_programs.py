@@ -1,0 +1,38 @@
+"""Differential fuzzing: random multi-statement programs, every option variant, vs numpy.
+
+`make test` runs a bounded number; `make fuzz` runs the long campaign
+(POLYC_FUZZ_EXAMPLES, default 2000 there).
+"""
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import polyc
+from corpus import assert_close
+from fuzz_programs import fuzz_programs
+
+EXAMPLES = int(os.environ.get("POLYC_FUZZ_EXAMPLES", "25"))
+VARIANTS = ({}, {"optimize": False, "parallel": False}, {"fusion": "max"}, {"fusion": "min"})
+
+
+@settings(max_examples=EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.filter_too_much])
+@given(fuzz_programs(), st.integers(0, 2**16))
+def test_random_programs_agree_with_numpy_under_every_variant(program, seed):
+    if program.rejected:
+        with pytest.raises(polyc.SemanticError, match="unwritten"):
+            polyc.define(program.source)
+        return
+    op = polyc.define(program.source)
+    arrays = program.inputs(seed)
+    expected = program.reference(arrays)
+    for variant in VARIANTS:
+        result = op.with_options(**variant)(*arrays)
+        results = result if isinstance(result, tuple) else (result,)
+        for actual, reference in zip(results, expected):
+            assert actual.shape == reference.shape, (program.source, variant)
+            assert_close(actual, reference, 1e-4, what=f"{variant} {program.source}")
