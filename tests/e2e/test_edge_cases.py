@@ -1,0 +1,61 @@
+"""Zero sizes, NaN and infinities, and concurrent calls behave as numpy would."""
+import threading
+
+import numpy as np
+import pytest
+
+import polyc
+
+MATMUL = polyc.define("def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }")
+ROW_MAX = polyc.define("def rmax(float(N, D) X) -> (Y) { Y(n) max=! X(n, d) }")
+ROW_MIN = polyc.define("def rmin(float(N, D) X) -> (Y) { Y(n) min=! X(n, d) }")
+TOTAL = polyc.define("def total(double(N) X) -> (s) { s +=! X(i) }")
+
+
+@pytest.mark.parametrize("m, k, n", [(0, 3, 4), (3, 0, 4), (3, 4, 0), (0, 0, 0)])
+def test_zero_sizes_give_numpy_shapes_and_identities(m, k, n):
+    A = np.ones((m, k), np.float32)
+    B = np.ones((k, n), np.float32)
+    C = MATMUL(A, B)
+    assert C.shape == (m, n)
+    np.testing.assert_array_equal(C, A @ B)  # a sum over nothing is 0
+
+
+def test_reductions_over_nothing_are_their_identities():
+    assert TOTAL(np.zeros(0)) == 0.0
+    assert np.all(ROW_MAX(np.zeros((3, 0), np.float32)) == -np.inf)
+    assert np.all(ROW_MIN(np.zeros((3, 0), np.float32)) == np.inf)
+
+
+def test_nan_and_infinities_propagate_like_numpy():
+    X = np.array([[1.0, np.nan, 3.0], [np.inf, 2.0, -1.0], [-np.inf, -np.inf, 0.0],
+                  [np.nan, np.inf, -np.inf]] * 8, np.float32)
+    np.testing.assert_array_equal(ROW_MAX(X), X.max(axis=1))
+    np.testing.assert_array_equal(ROW_MIN(X), X.min(axis=1))
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(TOTAL(X.astype(np.float64).ravel()),
+                                      X.astype(np.float64).sum())
+    A = np.array([[np.inf, 1.0], [np.nan, 0.0]], np.float32)
+    B = np.array([[1.0, 0.0], [0.0, 1.0]], np.float32)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(MATMUL(A, B), A @ B)
+
+
+def test_many_threads_call_one_operator_at_once():
+    rng = np.random.default_rng(3)
+    cases = [(rng.standard_normal((n, 17)).astype(np.float32),
+              rng.standard_normal((17, n + 1)).astype(np.float32)) for n in range(1, 33)]
+    results = [None] * len(cases)
+    fresh = polyc.define(str(MATMUL))  # a new Operator: first compile happens under load
+
+    def work(index):
+        A, B = cases[index]
+        results[index] = fresh(A, B)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(cases))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for (A, B), C in zip(cases, results):
+        np.testing.assert_allclose(C, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-5)
