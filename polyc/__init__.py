@@ -6,6 +6,8 @@
           C(m, n) +=! A(m, k) * B(k, n)
         }''')
     C = matmul(A, B)
+    matmul.explain(A, B)                  # every stage; pictures in Jupyter
+    polyc.compare(matmul, (A, B))         # fused / unfused / unoptimised side by side
 """
 from polyc.errors import (ArgumentError, CompileError, InternalError, ParseError, PolycError,
                           SemanticError)
@@ -16,10 +18,11 @@ from polyc.options import Options
 __version__ = "0.1.0"
 
 from polyc.api import Operator, define, op  # noqa: E402  (api needs __version__)
+from polyc.explore.compare import compare  # noqa: E402
 
 __all__ = [
     "ArgumentError", "CompileError", "InternalError", "Operator", "Options", "ParseError",
-    "PolycError", "SemanticError", "__version__", "bool_", "define", "exists", "f16", "f32",
-    "f64", "i8", "i16", "i32", "i64", "max", "min", "op", "prod", "sum", "u8", "u16", "u32",
-    "u64", "where",
+    "PolycError", "SemanticError", "__version__", "bool_", "compare", "define", "exists",
+    "f16", "f32", "f64", "i8", "i16", "i32", "i64", "max", "min", "op", "prod", "sum", "u8",
+    "u16", "u32", "u64", "where",
 ]

@@ -7,7 +7,7 @@ Passes receive an :class:`Options` explicitly; no pass reads ``os.environ``.
 | POLYC_CACHE_DIR   | where compiled kernels are cached         | $XDG_CACHE_HOME/polyc or ~/.cache/polyc |
 | POLYC_CC          | the C compiler                            | cc                        |
 | POLYC_CFLAGS      | extra compiler flags (shell-split)        | (none)                    |
-| POLYC_DEBUG       | comma-separated channels: ir, domains, deps, schedule, ast, c, cc | (none) |
+| POLYC_DEBUG       | comma-separated channels: ir, shapes, domains, deps, fusion, schedule, ast, c, cc, or all | (none) |
 | POLYC_CC_TIMEOUT  | seconds before a hanging compiler is killed | 120                     |
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-DEBUG_CHANNELS = ("ir", "domains", "deps", "schedule", "ast", "c", "cc")
+DEBUG_CHANNELS = ("ir", "shapes", "domains", "deps", "fusion", "schedule", "ast", "c", "cc")
 BASE_CFLAGS = ("-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-fwrapv",
                "-fno-math-errno", "-std=gnu11")
 
