@@ -145,7 +145,8 @@ def stage_texts(compilation, sizes: dict | None = None) -> dict[str, str]:
         "shapes": shapes_text(op, sizes),
         "domains": domains + f"\ncontext: {program.context}",
         "deps": "\n".join(deps) or "(none)",
-        "fusion": fusion_text(op, summary, compilation.options.fusion, sizes,
+        "fusion": fusion_text(op, summary, compilation.schedule.decision
+                              or compilation.options.fusion, sizes,
                               getattr(compilation, "contractions", None)),
         "schedule": str(compilation.schedule),
         "ast": compilation.ast_text,
@@ -185,7 +186,7 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
     """Which statements share which loops (from the schedule tree), and the temporaries:
     their full size, and the shape they shrink to when contracted."""
     count = len(summary.nests)
-    lines = [f"fusion strategy {strategy!r}: {count} loop nest{'s' if count != 1 else ''}"]
+    lines = [f"fusion: {strategy}; {count} loop nest{'s' if count != 1 else ''}"]
     for number, nest in enumerate(summary.nests, 1):
         lines.append(f"loop nest {number}: {', '.join(nest.statements)}")
         if nest.outer is None:

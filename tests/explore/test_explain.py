@@ -130,7 +130,9 @@ def test_fusion_strategies_and_temporaries():
     softmax = polyc.define(SOFTMAX)
     fused_op = softmax.with_options(fusion="max")
     fused = fused_op.explain((64, 32)).section("fusion")
-    assert "fusion strategy 'max': 1 loop nest" in fused
+    assert "fusion: maximal fusion (fusion='max'); 1 loop nest" in fused
+    default = softmax.explain((64, 32)).section("fusion")
+    assert default.startswith("fusion: maximal fusion (the outer loop stays parallel)")
     assert "loop nest 1: S0_init, S0, S1_init, S1, S2" in fused
     assert "parallel (OpenMP): loop n" in fused
     if "row_max" in fused_op.compilation().contractions:
