@@ -62,6 +62,7 @@ class Compilation:
 
 def settings_text(options: Options) -> str:
     return (f"fusion={options.fusion} parallel={options.parallel} optimize={options.optimize} "
+            f"check_gathers={options.check_gathers} "
             f"cc={options.cc} cflags={' '.join(options.cflags)}")
 
 
@@ -88,7 +89,8 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     contractions = contract_temporaries(program, schedule) if options.optimize else {}
     lap("contraction")
     simd_math = simd_math_functions() if options.optimize else frozenset()
-    c_source = emit_c(program, ast, settings_text(options), simd_math, contractions)
+    c_source = emit_c(program, ast, settings_text(options), simd_math, contractions,
+                      options.check_gathers)
     lap("c")
     compilation = Compilation(op, options, program, dependences, schedule, ast, c_source,
                               seconds, contractions)

@@ -41,6 +41,10 @@ class Options:
     fusion: str = "default"  # "default", "max" or "min"
     parallel: bool = True
     optimize: bool = True    # tiling, loop order for vectorisation, simd marks
+    # Data-dependent indices (gathers) are checked against the gathered extent in the
+    # kernel; False drops the check: an index out of range is then undefined behaviour
+    # (reads or writes outside the array). Opt out only for inputs you have validated.
+    check_gathers: bool = True
 
     @property
     def cflags(self) -> tuple[str, ...]:

@@ -70,8 +70,9 @@ def identity(op: str, elem: ty.ScalarType) -> str:
 class ExprEmitter:
     """Emits the IR expressions of one operator's statements as C."""
 
-    def __init__(self, op: ir.Op, contractions=None):
+    def __init__(self, op: ir.Op, contractions=None, check_gathers: bool = True):
         self.op = op
+        self.check_gathers = check_gathers
         self.tensors = op.tensors
         self.contractions = contractions or {}  # name -> polyc.fusion.contraction.Contraction
         self.math_calls: set[str] = set()  # C math functions emitted, e.g. {"expf"}
@@ -110,6 +111,8 @@ class ExprEmitter:
                 terms.append(f"({self.size(offset)})")
             return " + ".join(terms) if terms else "0"
         value = self.expr(index, ty.INT64)
+        if not self.check_gathers:  # the user opted out: an index outside is undefined
+            return f"({value})"
         return f"polyc_gather_index({value}, {self.size(extent)}, &polyc_status)"
 
     def access(self, tensor_name: str, indices: tuple[ir.Expr, ...]) -> str:

@@ -47,7 +47,8 @@ def entry_name(op: ir.Op) -> str:
 
 
 def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
-           simd_math: frozenset[str] = frozenset(), contractions=None) -> CSource:
+           simd_math: frozenset[str] = frozenset(), contractions=None,
+           check_gathers: bool = True) -> CSource:
     """The C translation unit for ``program`` scheduled as ``ast``.
 
     ``settings`` describes the options (for the header comment); ``simd_math`` names
@@ -55,7 +56,7 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     """
     op = program.op
     contractions = contractions or {}
-    emitter = _Emitter(program, contractions)
+    emitter = _Emitter(program, contractions, check_gathers)
     parameters = _parameters(op)
     shared = tuple(t for t in op.temporaries if t.name not in contractions)
     body = [cgen.Statement("int polyc_status = 0")]
@@ -127,10 +128,10 @@ def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter
 
 
 class _Emitter:
-    def __init__(self, program: PolyProgram, contractions):
+    def __init__(self, program: PolyProgram, contractions, check_gathers: bool = True):
         self.program = program
         self.contractions = contractions
-        self.exprs = ExprEmitter(program.op, contractions)
+        self.exprs = ExprEmitter(program.op, contractions, check_gathers)
         self.statements = {s.name: s for s in program.statements}
         self.names = {isl_name(s): c_name(s) for s in program.op.sizes}
 

@@ -59,3 +59,28 @@ def test_many_threads_call_one_operator_at_once():
         thread.join()
     for (A, B), C in zip(cases, results):
         np.testing.assert_allclose(C, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-5)
+
+
+GATHER = "def emb(float(E, D) LUT, int32(B, L) I) -> (O) { O(b, d) +=! LUT(I(b, l), d) }"
+
+
+def test_gather_out_of_range_names_tensor_position_and_value():
+    op = polyc.define(GATHER)
+    LUT = np.ones((5, 3), np.float32)
+    I = np.array([[0, 4], [1, 5]], np.int32)
+    with pytest.raises(polyc.ArgumentError, match=r"I\[1, 1\] = 5.*LUT has 5 entries"):
+        op(LUT, I)
+    I[1, 1] = -1
+    with pytest.raises(polyc.ArgumentError, match=r"I\[1, 1\] = -1"):
+        op(LUT, I)
+
+
+def test_gather_checks_can_be_switched_off_visibly():
+    checked = polyc.define(GATHER)
+    unchecked = polyc.define(GATHER, check_gathers=False)
+    assert "polyc_gather_index(" in checked.compile().c_source.split("\nint polyc_")[1]
+    assert "polyc_gather_index(" not in unchecked.compile().c_source.split("\nint polyc_")[1]
+    assert "check_gathers=False" in unchecked.compile().c_source
+    LUT = np.arange(15, dtype=np.float32).reshape(5, 3)
+    I = np.array([[0, 4], [1, 2]], np.int32)
+    np.testing.assert_array_equal(unchecked(LUT, I), checked(LUT, I))
