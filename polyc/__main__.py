@@ -44,6 +44,9 @@ def main(argv=None) -> int:
     except PolycError as error:
         print(str(error), file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `python -m polyc f.tc | head`: the reader left early
+        sys.stderr.close()
+        return 0
     return 0
 
 

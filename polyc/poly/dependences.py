@@ -21,6 +21,7 @@ touches the same element, in the original order.
 
     validity    = dep_flow ∪ dep_false − dep_reduction ∪ dep_reduction_order
     coincidence = validity ∪ dep_reduction
+    proximity   = dep_flow ∪ dep_reuse   (dep_reuse: two statements reading one element)
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ class Dependences:
     dep_false: isl.UnionMap            # write after read, write after write
     dep_reduction: isl.UnionMap        # updates of a pure reduction, one after the other
     dep_reduction_order: isl.UnionMap  # other statements vs every update of a reduction
+    dep_reuse: isl.UnionMap            # two statements reading one element (proximity only)
 
     @property
     def validity(self) -> isl.UnionMap:
@@ -102,7 +104,23 @@ def compute_dependences(program: PolyProgram) -> Dependences:
             same_element = updates.apply_range(others.reverse())  # { update -> other }
             orders = orders.union(same_element.intersect(before)).union(
                 same_element.reverse().intersect(before))
-    return Dependences(flow.coalesce(), false, chains.coalesce(), orders.coalesce())
+    return Dependences(flow.coalesce(), false, chains.coalesce(), orders.coalesce(),
+                       _input_reuse(program))
+
+
+def _input_reuse(program: PolyProgram) -> isl.UnionMap:
+    """Read-after-read between different statements: ``{ S[a] -> T[b] }`` when T reads an
+    element S read before it. Not a constraint on order, only on distance: as proximity,
+    it lets the scheduler fuse independent statements that share their inputs (the mean
+    and the variance of a row read the row once)."""
+    schedule = program.original_schedule
+    shared = program.reads.apply_range(program.reads.reverse()).intersect(
+        schedule.lex_lt_union_map(schedule))
+    result = isl.UnionMap.empty(shared.get_space())
+    for part in isl_items(shared.get_map_list()):
+        if part.get_tuple_name(isl.dim_type.in_) != part.get_tuple_name(isl.dim_type.out):
+            result = result.union(isl.UnionMap.from_map(part))
+    return result.coalesce()
 
 
 def _statement_space(program: PolyProgram, name: str) -> isl.Space:

@@ -55,7 +55,7 @@ def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "def
     constraints = (isl.ScheduleConstraints.on_domain(program.domain)
                    .set_context(program.context)
                    .set_validity(deps.validity)
-                   .set_proximity(deps.dep_flow)
+                   .set_proximity(deps.dep_flow.union(deps.dep_reuse))
                    .set_coincidence(deps.coincidence))
     if fusion == "default":
         # Fuse as much as possible while the outermost loop stays parallel.

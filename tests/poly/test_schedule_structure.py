@@ -79,3 +79,16 @@ def test_bias_relu_epilogue_runs_inside_the_contraction_tile():
     assert epilogue > tile_loop
     assert len(lines[epilogue]) - len(lines[epilogue].lstrip()) > indent
     assert ast.count("for (") == 5 + 1  # one loop nest: 3 tile loops, 2 point loops, 1 k
+
+
+def test_independent_statements_sharing_inputs_are_fused_horizontally():
+    source = """def moments(float(N, D) X) -> (mean, var) {
+      mean(n) +=! X(n, d) / D
+      var(n) +=! X(n, d) * X(n, d) / D
+    }"""
+    compilation = compiled(source)
+    assert compilation.c_source.text.count("#pragma omp parallel for") == 1
+    assert compilation.c_source.text.count("omp simd reduction") == 2
+    assert not compilation.dependences.dep_reuse.is_empty()
+    unfused = compiled(source, fusion="min").c_source.text
+    assert unfused.count("#pragma omp parallel for") == 2
