@@ -91,4 +91,4 @@ def test_independent_statements_sharing_inputs_are_fused_horizontally():
     assert compilation.c_source.text.count("omp simd reduction") == 2
     assert not compilation.dependences.dep_reuse.is_empty()
     unfused = compiled(source, fusion="min").c_source.text
-    assert unfused.count("#pragma omp parallel for") == 2
+    assert unfused.count("#pragma omp parallel for") >= 2  # X read once per nest
