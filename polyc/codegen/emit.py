@@ -159,14 +159,23 @@ class _Emitter:
                 # isl split the marked band's loop into pieces (peeled iterations):
                 # each piece is that loop, so each gets the marks.
                 children = node.block_get_children()
-                return cgen.Block([
-                    self._for(child, frozenset(marks))
-                    if child.get_type() == isl.ast_node_type.for_ else self.node(child)
-                    for child in (children.get_at(k) for k in range(len(children)))])
-            return self.node(node)
+                return cgen.Block([self._marked_piece(child, frozenset(marks))
+                                   for child in (children.get_at(k)
+                                                 for k in range(len(children)))])
+            return self._marked_piece(node, frozenset(marks))
         if kind == isl.ast_node_type.user:
             return self._user(node.user_get_expr())
         raise InternalError(f"unexpected isl AST node {node.to_C_str()}")
+
+    def _marked_piece(self, node: isl.AstNode, marks: frozenset[str]):
+        """One piece of a marked band: a loop gets the marks; a piece isl emitted without a
+        loop (one iteration, a guard) still gets the private temporaries of a parallel loop."""
+        if node.get_type() == isl.ast_node_type.for_:
+            return self._for(node, marks)
+        code = self.node(node)
+        if PARALLEL_MARK in marks and self.contractions:
+            return self._with_private_temporaries(node, code)
+        return code
 
     def _expr(self, expr: isl.AstExpr) -> str:
         return isl_expr_to_c(expr, self.names)
@@ -204,12 +213,26 @@ class _Emitter:
     def _parallel_with_private_temporaries(self, node, marks, iterator):
         """The parallel loop, its body declaring the contracted temporaries it uses: one
         copy per iteration, so private to each thread (see polyc.fusion.contraction)."""
-        body = self.node(node.for_get_body())
-        used = {self.statements[name].statement.tensor for name in _statement_names(node)}
-        used |= {read.tensor for name in _statement_names(node)
+        body = self._with_private_temporaries(node.for_get_body(),
+                                              self.node(node.for_get_body()))
+        loop = cgen.For(f"int64_t {iterator} = {self._expr(node.for_get_init())}",
+                        _unparenthesized(self._expr(node.for_get_cond())),
+                        f"{iterator} += {self._expr(node.for_get_inc())}",
+                        _block(body))
+        simd = " simd" if SIMD_MARK in marks else ""
+        pragma = (f"omp parallel for{simd} schedule(static) "
+                  f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})")
+        return cgen.Module([cgen.Pragma(pragma), loop])
+
+    def _with_private_temporaries(self, node: isl.AstNode, body):
+        """``body`` (the code of ``node``) in a block that declares the contracted
+        temporaries its statements use; allocation failure skips it and sets the status."""
+        names = _statement_names(node)
+        used = {self.statements[name].statement.tensor for name in names}
+        used |= {read.tensor for name in names
                  for read in ir.walk(self.statements[name].statement.rhs)
                  if isinstance(read, ir.Read)}
-        decls, frees = [], []
+        decls, allocated = [], []
         for name in sorted(used & self.contractions.keys()):
             tensor = self.program.op.tensor(name)
             contraction = self.contractions[name]
@@ -223,18 +246,17 @@ class _Emitter:
             decls.append(cgen.Statement(
                 f"{tensor.type.c_type} *restrict {c_var} = ({tensor.type.c_type} *)malloc("
                 f"sizeof({tensor.type.c_type}) * (size_t)polyc_max(1, {elements}))"))
-            decls.append(cgen.If(f"!{c_var}", cgen.Block([
-                cgen.Pragma("omp atomic write"), cgen.Statement("polyc_status = 1"),
-                cgen.Statement("continue")])))
-            frees.append(cgen.Statement(f"free({c_var})"))
-        loop = cgen.For(f"int64_t {iterator} = {self._expr(node.for_get_init())}",
-                        _unparenthesized(self._expr(node.for_get_cond())),
-                        f"{iterator} += {self._expr(node.for_get_inc())}",
-                        cgen.Block(decls + [body] + frees))
-        simd = " simd" if SIMD_MARK in marks else ""
-        pragma = (f"omp parallel for{simd} schedule(static) "
-                  f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})")
-        return cgen.Module([cgen.Pragma(pragma), loop])
+            allocated.append(c_var)
+        if not decls:
+            return body
+        if not allocated:
+            return cgen.Block(decls + [body])
+        failed = " || ".join(f"!{c_var}" for c_var in allocated)
+        guarded = cgen.If(failed, cgen.Block([cgen.Pragma("omp atomic write"),
+                                              cgen.Statement("polyc_status = 1")]),
+                          _block(body))
+        return cgen.Block(decls + [guarded] +
+                          [cgen.Statement(f"free({c_var})") for c_var in allocated])
 
     def _register_blocked(self, loop: isl.AstNode, marks: frozenset[str], iterator: str):
         """A reduction loop around a ``register`` nest: keep the block of outputs in a local

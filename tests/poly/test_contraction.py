@@ -53,3 +53,20 @@ def test_temporaries_used_across_iterations_are_not_contracted():
     assert compilation.contractions == {}
     X = np.arange(7, dtype=np.float32)
     np.testing.assert_allclose(polyc.define(source)(X), 2 * X + 2 * X[::-1])
+
+
+def test_contracted_temporary_in_every_piece_of_a_split_parallel_loop():
+    # Found by the fuzzer: isl emits the I = 1 case of this loop without a `for`; the
+    # contracted temporary must be declared there too.
+    source = """def f(float(I, J) X0, float(K) X3) -> (T2) {
+      T0 +=! X0(i, j)
+      T1(i, j) +=! X0(i, j) + X3(k)
+      T2 = T0
+    }"""
+    rng = np.random.default_rng(0)
+    for sizes in ((2, 2, 2), (1, 3, 2), (3, 1, 1)):
+        X0 = rng.standard_normal(sizes[:2]).astype(np.float32)
+        X3 = rng.standard_normal(sizes[2]).astype(np.float32)
+        for options in ({}, {"fusion": "max"}, {"fusion": "min"}):
+            result = polyc.define(source, **options)(X0, X3)
+            np.testing.assert_allclose(result, X0.astype(np.float64).sum(), rtol=1e-5)
