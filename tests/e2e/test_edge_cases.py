@@ -84,3 +84,16 @@ def test_gather_checks_can_be_switched_off_visibly():
     LUT = np.arange(15, dtype=np.float32).reshape(5, 3)
     I = np.array([[0, 4], [1, 2]], np.int32)
     np.testing.assert_array_equal(unchecked(LUT, I), checked(LUT, I))
+
+
+def test_offsets_beyond_2_to_the_31_use_64_bit_arithmetic():
+    rows, columns = 2**16 + 3, 2**15 + 5   # 2.1e9 elements, 2 GiB of uint8
+    X = np.zeros((rows, columns), np.uint8)
+    X[-1, -1] = 7                           # element 2**31 + ...: beyond int32 offsets
+    X[rows // 2, -1] = 3
+    X[0, 0] = 1
+    op = polyc.define("def rowsum(uint8(R, C) X) -> (O) { O(r) +=! X(r, c) }")
+    O = op(X)
+    assert O.shape == (rows,) and O.dtype == np.uint8
+    assert (O[-1], O[rows // 2], O[0]) == (7, 3, 1)
+    assert int(O.sum()) == 11
