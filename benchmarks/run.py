@@ -1,0 +1,739 @@
+#!/usr/bin/env python
+"""polyc's benchmark: one table comparing polyc with numpy (and torch eager, when
+``import torch`` works), all measured in the same run.
+
+    python benchmarks/run.py                       # everything (a few minutes)
+    python benchmarks/run.py --quick --kernels gemm,softmax
+    python benchmarks/run.py --threads 1 --repeat 11 --json results.json
+
+Method (see ``--help`` for the knobs, benchmarks/README.md for the measurements
+behind these choices):
+
+* every contestant runs on the same number of threads: OMP_NUM_THREADS,
+  OPENBLAS_NUM_THREADS, MKL_NUM_THREADS (and torch.set_num_threads) are set
+  to ``--threads`` (default: $OMP_NUM_THREADS if set, else the cores this
+  process may use) *before* numpy, polyc or torch is imported;
+* outputs are preallocated for every contestant (``out=``), except where the
+  torch idiom has no ``out=`` (noted);
+* each result is checked against a float64 numpy reference before timing
+  (max |got - ref| / max |ref| <= 1e-3);
+* timing is round-robin (``--method interleaved``): per round, each
+  contestant in turn gets a *visit*: a pause (``--settle``, 0.2 s) so that the
+  thread pool that ran before has stopped spinning, one untimed call that
+  wakes its own threads, then one timed call.  The median over rounds is
+  reported.  Why: after a call, OpenBLAS's workers spin for ~0.1 s and
+  libgomp's (polyc's) for a few ms; a call of the other library made while
+  they spin shares the cores with them and on 2 cores ran up to 2x slower
+  (polyc after numpy) or 1.5x slower (numpy after polyc).  Changing the
+  spinning instead (GOMP_SPINCOUNT=0, OMP_WAIT_POLICY=passive) removes
+  numpy's penalty but slows polyc kernels with several parallel loops by up
+  to 25x, so the libraries keep their defaults and the harness waits;
+* threads are pinned (main thread to the first CPU, pool workers to the
+  others; ``--no-pin``), see :func:`pin_threads`;
+* before each kernel the harness waits (``--quiet-wait``) for other processes
+  to leave the CPUs alone, and reports the load that remained;
+* polyc compiles cold: kernels go to a fresh temporary cache directory, and
+  the compile time is split into polyc's own stages and the C compiler's.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+# Environment variables that change how thread pools behave; shown in the header when set.
+SHOWN_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_PROC_BIND", "OMP_PLACES",
+                   "OPENBLAS_CORETYPE", "POLYC_CFLAGS", "POLYC_CC")
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kernels", default="",
+                   help="comma-separated subset (default: all); see --list")
+    p.add_argument("--list", action="store_true", help="list the kernels and exit")
+    p.add_argument("--quick", action="store_true", help="small sizes: a smoke test")
+    p.add_argument("--repeat", type=int, default=7,
+                   help="timed rounds per kernel (median reported; default 7, fewer for "
+                        "slow kernels, see --budget)")
+    p.add_argument("--budget", type=float, default=15.0,
+                   help="seconds of measuring per kernel (all contestants, pauses and "
+                        "warm-ups included) beyond which the number of rounds is cut "
+                        "(never below --min-repeat; default 15)")
+    p.add_argument("--min-repeat", type=int, default=3)
+    p.add_argument("--threads", type=int, default=0,
+                   help="threads for every contestant (default: $OMP_NUM_THREADS, else cores)")
+    p.add_argument("--method", choices=("interleaved", "blocked"), default="interleaved",
+                   help="interleaved: round-robin, one call of each contestant per round "
+                        "(default); blocked: all rounds of one contestant, then the next")
+    p.add_argument("--settle", type=float, default=0.2,
+                   help="seconds to pause before each visit of a contestant, so that the "
+                        "previous one's spinning worker threads go to sleep (OpenBLAS spins "
+                        "~0.1 s after a call, libgomp a few ms; default 0.2)")
+    p.add_argument("--warmup", type=int, default=1,
+                   help="untimed calls at each visit, after the pause (default 1)")
+    p.add_argument("--quiet-wait", type=float, default=None,
+                   help="before each kernel, wait up to this many seconds for other "
+                        "processes to leave the CPUs alone (default 10, 3 with --quick; "
+                        "0 disables)")
+    p.add_argument("--no-pin", action="store_true",
+                   help="do not pin threads to cores (see pin_threads in run.py)")
+    p.add_argument("--no-torch", action="store_true", help="leave torch out even if installed")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    return p.parse_args(argv)
+
+
+ARGS = parse_args()
+if ARGS.quiet_wait is None:
+    ARGS.quiet_wait = 3.0 if ARGS.quick else 10.0
+if ARGS.threads <= 0:
+    ARGS.threads = int(os.environ.get("OMP_NUM_THREADS", "0") or 0) or usable_cores()
+_THREAD_SOURCE = "--threads" if "--threads" in " ".join(sys.argv) else (
+    "$OMP_NUM_THREADS" if os.environ.get("OMP_NUM_THREADS") else "cores")
+for _var in THREAD_VARIABLES:
+    os.environ[_var] = str(ARGS.threads)
+if "numpy" in sys.modules and __name__ == "__main__" and not os.environ.get("_POLYC_BENCH_EXEC"):
+    # Something imported numpy before the thread settings were made: start over with them.
+    os.environ["_POLYC_BENCH_EXEC"] = "1"
+    os.execv(sys.executable, [sys.executable] + sys.argv)
+
+# Only now: the libraries read the thread settings when they load.
+import datetime  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import polyc  # noqa: E402
+from kernels import BENCHES, BY_NAME, TOLERANCE, max_rel_error  # noqa: E402
+
+torch = None
+TORCH_ERROR = "not installed"
+if not ARGS.no_torch:
+    try:
+        import torch  # noqa: E402
+
+        torch.set_num_threads(ARGS.threads)
+    except ModuleNotFoundError:
+        torch = None
+    except Exception as error:  # a broken installation
+        torch = None
+        TORCH_ERROR = f"import failed: {type(error).__name__}: {error}"
+else:
+    TORCH_ERROR = "left out by --no-torch"
+
+
+# ------------------------------------------------------------------ machine
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def cpu_flags() -> set[str]:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def cache_sizes() -> str:
+    """L1d/L2/L3 per instance, from sysfs (e.g. "L1d 32K, L2 1024K, L3 32768K")."""
+    base = Path("/sys/devices/system/cpu/cpu0/cache")
+    parts = []
+    for index in sorted(base.glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        if kind == "Instruction":
+            continue
+        parts.append(f"L{level}{'d' if kind == 'Data' else ''} {size}")
+    return ", ".join(parts) or "unknown"
+
+
+def blas_name() -> str:
+    try:
+        config = np.show_config(mode="dicts")
+        blas = config["Build Dependencies"]["blas"]
+        return f"{blas.get('name', '?')} {blas.get('version', '')}".strip()
+    except Exception:
+        return "unknown BLAS"
+
+
+def cc_version() -> str:
+    import subprocess
+
+    cc = os.environ.get("POLYC_CC", "cc")
+    try:
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=10)
+        return out.stdout.splitlines()[0] if out.stdout else cc
+    except Exception:
+        return cc
+
+
+def polyc_revision() -> str:
+    """Where polyc was imported from and, in a git checkout, its commit (+ "modified")."""
+    import subprocess
+
+    package = Path(polyc.__file__).resolve().parent
+    text = str(package)
+    try:
+        def git(*args):
+            return subprocess.run(["git", "-C", str(package.parent), *args], capture_output=True,
+                                  text=True, timeout=10)
+        head = git("rev-parse", "--short", "HEAD")
+        if head.returncode == 0:
+            dirty = git("status", "--porcelain", "--", str(package)).stdout.strip()
+            text += f", git {head.stdout.strip()}{' + uncommitted changes' if dirty else ''}"
+    except Exception:
+        pass
+    return text
+
+
+def header() -> dict:
+    flags = cpu_flags()
+    simd = "avx512f" if "avx512f" in flags else "avx2" if "avx2" in flags else "sse"
+    info = {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "cpu": cpu_model(),
+        "cores": usable_cores(),
+        "simd": simd,
+        "caches": cache_sizes(),
+        "threads": ARGS.threads,
+        "threads_from": _THREAD_SOURCE,
+        "python": platform.python_version(),
+        "polyc": polyc.__version__,
+        "polyc_at": polyc_revision(),
+        "numpy": np.__version__,
+        "blas": blas_name(),
+        "torch": torch.__version__ if torch is not None else f"- ({TORCH_ERROR})",
+        "cc": cc_version(),
+        "env": {v: os.environ[v] for v in SHOWN_VARIABLES if v in os.environ},
+        "method": ARGS.method,
+        "settle_s": ARGS.settle,
+        "warmup": ARGS.warmup,
+        "pinned": not (ARGS.no_pin or usable_cores() < 2 or ARGS.threads > usable_cores()),
+        "quick": ARGS.quick,
+    }
+    return info
+
+
+def print_header(info: dict) -> None:
+    print(f"polyc benchmark  {info['date']}{'  (--quick sizes)' if info['quick'] else ''}")
+    print(f"machine: {info['cpu']}, {info['cores']} cores, {info['simd']}, caches {info['caches']}")
+    print(f"threads: {info['threads']} for every contestant (from {info['threads_from']}), "
+          + ("pinned: main thread to the first CPU, pool workers to the others"
+             if info["pinned"] else "not pinned")
+          + "".join(f", {k}={v}" for k, v in info["env"].items()))
+    print(f"polyc: {info['polyc_at']}")
+    print(f"versions: polyc {info['polyc']}, numpy {info['numpy']} ({info['blas']}), "
+          f"torch {info['torch']}, python {info['python']}, {info['cc']}")
+    print(f"timing: median over rounds, {info['method']}; each visit = "
+          f"{1000 * info['settle_s']:.0f} ms pause + {info['warmup']} untimed call(s) + timed "
+          "call(s); outputs preallocated; results checked against float64 numpy first")
+    print()
+
+
+# ------------------------------------------------------------------ measuring
+
+class LoadMeter:
+    """CPU time that *other* processes used on this machine while we measured.
+
+    Busy ticks of all CPUs (/proc/stat) minus this process's own (threads and
+    waited-for children, /proc/self/stat), in cores on average: 0.0 is a quiet
+    machine, 1.0 another process keeping a core busy all along.  Linux only;
+    ``None`` elsewhere.
+    """
+
+    def __init__(self):
+        self.start = self._sample()
+
+    @staticmethod
+    def _sample():
+        try:
+            with open("/proc/stat") as f:
+                fields = [int(x) for x in f.readline().split()[1:]]
+            busy = sum(fields) - fields[3] - fields[4]  # all but idle and iowait
+            with open("/proc/self/stat") as f:
+                mine = sum(int(x) for x in f.read().rsplit(")", 1)[1].split()[11:15])
+            return busy, mine, time.monotonic()
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def cores(self) -> float | None:
+        end = self._sample()
+        if self.start is None or end is None:
+            return None
+        ticks = os.sysconf("SC_CLK_TCK")
+        seconds = end[2] - self.start[2]
+        if seconds <= 0:
+            return None
+        return max(0.0, ((end[0] - self.start[0]) - (end[1] - self.start[1])) / ticks / seconds)
+
+
+def pin_threads() -> str:
+    """Pin this process's threads: the main thread to the first usable CPU, every other
+    thread (thread-pool workers of libgomp, OpenBLAS, torch) round-robin to the others.
+
+    With as many threads as cores, each pool then has one thread per core.  Unpinned,
+    Linux on this VM often woke a pool's worker on the main thread's core and left it
+    there until the next scheduler tick: a 0.3 ms parallel region took 4 or 8 ms
+    instead, at random, more often for libgomp than for OpenBLAS.  Applied to every
+    contestant alike; ``--no-pin`` leaves placement to the OS.
+    """
+    cpus = sorted(os.sched_getaffinity(0))
+    if ARGS.no_pin or len(cpus) < 2 or ARGS.threads > len(cpus):
+        return "not pinned"
+    main = os.getpid()
+    try:
+        tids = sorted(int(t) for t in os.listdir("/proc/self/task"))
+    except OSError:
+        return "not pinned"
+    workers = [t for t in tids if t != main]
+    try:
+        os.sched_setaffinity(main, {cpus[0]})
+        for i, tid in enumerate(workers):
+            try:
+                os.sched_setaffinity(tid, {cpus[1 + i % (len(cpus) - 1)]})
+            except OSError:  # the thread has exited
+                pass
+    except OSError as error:
+        return f"not pinned ({error})"
+    return f"main thread on CPU {cpus[0]}, {len(workers)} workers on CPUs {cpus[1:]}"
+
+
+def wait_for_quiet(limit: float, threshold: float = 0.15) -> float:
+    """Wait (up to ``limit`` seconds) for a half second in which other processes use
+    less than ``threshold`` cores; returns the seconds waited."""
+    start = time.monotonic()
+    while time.monotonic() - start < limit:
+        meter = LoadMeter()
+        time.sleep(0.5)
+        load = meter.cores()
+        if load is None or load < threshold:
+            break
+    return time.monotonic() - start
+
+
+class Contestant:
+    """One implementation of a kernel: a zero-argument callable plus its outputs."""
+
+    def __init__(self, name: str, run, outputs_of):
+        self.name = name
+        self.run = run
+        self.outputs_of = outputs_of  # () -> list of numpy arrays to check
+        self.times: list[float] = []
+        self.error: str | None = None
+        self.check: str = ""
+        self.rel_error: float = float("nan")
+        self.first_s: float = 0.0  # the first (checked) call
+
+
+LONG_CALL_S = 0.25  # calls longer than this get no warm-up call before their timed call
+
+
+def timed(run) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+def measure(contestants: list[Contestant]) -> int:
+    """Time every live contestant; returns the number of rounds.
+
+    A *visit* of a contestant is: pause ``--settle`` seconds (the previous
+    contestant's worker threads stop spinning and go to sleep), ``--warmup``
+    untimed calls (which wake this contestant's own thread pool and leave it
+    hot, as in any loop that calls a kernel repeatedly), then timed calls.
+    ``interleaved``: one visit per contestant per round, one timed call each,
+    round-robin, so slow drifts of the machine (other processes, frequency)
+    hit every contestant alike.  ``blocked``: one visit per contestant with
+    all its timed calls back to back.
+    """
+    live = [c for c in contestants if c.error is None]
+    if not live:
+        return 0
+    pin_threads()  # every contestant ran once: all thread pools exist
+    estimate = {}
+    for c in live:
+        if c.first_s > LONG_CALL_S:
+            estimate[c.name] = c.first_s  # slow: the checked call is estimate enough
+        else:
+            pause()
+            c.run()
+            estimate[c.name] = timed(c.run)
+    # Warm-up calls exist to wake thread pools and caches; a long call does not need one.
+    warmups = {c.name: ARGS.warmup if estimate[c.name] <= LONG_CALL_S else 0 for c in live}
+    per_round = sum(ARGS.settle + (warmups[c.name] + 1) * estimate[c.name] for c in live)
+    rounds = ARGS.repeat
+    if per_round * rounds > ARGS.budget:
+        rounds = max(ARGS.min_repeat, int(ARGS.budget / per_round))
+    if ARGS.method == "interleaved":
+        for _ in range(rounds):
+            for c in live:
+                visit(c, warmups[c.name], 1)
+    else:
+        for c in live:
+            visit(c, warmups[c.name], rounds)
+    return rounds
+
+
+def visit(c: Contestant, warmups: int, calls: int) -> None:
+    pause()
+    for _ in range(warmups):
+        c.run()
+    for _ in range(calls):
+        c.times.append(timed(c.run))
+
+
+def pause() -> None:
+    if ARGS.settle > 0:
+        time.sleep(ARGS.settle)
+
+
+def median_ms(c: Contestant | None) -> float | None:
+    if c is None or c.error is not None or not c.times:
+        return None
+    return 1000 * statistics.median(c.times)
+
+
+def check(c: Contestant, reference) -> None:
+    try:
+        outputs = c.outputs_of()
+        errors = [max_rel_error(np.asarray(got), ref) for got, ref in zip(outputs, reference)]
+        c.rel_error = max(errors) if errors else float("nan")
+        c.check = "ok" if len(outputs) == len(reference) and c.rel_error <= TOLERANCE else "WRONG"
+    except Exception as error:
+        c.error = f"check failed: {type(error).__name__}: {error}"
+        c.check = "error"
+
+
+def to_numpy(value):
+    if torch is not None and isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return value
+
+
+def bench_one(bench, cache_dir: Path, rng_seed: int) -> dict:
+    sizes = bench.quick_sizes if ARGS.quick else bench.sizes
+    rng = np.random.default_rng(rng_seed)
+    args = bench.inputs(sizes, rng)
+    reference = bench.reference(*args)
+    shapes = bench.outputs(sizes)
+    row: dict = {"kernel": bench.name, "formula": bench.formula, "sizes": sizes,
+                 "size_text": bench.size_text(sizes), "kind": bench.kind,
+                 "work": bench.work(sizes), "notes": []}
+
+    # --- polyc: cold compile into a fresh cache directory
+    contestants: list[Contestant] = []
+    p_outs = [np.empty(s, np.float32) for s in shapes]
+    p_out = p_outs[0] if len(p_outs) == 1 else tuple(p_outs)
+    try:
+        start = time.perf_counter()
+        op = polyc.define(bench.source, cache_dir=cache_dir)
+        frontend = time.perf_counter() - start
+        compilation = op.compilation()
+        kernel = op.compile(*args)
+        total = time.perf_counter() - start
+        row["compile"] = {"frontend_s": frontend, "stages_s": dict(compilation.seconds),
+                          "polyc_s": frontend + sum(compilation.seconds.values()),
+                          "cc_s": kernel.compile_seconds, "cache": kernel.cache_hit,
+                          "total_s": total}
+        polyc_run = lambda: op(*args, out=p_out)  # noqa: E731
+        first = timed(polyc_run)
+        contestants.append(Contestant("polyc", polyc_run, lambda: p_outs))
+        contestants[-1].first_s = first
+    except Exception as error:
+        row["compile"] = None
+        c = Contestant("polyc", None, None)
+        c.error = f"{type(error).__name__}: {error}".splitlines()[0]
+        c.check = "error"
+        contestants.append(c)
+        row["notes"].append(f"polyc failed: {c.error}")
+
+    # --- numpy
+    n_outs = [np.empty(s, np.float32) for s in shapes]
+    try:
+        numpy_run = bench.numpy(args, n_outs)
+        first = timed(numpy_run)
+        contestants.append(Contestant("numpy", numpy_run, lambda: n_outs))
+        contestants[-1].first_s = first
+    except Exception as error:
+        c = Contestant("numpy", None, None)
+        c.error = f"{type(error).__name__}: {error}"
+        contestants.append(c)
+        row["notes"].append(f"numpy failed: {c.error}")
+
+    # --- torch (eager)
+    if torch is not None and bench.torch is not None:
+        try:
+            t_args = tuple(torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args)
+            t_outs = [torch.empty(s, dtype=torch.float32) for s in shapes]
+            prepared = bench.torch(t_args, t_outs)
+            last = {}
+
+            def torch_run(prepared=prepared, last=last):
+                last["result"] = prepared()
+
+            first = timed(torch_run)
+
+            def torch_outputs(last=last, t_outs=t_outs):
+                result = last["result"]
+                if isinstance(result, torch.Tensor):
+                    result = [result]
+                if result is None:
+                    result = t_outs
+                return [to_numpy(r) for r in result]
+
+            contestants.append(Contestant("torch", torch_run, torch_outputs))
+            contestants[-1].first_s = first
+        except Exception as error:
+            c = Contestant("torch", None, None)
+            c.error = f"{type(error).__name__}: {error}".splitlines()[0]
+            contestants.append(c)
+            row["notes"].append(f"torch failed: {c.error}")
+        if bench.torch_note:
+            row["notes"].append(f"torch: {bench.torch_note}")
+
+    for c in contestants:
+        if c.error is None:
+            check(c, reference)
+            if c.check != "ok" and c.name != "polyc":
+                row["notes"].append(f"{c.name} result {c.check} (rel. error {c.rel_error:.1e})")
+
+    # A WRONG polyc kernel is still timed (the number is informative); the table marks it.
+    row["quiet_wait_s"] = wait_for_quiet(ARGS.quiet_wait) if ARGS.quiet_wait > 0 else 0.0
+    meter = LoadMeter()
+    row["rounds"] = measure(contestants)
+    row["other_load"] = meter.cores()
+    for c in contestants:
+        row[c.name] = {"median_ms": median_ms(c), "times_s": c.times, "check": c.check,
+                       "rel_error": c.rel_error, "error": c.error}
+    return row
+
+
+# ------------------------------------------------------------------ per-call overhead
+
+def overhead(cache_dir: Path) -> dict:
+    """Warm per-call cost on 2x2 inputs with out= given: polyc vs np.einsum (and np.matmul)."""
+    op = polyc.define(BY_NAME["gemm"].source, cache_dir=cache_dir)
+    A = np.ones((2, 2), np.float32)
+    B = np.ones((2, 2), np.float32)
+    C = np.empty((2, 2), np.float32)
+    op(A, B, out=C)
+    pin_threads()
+    calls = {
+        "polyc": lambda: op(A, B, out=C),
+        "numpy.einsum": lambda: np.einsum("ik,kj->ij", A, B, out=C),
+        "numpy.matmul": lambda: np.matmul(A, B, out=C),
+    }
+    if torch is not None:
+        try:
+            tA, tB, tC = torch.from_numpy(A), torch.from_numpy(B), torch.from_numpy(C)
+            torch.matmul(tA, tB, out=tC)
+            calls["torch.matmul"] = lambda: torch.matmul(tA, tB, out=tC)
+        except Exception:
+            pass
+    n = 2000
+    result = {}
+    for name, call in calls.items():
+        for _ in range(200):
+            call()
+        samples = []
+        for _ in range(7):
+            start = time.perf_counter()
+            for _ in range(n):
+                call()
+            samples.append((time.perf_counter() - start) / n)
+        result[name] = 1e6 * statistics.median(samples)
+    return result
+
+
+# ------------------------------------------------------------------ printing
+
+def fmt_ms(ms: float | None) -> str:
+    if ms is None:
+        return "-"
+    if ms >= 100:
+        return f"{ms:.0f}"
+    if ms >= 10:
+        return f"{ms:.1f}"
+    if ms >= 1:
+        return f"{ms:.2f}"
+    return f"{ms:.3f}"
+
+
+def fmt_rate(row: dict, ms: float | None) -> str:
+    if ms is None or ms <= 0:
+        return "-"
+    per_second = row["work"] / (ms / 1000)
+    unit = "GFLOP/s" if row["kind"] == "compute" else "GB/s"
+    return f"{per_second / 1e9:.1f} {unit}"
+
+
+def fmt_ratio(other: float | None, mine: float | None) -> str:
+    if other is None or mine is None or mine <= 0:
+        return "-"
+    return f"{other / mine:.2f}"
+
+
+def table(columns: list[tuple[str, str]], rows: list[list[str]]) -> str:
+    """Plain-text table; ``columns`` are (title, "<" or ">")."""
+    widths = [max(len(title), *(len(r[i]) for r in rows)) if rows else len(title)
+              for i, (title, _) in enumerate(columns)]
+
+    def line(cells):
+        out = []
+        for cell, (_, align), width in zip(cells, columns, widths):
+            out.append(cell.ljust(width) if align == "<" else cell.rjust(width))
+        return "  ".join(out).rstrip()
+
+    text = [line([title for title, _ in columns]), line(["-" * w for w in widths])]
+    text += [line(r) for r in rows]
+    return "\n".join(text)
+
+
+def print_results(rows: list[dict], over: dict | None) -> None:
+    have_torch = torch is not None
+    columns = [("kernel", "<"), ("size", "<"), ("check", "<"), ("n", ">"),
+               ("polyc ms", ">"), ("numpy ms", ">")]
+    if have_torch:
+        columns.append(("torch ms", ">"))
+    columns += [("polyc rate", ">"), ("numpy rate", ">"), ("numpy/polyc", ">")]
+    if have_torch:
+        columns.append(("torch/polyc", ">"))
+    columns.append(("other load", ">"))
+    cells = []
+    for row in rows:
+        p = row.get("polyc", {}).get("median_ms")
+        n = row.get("numpy", {}).get("median_ms")
+        t = row.get("torch", {}).get("median_ms") if "torch" in row else None
+        check_text = row.get("polyc", {}).get("check", "error")
+        line = [row["kernel"], row["size_text"], check_text, str(row["rounds"]),
+                fmt_ms(p), fmt_ms(n)]
+        if have_torch:
+            line.append(fmt_ms(t))
+        line += [fmt_rate(row, p), fmt_rate(row, n), fmt_ratio(n, p)]
+        if have_torch:
+            line.append(fmt_ratio(t, p))
+        load = row.get("other_load")
+        line.append("-" if load is None else f"{load:.2f}")
+        cells.append(line)
+    print(table(columns, cells))
+    print("ratios > 1: polyc is faster.  rate: GFLOP/s for contractions, GB/s of compulsory "
+          "traffic (inputs read once,\noutputs written once) for memory-bound kernels.  n: rounds. "
+          "other load: cores that other processes kept\nbusy while this kernel was timed "
+          "(0 = quiet machine; above ~0.2 the numbers are disturbed).")
+    if not have_torch:
+        print(f"torch: {TORCH_ERROR}, so its columns are left out.")
+
+    print()
+    print("cold compile (fresh cache directory)")
+    ccols = [("kernel", "<"), ("polyc ms", ">"), ("frontend", ">"), ("domains+deps", ">"),
+             ("schedule", ">"), ("ast", ">"), ("c", ">"), ("cc ms", ">"), ("cold total", ">"),
+             ("cache", "<")]
+    crows = []
+    for row in rows:
+        comp = row.get("compile")
+        if not comp:
+            crows.append([row["kernel"]] + ["-"] * 8 + ["error"])
+            continue
+        st = dict(comp["stages_s"])
+        named = {k: st.pop(k, 0.0) for k in ("schedule", "ast", "c")}
+        crows.append([
+            row["kernel"], f"{1000 * comp['polyc_s']:.0f}", f"{1000 * comp['frontend_s']:.0f}",
+            f"{1000 * sum(st.values()):.0f}",  # domains, dependences and any newer stage
+            f"{1000 * named['schedule']:.0f}", f"{1000 * named['ast']:.0f}",
+            f"{1000 * named['c']:.0f}", f"{1000 * comp['cc_s']:.0f}",
+            f"{1000 * comp['total_s']:.0f}", comp["cache"]])
+    print(table(ccols, crows))
+    print("polyc ms = frontend (define(): parse, sema, bounds proof) + sum of "
+          "compilation().seconds (the other columns);\ncc ms = Kernel.compile_seconds (the C "
+          "compiler); cold total = wall time of define() + compile().")
+
+    if over:
+        print()
+        print("warm per-call overhead, 2x2 matmul with out= (median of 7 x 2000 calls)")
+        print("  " + "   ".join(f"{name} {us:.1f} us" for name, us in over.items()))
+
+    notes = [(row["kernel"], note) for row in rows for note in row["notes"]]
+    if notes:
+        print()
+        for kernel, note in notes:
+            print(f"note [{kernel}]: {note}")
+
+
+# ------------------------------------------------------------------ main
+
+def main() -> int:
+    if ARGS.list:
+        for b in BENCHES:
+            print(f"{b.name:12} {b.formula:55} {b.size_text(b.sizes)}")
+        return 0
+    names = [n.strip() for n in ARGS.kernels.split(",") if n.strip()] or [b.name for b in BENCHES]
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown:
+        print(f"unknown kernel(s): {', '.join(unknown)}; known: {', '.join(BY_NAME)}",
+              file=sys.stderr)
+        return 2
+    info = header()
+    print_header(info)
+    rows = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="polyc-bench-cache-") as tmp:
+        cache_dir = Path(tmp)
+        for i, name in enumerate(names):
+            bench = BY_NAME[name]
+            t0 = time.perf_counter()
+            try:
+                row = bench_one(bench, cache_dir, ARGS.seed + i)
+            except Exception:
+                traceback.print_exc()
+                row = {"kernel": name, "size_text": "", "kind": bench.kind, "work": 1,
+                       "rounds": 0, "notes": ["benchmark crashed (traceback above)"]}
+            rows.append(row)
+            print(f"  [{i + 1}/{len(names)}] {name}: {time.perf_counter() - t0:.1f} s",
+                  file=sys.stderr, flush=True)
+        over = overhead(cache_dir)
+    print()
+    print_results(rows, over)
+    print(f"\ntotal {time.perf_counter() - started:.0f} s")
+    if ARGS.json:
+        with open(ARGS.json, "w") as f:
+            json.dump({"machine": info, "kernels": rows, "overhead_us": over}, f, indent=1,
+                      default=str)
+    wrong = [r["kernel"] for r in rows if r.get("polyc", {}).get("check") != "ok"]
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

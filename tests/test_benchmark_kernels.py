@@ -1,0 +1,49 @@
+"""The benchmark's kernels (benchmarks/kernels.py) at tiny sizes: each TC source
+parses, compiles and matches numpy's float64 reference, and so does each numpy
+idiom the benchmark times polyc against. Nothing here is timed."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import polyc
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from kernels import BENCHES, TOLERANCE, max_rel_error  # noqa: E402
+
+
+@pytest.mark.parametrize("bench", BENCHES, ids=[b.name for b in BENCHES])
+def test_benchmark_kernel_matches_numpy(bench):
+    sizes = bench.tiny_sizes
+    args = bench.inputs(sizes, np.random.default_rng(0))
+    reference = bench.reference(*args)
+    shapes = bench.outputs(sizes)
+    assert [r.shape for r in reference] == [tuple(s) for s in shapes]
+
+    op = polyc.define(bench.source)
+    result = op(*args)
+    result = list(result) if isinstance(result, tuple) else [result]
+    assert [r.shape for r in result] == [tuple(s) for s in shapes]
+    for got, ref in zip(result, reference):
+        assert got.dtype == np.float32
+        assert max_rel_error(got, ref) <= TOLERANCE
+
+    # out= as the benchmark calls it
+    outs = [np.empty(s, np.float32) for s in shapes]
+    op(*args, out=outs[0] if len(outs) == 1 else tuple(outs))
+    for got, ref in zip(outs, reference):
+        assert max_rel_error(got, ref) <= TOLERANCE
+
+    # the numpy idiom polyc is compared with computes the same thing
+    numpy_outs = [np.empty(s, np.float32) for s in shapes]
+    bench.numpy(args, numpy_outs)()
+    for got, ref in zip(numpy_outs, reference):
+        assert max_rel_error(got, ref) <= TOLERANCE
+
+
+def test_benchmark_work_counts_are_positive():
+    for bench in BENCHES:
+        for sizes in (bench.sizes, bench.quick_sizes, bench.tiny_sizes):
+            assert bench.work(sizes) > 0
+            assert bench.kind in ("compute", "memory")
