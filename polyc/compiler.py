@@ -20,6 +20,7 @@ from polyc.codegen.ast_build import ast_text, build_ast
 from polyc.codegen.emit import CSource, emit_c
 from polyc.codegen.vector_math import simd_math_functions
 from polyc.fusion.contraction import contract_temporaries
+from polyc.fusion.layout import layout_copies, transpose_strided_operands
 from polyc.lang import ast as syntax
 from polyc.lang import ir
 from polyc.lang.parser import parse
@@ -77,12 +78,14 @@ def generate(op: ir.Op, options: Options) -> Compilation:
         seconds[stage] = now - start
         start = now
 
+    if options.optimize:
+        op = transpose_strided_operands(op)
     program = build_poly_program(op)
     lap("domains")
     dependences = compute_dependences(program)
     lap("dependences")
     schedule = compute_schedule(program, dependences, options.fusion, options.parallel,
-                                options.optimize)
+                                options.optimize, prologue=layout_copies(op))
     lap("schedule")
     ast = build_ast(program, schedule)
     lap("ast")

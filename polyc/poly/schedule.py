@@ -15,6 +15,7 @@ polyc, never output.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass
 
@@ -49,7 +50,44 @@ class Schedule:
 
 
 def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "default",
-                     parallel: bool = True, optimize: bool = True) -> Schedule:
+                     parallel: bool = True, optimize: bool = True,
+                     prologue: tuple[str, ...] = ()) -> Schedule:
+    """The schedule of ``program``; statements named in ``prologue`` (layout copies) run
+    first, in a schedule of their own, so they never fuse into the loops they feed."""
+    if prologue:
+        first = _statements_named(program.domain, prologue)
+        rest = program.domain.subtract(first)
+        if not rest.is_empty():
+            head = compute_schedule(_restricted(program, first), deps, fusion, parallel,
+                                    optimize)
+            tail = compute_schedule(_restricted(program, rest), deps, fusion, parallel,
+                                    optimize)
+            tree = head.tree.sequence(tail.tree)
+            schedule = Schedule(tree, fusion, tail.decision)
+            check_legality(schedule.schedule_map, deps, program)
+            check_parallel(tree, deps, program)
+            return schedule
+    return _compute_schedule(program, deps, fusion, parallel, optimize)
+
+
+def _statements_named(domain: isl.UnionSet, names) -> isl.UnionSet:
+    result = isl.UnionSet.empty(domain.get_space())
+    for part in isl_items(domain.get_set_list()):
+        if part.get_tuple_name() in names:
+            result = result.union(isl.UnionSet.from_set(part))
+    return result
+
+
+def _restricted(program: PolyProgram, domain: isl.UnionSet) -> PolyProgram:
+    return dataclasses.replace(
+        program, domain=domain,
+        statements=tuple(s for s in program.statements
+                         if not domain.intersect(_statements_named(domain, (s.name,)))
+                         .is_empty()))
+
+
+def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
+                      parallel: bool, optimize: bool) -> Schedule:
     if fusion not in FUSION_STRATEGIES:
         raise ValueError(f"fusion must be one of {FUSION_STRATEGIES}, not {fusion!r}")
     constraints = (isl.ScheduleConstraints.on_domain(program.domain)
@@ -58,13 +96,25 @@ def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "def
                    .set_proximity(deps.dep_flow.union(deps.dep_reuse))
                    .set_coincidence(deps.coincidence))
     if fusion == "default":
-        # Fuse as much as possible while the outermost loop stays parallel.
-        tree = _isl_schedule(constraints, program, whole_component=True)
-        if _outer_loop_parallel(tree):
-            decision = "maximal fusion (the outer loop stays parallel)"
-        else:
-            tree = _isl_schedule(constraints, program)
-            decision = "isl's default fusion (maximal fusion would serialise the outer loop)"
+        # Fuse as much as possible while the outer loop stays parallel and no statement
+        # loses depth of its outermost permutable band (its tiling and register blocking).
+        unfused = _isl_schedule(constraints, program, serialize_sccs=True)
+        depths = _outer_band_depths(unfused)
+        tree, decision, rejected = unfused, "", []
+        for name, candidate in (("maximal fusion", dict(whole_component=True)),
+                                ("isl's default fusion", {})):
+            fused = _isl_schedule(constraints, program, **candidate)
+            fused_depth = _outer_band_depths(fused)
+            if not _outer_loop_parallel(fused):
+                rejected.append(f"{name} would serialise the outer loop")
+            elif any(fused_depth.get(s, 0) < d for s, d in depths.items()):
+                rejected.append(f"{name} would shrink the permutable bands tiling needs")
+            else:
+                tree = fused
+                decision = f"{name} (the outer loop stays parallel, no band loses depth)"
+                break
+        if not decision:
+            decision = f"no fusion ({'; '.join(rejected)})"
     else:
         tree = _isl_schedule(constraints, program, whole_component=fusion == "max",
                              serialize_sccs=fusion == "min")
@@ -94,6 +144,22 @@ def _isl_schedule(constraints: isl.ScheduleConstraints, program: PolyProgram,
         finally:
             ctx.set_schedule_whole_component(saved[0])
             ctx.set_schedule_serialize_sccs(saved[1])
+
+
+def _outer_band_depths(tree: isl.Schedule) -> dict[str, int]:
+    """For each statement, the number of members of the outermost band above it."""
+    depths: dict[str, int] = {}
+
+    def visit(node: isl.ScheduleNode) -> None:
+        if node.get_type() == isl.schedule_node_type.band and node.band_n_member() > 0:
+            for part in isl_items(node.get_domain().get_set_list()):
+                depths.setdefault(part.get_tuple_name(), node.band_n_member())
+            return
+        for position in range(node.n_children()):
+            visit(node.child(position))
+
+    visit(tree.get_root())
+    return depths
 
 
 def _outer_loop_parallel(tree: isl.Schedule) -> bool:

@@ -7,7 +7,8 @@ For the outermost band along each path of the schedule tree:
    cache while the reduction sweeps.
 2. **Tile** — when some access is invariant along a member (data reuse), tile
    the band; the tile size makes one tile's working set fit half the L2 cache
-   (:mod:`polyc.poly.cache_model`).
+   (:mod:`polyc.poly.cache_model`). Members without reuse (a batch index every
+   access depends on) are not tiled and do not count in the working set.
 3. **Intra-tile order** — inside the tile, the member along which the most
    accesses walk unit stride (weighted by each statement's share of the work)
    goes innermost and is split off under a ``simd`` mark. Candidates
@@ -147,18 +148,23 @@ def _is_vector_reduction(member: Member, program: PolyProgram) -> bool:
                         for e in ir.walk(statement.rhs)))
 
 
-def _reuse_exponents(members: list[Member], program: PolyProgram) -> tuple[bool, list[int]]:
-    """Whether some access is invariant along a member, and each access's tiled dimensions."""
-    exponents, reuse = [], False
-    statements = set().union(*(m.walks for m in members))
-    for name in statements:
-        walked = {m.walks.get(name) for m in members} - {None}
-        for access in statement_accesses(program.statement(name), program.op):
-            used = {index for index in walked
-                    if any(d is None or d.coefficient(index) for d in access.dims)}
-            exponents.append(len(used))
-            reuse |= len(used) < len(walked)
-    return reuse, exponents
+def _reuse(members: list[Member], program: PolyProgram) -> tuple[list[bool], list[int]]:
+    """For each member, whether it carries data reuse (some access of a statement walking
+    it is invariant along it); and for each access, the number of reuse-carrying members
+    it spans (the exponent of its tile footprint). A member that every access depends on
+    (a batch index) gains nothing from tiling."""
+    accesses = [(name, access) for name in set().union(*(m.walks for m in members))
+                for access in statement_accesses(program.statement(name), program.op)]
+
+    def uses(access: Access, index: str) -> bool:
+        return any(d is None or d.coefficient(index) for d in access.dims)
+
+    carries = [any(m.walks.get(name) is not None and not uses(access, m.walks[name])
+                   for name, access in accesses) for m in members]
+    exponents = [sum(1 for m, carry in zip(members, carries)
+                     if carry and m.walks.get(name) is not None and uses(access, m.walks[name]))
+                 for name, access in accesses]
+    return carries, exponents
 
 
 def _reorder(node: isl.ScheduleNode, order: list[int]) -> isl.ScheduleNode:
@@ -235,8 +241,8 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
     vector = best[1] if best[0] > 0 else None
     innermost = not _has_inner_band(node)
 
-    reuse, exponents = _reuse_exponents(members, program)
-    tiled = tile and n >= 2 and reuse
+    carries, exponents = _reuse(members, program)
+    tiled = tile and n >= 2 and any(carries)
     blocking = None
     if tiled and vector is not None and vector.coincident and innermost:
         blocking = _register_block_members(members, vector, program)
@@ -250,7 +256,10 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
         sizes = isl.MultiVal.zero(node.band_get_space())
         for k, member in enumerate(members):
             multiple = multiples.get(id(member), 1)
-            sizes = sizes.set_val(k, isl.Val(max(multiple, size // multiple * multiple)))
+            tile_size = max(multiple, size // multiple * multiple)
+            if not carries[k] and id(member) not in multiples:
+                tile_size = 1  # no reuse along it: the member stays a plain outer loop
+            sizes = sizes.set_val(k, isl.Val(tile_size))
         node = node.band_tile(sizes)
         point = node.child(0)
     else:

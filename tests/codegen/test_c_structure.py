@@ -104,11 +104,17 @@ def test_simd_loops_are_innermost_and_unit_stride():
 
 
 def test_reduction_along_unit_stride_is_vectorised_with_a_scalar_accumulator():
-    text = generated("def f(float(B, M) I, float(N, M) W) -> (O) { O(b, n) +=! I(b, m) * W(n, m) }")
+    # A(i, j) is read once per output element: no copy pays, the dot product vectorises.
+    text = generated("def mv(float(M, N) A, float(N) x) -> (y) { y(i) +=! A(i, j) * x(j) }")
     assert "#pragma omp simd reduction(+:polyc_acc)" in text
     finder = Finder()
     finder.visit(parse_entry(text))
     assert any(p.startswith("omp simd reduction") for p, _ in finder.pragmas)
+
+
+def test_reused_strided_operand_is_copied_transposed_then_register_blocked():
+    text = generated("def f(float(B, M) I, float(N, M) W) -> (O) { O(b, n) +=! I(b, m) * W(n, m) }")
+    assert "W_t10[" in text and "float polyc_acc[6][" in text
 
 
 def test_optimisations_can_be_switched_off():
