@@ -177,6 +177,24 @@ class _Emitter:
             return self._with_private_temporaries(node, code)
         return code
 
+    def _loop(self, node: isl.AstNode, body, iterator: str | None = None):
+        """The C ``for`` of an isl AST ``for`` node around ``body``."""
+        iterator = iterator or self._expr(node.for_get_iterator())
+        return cgen.For(f"int64_t {iterator} = {self._expr(node.for_get_init())}",
+                        _unparenthesized(self._expr(node.for_get_cond())),
+                        f"{iterator} += {self._expr(node.for_get_inc())}",
+                        _block(body))
+
+    def _accumulator(self, statement: ir.Statement):
+        """``(tensor, target, current, value)`` of a reduction: the C lvalue of the element
+        it accumulates into, that element's value, and the right-hand side's value."""
+        tensor = self.program.op.tensor(statement.tensor)
+        lhs = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
+        target = self.exprs.access(tensor.name, lhs)
+        current = self.exprs.expr(ir.Read(tensor.type, tensor.name, lhs))
+        value = self.exprs.expr(statement.rhs, tensor.type)
+        return tensor, target, current, value
+
     def _expr(self, expr: isl.AstExpr) -> str:
         return isl_expr_to_c(expr, self.names)
 
@@ -189,10 +207,7 @@ class _Emitter:
             blocked = self._register_blocked(node, marks, iterator)
             if blocked is not None:
                 return blocked
-        loop = cgen.For(f"int64_t {iterator} = {self._expr(node.for_get_init())}",
-                        _unparenthesized(self._expr(node.for_get_cond())),
-                        f"{iterator} += {self._expr(node.for_get_inc())}",
-                        _block(self.node(node.for_get_body())))
+        loop = self._loop(node, self.node(node.for_get_body()), iterator)
         if SIMD_REDUCTION_MARK in marks:
             # Only the piece holding the reduction alone is vectorised (as a reduction);
             # peeled pieces with the initialisation or an epilogue stay scalar.
@@ -215,10 +230,7 @@ class _Emitter:
         copy per iteration, so private to each thread (see polyc.fusion.contraction)."""
         body = self._with_private_temporaries(node.for_get_body(),
                                               self.node(node.for_get_body()))
-        loop = cgen.For(f"int64_t {iterator} = {self._expr(node.for_get_init())}",
-                        _unparenthesized(self._expr(node.for_get_cond())),
-                        f"{iterator} += {self._expr(node.for_get_inc())}",
-                        _block(body))
+        loop = self._loop(node, body, iterator)
         simd = " simd" if SIMD_MARK in marks else ""
         pragma = (f"omp parallel for{simd} schedule(static) "
                   f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})")
@@ -318,13 +330,8 @@ class _Emitter:
     def _emit_register_block(self, loop, marks, chain, stmt, nest, iterators, simd_levels,
                              trips, full):
         statement = stmt.statement
-        tensor = self.program.op.tensor(statement.tensor)
+        tensor, target, current, value = self._accumulator(statement)
         elem = tensor.type.compute_type
-        lhs = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
-        target = self.exprs.access(tensor.name, lhs)
-        current = self.exprs.expr(ir.Read(tensor.type, tensor.name, lhs))
-        value = self.exprs.expr(statement.rhs, tensor.type)
-        call = None
         node = nest[-1]
         while node.get_type() != isl.ast_node_type.user:
             node = _single(node.for_get_body()) if node.get_type() == isl.ast_node_type.for_ \
@@ -347,12 +354,7 @@ class _Emitter:
         reduction = nest_loops(bind_all + [cgen.Statement(
             f"{acc} = {_combine(statement.op, tensor, acc, value)}")])
         for reduction_loop in reversed(chain):
-            it = self._expr(reduction_loop.for_get_iterator())
-            reduction = cgen.For(
-                f"int64_t {it} = {self._expr(reduction_loop.for_get_init())}",
-                _unparenthesized(self._expr(reduction_loop.for_get_cond())),
-                f"{it} += {self._expr(reduction_loop.for_get_inc())}",
-                _block(reduction))
+            reduction = self._loop(reduction_loop, reduction)
         blocked = cgen.Block([
             cgen.Statement(f"{elem.c_type} polyc_acc" + "".join(f"[{t}]" for t in trips)),
             nest_loops(bind_lhs + [cgen.Statement(f"{acc} = {current}")]),
@@ -391,22 +393,15 @@ class _Emitter:
         bound = dict(zip(stmt.indices, args))
         if any(_mentions(bound[i], iterator) for i in statement.indices):
             return None
-        tensor = self.program.op.tensor(statement.tensor)
+        tensor, target, current, value = self._accumulator(statement)
         elem = tensor.type.compute_type
-        lhs = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
-        target = self.exprs.access(tensor.name, lhs)
-        current = self.exprs.expr(ir.Read(tensor.type, tensor.name, lhs))
-        value = self.exprs.expr(statement.rhs, tensor.type)
         outer = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)), self._expr(bound[i]))
                  for i in statement.indices]
         inner = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)), self._expr(bound[i]))
                  for i in stmt.indices if i not in statement.indices]
         update = cgen.Statement(
             f"polyc_acc = {_combine(statement.op, tensor, 'polyc_acc', value)}")
-        loop = cgen.For(f"int64_t {iterator} = {self._expr(node.for_get_init())}",
-                        _unparenthesized(self._expr(node.for_get_cond())),
-                        f"{iterator} += {self._expr(node.for_get_inc())}",
-                        cgen.Block(inner + [update]))
+        loop = self._loop(node, cgen.Block(inner + [update]), iterator)
         clause = _reduction_clause(statement.op, elem)
         return cgen.Block(outer + [
             cgen.Initializer(cgen.Value(elem.c_type, "polyc_acc"), current),
