@@ -257,7 +257,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
         for k, member in enumerate(members):
             multiple = multiples.get(id(member), 1)
             tile_size = max(multiple, size // multiple * multiple)
-            if not carries[k] and id(member) not in multiples:
+            if not carries[k] and id(member) not in multiples and member is not vector:
                 tile_size = 1  # no reuse along it: the member stays a plain outer loop
             sizes = sizes.set_val(k, isl.Val(tile_size))
         node = node.band_tile(sizes)
@@ -292,8 +292,9 @@ def _register_block_members(members: list[Member], vector: Member, program: Poly
 
     Every non-parallel member must be a reduction member of one pure reduction whose
     accumulator does not depend on it; the row member is a parallel member that the
-    accumulator depends on and along which an operand invariant in ``vector`` varies
-    (it is broadcast across the vector lanes).
+    accumulator depends on, along which an operand invariant in ``vector`` varies (it
+    is broadcast across the vector lanes) and the operands that vary with ``vector``
+    do not (each vector load serves every row of the block).
     """
     reductions = [m for m in members if not m.coincident]
     if not reductions or not all(_is_vector_reduction(m, program) for m in reductions):
@@ -311,12 +312,17 @@ def _register_block_members(members: list[Member], vector: Member, program: Poly
         row_index = row.walks.get(name)
         if row is vector or not row.coincident or row_index not in statement.indices:
             continue
-        broadcast = any(not a.is_write and a.tensor != statement.tensor
-                        and all(d is not None and d.coefficient(vector_index) == 0
-                                for d in a.dims)
+        inputs = [a for a in accesses if not a.is_write and a.tensor != statement.tensor]
+        broadcast = any(all(d is not None and d.coefficient(vector_index) == 0
+                            for d in a.dims)
                         and any(d is not None and d.coefficient(row_index) for d in a.dims)
-                        for a in accesses)
-        if broadcast:
+                        for a in inputs)
+        # Each vector of the streamed operands is reused across the block's rows.
+        streamed_reused = all(all(d is not None and d.coefficient(row_index) == 0
+                                  for d in a.dims)
+                              for a in inputs
+                              if any(d is None or d.coefficient(vector_index) for d in a.dims))
+        if broadcast and streamed_reused:
             return row, reductions
     return None
 
