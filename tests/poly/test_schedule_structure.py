@@ -93,3 +93,26 @@ def test_independent_statements_sharing_inputs_are_fused_horizontally():
     assert not compilation.dependences.dep_reuse.is_empty()
     unfused = compiled(source, fusion="min").c_source.text
     assert unfused.count("#pragma omp parallel for") >= 2  # X read once per nest
+
+
+def test_register_block_rows_share_the_streamed_operand():
+    # Z(b, m, n): the rows of a register block must be m (Y_t does not depend on m),
+    # not the batch b (each batch has its own matrices).
+    source = """def tbmm(float(B, M, K) X, float(B, N, K) Y) -> (Z) {
+      Z(b, m, n) +=! X(b, m, k) * Y(b, n, k)
+    }"""
+    compilation = compiled(source)
+    assert "Y_t021" in compilation.c_source.text          # Y copied with n last
+    assert "float polyc_acc[6][" in compilation.c_source.text
+    ast = compilation.ast_text
+    assert "S0(c0, " in ast                                 # b is a plain outer loop
+
+
+def test_elementwise_walks_rows_with_the_unit_stride_index_innermost():
+    source = "def ew(float(M, N) a, float(N) b, float c) -> (o) { o(i, j) = (a(i, j) + b(j)) * c }"
+    ast = compiled(source).ast_text
+    lines = ast.splitlines()
+    simd = next(k for k, line in enumerate(lines) if "// simd" in line)
+    loop, call = lines[simd + 1], lines[simd + 2]
+    iterator = loop.split("int ")[1].split(" ")[0]
+    assert call.strip().startswith("S0(") and call.rstrip(");").endswith(iterator)
