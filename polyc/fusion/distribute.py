@@ -47,7 +47,7 @@ def _distribute(band: isl.ScheduleNode, deps: Dependences) -> isl.ScheduleNode |
     child = band.child(0)
     if child.get_type() not in (isl.schedule_node_type.set, isl.schedule_node_type.sequence):
         return None
-    filters = [child.child(k).filter_get_filter() for k in range(child.n_children())]
+    filters = _leaf_groups(child)
     last = band.band_get_partial_schedule().get_at(n - 1)
     if band.band_member_get_coincident(n - 1) or \
             sum(_walks(last, f) for f in filters) < 2:
@@ -64,7 +64,9 @@ def _distribute(band: isl.ScheduleNode, deps: Dependences) -> isl.ScheduleNode |
     member = band.band_get_partial_schedule()
     prefix = band.get_prefix_schedule_union_map()
     band = band.delete()  # now at the set/sequence node
-    if band.get_type() == isl.schedule_node_type.set or order != list(range(len(order))):
+    nested = len(filters) != band.n_children()
+    if nested or band.get_type() == isl.schedule_node_type.set or \
+            order != list(range(len(order))):
         # Insert a sequence in dependence order above the node; isl copies the node
         # under each filter and drops what the filter excludes.
         listed = isl.UnionSetList.alloc(band.get_ctx(), len(order))
@@ -80,6 +82,20 @@ def _distribute(band: isl.ScheduleNode, deps: Dependences) -> isl.ScheduleNode |
             0, _coincident(partial, prefix, deps, group_filter))
         band = inner.parent().parent()
     return band.parent() if n > 1 else band
+
+
+def _leaf_groups(node: isl.ScheduleNode) -> list[isl.UnionSet]:
+    """The finest statement groups of a set/sequence node: the filters, descending into
+    filters that hold a set or sequence themselves (no band in between)."""
+    groups = []
+    for k in range(node.n_children()):
+        group = node.child(k)
+        inner = group.child(0)
+        if inner.get_type() in (isl.schedule_node_type.set, isl.schedule_node_type.sequence):
+            groups.extend(_leaf_groups(inner))
+        else:
+            groups.append(group.filter_get_filter())
+    return groups
 
 
 def _walks(member: isl.UnionPwAff, group: isl.UnionSet) -> bool:

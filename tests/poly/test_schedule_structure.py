@@ -116,3 +116,17 @@ def test_elementwise_walks_rows_with_the_unit_stride_index_innermost():
     loop, call = lines[simd + 1], lines[simd + 2]
     iterator = loop.split("int ")[1].split(" ")[0]
     assert call.strip().startswith("S0(") and call.rstrip(");").endswith(iterator)
+
+
+def test_shifted_passes_nested_in_groups_are_distributed():
+    # isl nests the mean and variance passes in one filter group next to others:
+    # distribution must look through nested sequences to vectorise both passes.
+    source = """def moments(float(N, D) X) -> (mean, var) {
+      mean(n) +=! X(n, d)
+      mean(n) = mean(n) / D
+      var(n) +=! (X(n, d) - mean(n)) * (X(n, d) - mean(n))
+      var(n) = var(n) / D
+    }"""
+    c = compiled(source).c_source.text
+    assert c.count("#pragma omp parallel for") == 1
+    assert c.count("omp simd reduction") == 2
