@@ -333,12 +333,13 @@ def _softmax_ref(X):
 
 _add(
     name="softmax",
-    formula="Y = softmax(X) row-wise, max-subtracted",
+    formula="Y = softmax(X) row-wise, max-subtracted; temporaries for max, exp and sum",
     source=_tc("""
         def softmax(float(N, D) X) -> (Y) {
           row_max(n) max=! X(n, d)
-          row_sum(n) +=! exp(X(n, d) - row_max(n))
-          Y(n, d) = exp(X(n, d) - row_max(n)) / row_sum(n)
+          e(n, d) = exp(X(n, d) - row_max(n))
+          row_sum(n) +=! e(n, d)
+          Y(n, d) = e(n, d) / row_sum(n)
         }
     """),
     sizes=dict(N=4096, D=1024),
