@@ -27,6 +27,7 @@ from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang import types as ty
 from polyc.lang.printer import to_tc
+from polyc.poly.dependences import is_pure_reduction
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.poly.schedule import PARALLEL_MARK
 from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK
@@ -305,9 +306,7 @@ class _Emitter:
         call = node.user_get_expr()
         stmt = self.statements[call.get_op_arg(0).get_id().get_name()]
         statement = stmt.statement
-        if stmt.is_init or not statement.is_reduction or any(
-                isinstance(e, ir.Read) and e.tensor == statement.tensor
-                for e in ir.walk(statement.rhs)):
+        if stmt.is_init or not is_pure_reduction(statement):
             return None
         bound = dict(zip(stmt.indices, (call.get_op_arg(k)
                                         for k in range(1, call.get_op_n_arg()))))
@@ -387,7 +386,7 @@ class _Emitter:
         call = body.user_get_expr()
         stmt = self.statements[call.get_op_arg(0).get_id().get_name()]
         statement = stmt.statement
-        if stmt.is_init or not statement.is_reduction:
+        if stmt.is_init or not is_pure_reduction(statement):
             return None
         args = [call.get_op_arg(k) for k in range(1, call.get_op_n_arg())]
         bound = dict(zip(stmt.indices, args))

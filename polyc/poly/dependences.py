@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polyc.lang import ir
-from polyc.poly.program import PolyProgram, isl_items
+from polyc.poly.program import PolyProgram, isl_items, statements_named
 
 
 @dataclass(frozen=True)
@@ -96,8 +96,7 @@ def compute_dependences(program: PolyProgram) -> Dependences:
         before = schedule.lex_lt_union_map(schedule)
         accesses = program.reads.union(program.may_writes)
         for stmt in reductions:
-            own = isl.UnionSet.from_set(
-                program.domain.extract_set(_statement_space(program, stmt.name)))
+            own = statements_named(program.domain, (stmt.name,))
             chains = chains.union(everything.intersect_domain(own).intersect_range(own))
             updates = program.may_writes.intersect_domain(own)
             others = accesses.subtract_domain(own)
@@ -122,9 +121,3 @@ def _input_reuse(program: PolyProgram) -> isl.UnionMap:
             result = result.union(isl.UnionMap.from_map(part))
     return result.coalesce()
 
-
-def _statement_space(program: PolyProgram, name: str) -> isl.Space:
-    for domain in isl_items(program.domain.get_set_list()):
-        if domain.get_tuple_name() == name:
-            return domain.get_space()
-    raise KeyError(name)

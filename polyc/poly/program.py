@@ -38,6 +38,15 @@ def isl_items(isl_list) -> list:
     return [isl_list.get_at(k) for k in range(len(isl_list))]
 
 
+def statements_named(domain: isl.UnionSet, names) -> isl.UnionSet:
+    """The part of ``domain`` that belongs to the statements called ``names``."""
+    result = isl.UnionSet.empty(domain.get_space())
+    for part in isl_items(domain.get_set_list()):
+        if part.get_tuple_name() in names:
+            result = result.union(isl.UnionSet.from_set(part))
+    return result
+
+
 def isl_name(name: str) -> str:
     return name + "_" if name in _ISL_RESERVED else name
 

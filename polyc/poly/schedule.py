@@ -25,7 +25,7 @@ from polyc.errors import InternalError
 from polyc.poly.dependences import Dependences
 from polyc.fusion.distribute import distribute_shifted_members
 from polyc.poly.cache_model import machine_caches
-from polyc.poly.program import PolyProgram, isl_items
+from polyc.poly.program import PolyProgram, isl_items, statements_named
 from polyc.poly.tiling import SIMD_MARK, SIMD_REDUCTION_MARK, optimize_bands
 
 PARALLEL_MARK = "parallel"
@@ -55,7 +55,7 @@ def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "def
     """The schedule of ``program``; statements named in ``prologue`` (layout copies) run
     first, in a schedule of their own, so they never fuse into the loops they feed."""
     if prologue:
-        first = _statements_named(program.domain, prologue)
+        first = statements_named(program.domain, prologue)
         rest = program.domain.subtract(first)
         if not rest.is_empty():
             head = compute_schedule(_restricted(program, first), deps, fusion, parallel,
@@ -70,20 +70,10 @@ def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "def
     return _compute_schedule(program, deps, fusion, parallel, optimize)
 
 
-def _statements_named(domain: isl.UnionSet, names) -> isl.UnionSet:
-    result = isl.UnionSet.empty(domain.get_space())
-    for part in isl_items(domain.get_set_list()):
-        if part.get_tuple_name() in names:
-            result = result.union(isl.UnionSet.from_set(part))
-    return result
-
-
 def _restricted(program: PolyProgram, domain: isl.UnionSet) -> PolyProgram:
-    return dataclasses.replace(
-        program, domain=domain,
-        statements=tuple(s for s in program.statements
-                         if not domain.intersect(_statements_named(domain, (s.name,)))
-                         .is_empty()))
+    names = {part.get_tuple_name() for part in isl_items(domain.get_set_list())}
+    return dataclasses.replace(program, domain=domain, statements=tuple(
+        s for s in program.statements if s.name in names))
 
 
 def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,

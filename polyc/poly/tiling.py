@@ -36,7 +36,7 @@ from polyc.lang import ir
 from polyc.lang.ranges import LinearIndex, affine_of
 from polyc.lang.types import INT64
 from polyc.poly.cache_model import Caches, register_block, square_tile
-from polyc.poly.dependences import Dependences
+from polyc.poly.dependences import Dependences, is_pure_reduction
 from polyc.poly.program import PolyProgram, PolyStatement, isl_items
 
 SIMD_MARK = "simd"                      # a parallel member: plain `omp simd`
@@ -143,9 +143,8 @@ def _is_vector_reduction(member: Member, program: PolyProgram) -> bool:
     stmt = program.statement(walking[0])
     statement = stmt.statement
     index = member.walks[walking[0]]
-    return (not stmt.is_init and statement.is_reduction and index not in statement.indices
-            and not any(isinstance(e, ir.Read) and e.tensor == statement.tensor
-                        for e in ir.walk(statement.rhs)))
+    return not stmt.is_init and is_pure_reduction(statement) and \
+        index not in statement.indices
 
 
 def _reuse(members: list[Member], program: PolyProgram) -> tuple[list[bool], list[int]]:
@@ -224,11 +223,12 @@ def merge_child_bands(node: isl.ScheduleNode, deps: Dependences) -> isl.Schedule
 
 
 def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
-                  tile: bool = True) -> isl.ScheduleNode:
-    """Order, tile and mark one permutable band; returns the node at the same position."""
+                  tile: bool = True) -> tuple[isl.ScheduleNode, bool]:
+    """Order, tile and mark one permutable band; returns the node at the same position
+    and whether the band was tiled."""
     members = band_members(node, program)
     if not all(m.affine for m in members):
-        return node
+        return node, False
     n = len(members)
     order = [m.position for m in members if m.coincident] + \
             [m.position for m in members if not m.coincident]
@@ -275,7 +275,6 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
             if not member.coincident:
                 point = point.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
         if blocking is not None:
-            in_point_order = [m for m in members if m is not vector] + [vector]
             point = _register_block(point, in_point_order, vector, *blocking, program)
         elif innermost:
             # Split off the vector member and mark it; `point` stays at the band's position.
@@ -284,7 +283,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
                 point = point.band_split(n - 1).child(0).insert_mark(mark).parent()
             else:
                 point = point.insert_mark(mark)
-    return point.parent() if tiled else point
+    return (point.parent() if tiled else point), tiled
 
 
 def _register_block_members(members: list[Member], vector: Member, program: PolyProgram):
@@ -360,11 +359,6 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     return block.parent() if prefix else block
 
 
-def _is_point_band(node: isl.ScheduleNode, members: int) -> bool:
-    """Whether ``node`` is the point band that tiling put under a band of ``members``."""
-    return node.band_n_member() <= members and "mod" in str(node.band_get_partial_schedule())
-
-
 def optimize_bands(tree: isl.Schedule, program: PolyProgram, caches: Caches,
                    deps: Dependences, tile: bool = True) -> isl.Schedule:
     """Apply :func:`optimize_band` to the outermost permutable band of every path."""
@@ -376,12 +370,9 @@ def _visit(node, program, caches, deps, tile):
             node.band_get_permutable() or node.band_n_member() == 1):
         if node.band_get_permutable():
             node = merge_child_bands(node, deps)
-        before = node.band_n_member()
-        node = optimize_band(node, program, caches, tile)
+        node, tiled = optimize_band(node, program, caches, tile)
         if node.get_type() != isl.schedule_node_type.band:
             return node  # a mark went above it: the band was the innermost one
-        tiled = node.child(0).get_type() == isl.schedule_node_type.band and \
-            _is_point_band(node.child(0), before)
         if tiled or not _has_inner_band(node):
             return node
         # An outer band left whole (e.g. the rows of softmax): optimise the loops inside.
