@@ -8,6 +8,7 @@ with int64 arithmetic.
 """
 from __future__ import annotations
 
+import copy
 import math
 
 import islpy as isl
@@ -76,6 +77,15 @@ class ExprEmitter:
         self.tensors = op.tensors
         self.contractions = contractions or {}  # name -> polyc.fusion.contraction.Contraction
         self.math_calls: set[str] = set()  # C math functions emitted, e.g. {"expf"}
+        self.mask: tuple[frozenset[str], str] | None = None
+
+    def masked(self, indices: frozenset[str], condition: str) -> "ExprEmitter":
+        """This emitter, but a read whose indices use one of ``indices`` reads 0 unless
+        ``condition`` holds: the lanes of a vector block past the edge of a tensor compute
+        on zeros and are never stored (see ``polyc.codegen.emit``)."""
+        view = copy.copy(self)
+        view.mask = (indices, condition)
+        return view
 
     def _math(self, name: str, double: bool) -> str:
         c_function = c_math_name(name, double)
@@ -151,7 +161,10 @@ class ExprEmitter:
             text = self.access(e.tensor, e.indices)
             tensor = self.tensors[e.tensor]
             if tensor.type.compute_type != tensor.type:
-                return f"(({tensor.type.compute_type.c_type}){text})"
+                text = f"(({tensor.type.compute_type.c_type}){text})"
+            if self.mask is not None and self.mask[0] & _index_names(e.indices):
+                zero = literal(0, tensor.type.compute_type)
+                text = f"(({self.mask[1]}) ? {text} : {zero})"
             return text
         if isinstance(e, ir.Cast):
             return self.convert(self._expr(e.operand), e.operand.type, e.type)
@@ -203,6 +216,12 @@ class ExprEmitter:
         if e.function == "rsqrt":
             return f"({literal(1, elem)} / {self._math('sqrt', double)}({args[0]}))"
         return f"{self._math(e.function, double)}({', '.join(args)})"
+
+
+def _index_names(indices: tuple[ir.Expr, ...]) -> frozenset[str]:
+    """The loop indices that some of ``indices`` use (inside gathers too)."""
+    return frozenset(e.name for index in indices for e in ir.walk(index)
+                     if isinstance(e, ir.Index))
 
 
 def _parenthesized(text: str) -> str:

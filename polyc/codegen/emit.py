@@ -199,15 +199,14 @@ class _Emitter:
     def _expr(self, expr: isl.AstExpr) -> str:
         return isl_expr_to_c(expr, self.names)
 
-    def _for(self, node: isl.AstNode, marks: frozenset[str], blocking: bool = True):
+    def _for(self, node: isl.AstNode, marks: frozenset[str]):
         """A loop; a ``parallel`` mark makes it an OpenMP loop, a ``simd`` mark a SIMD loop."""
         iterator = self._expr(node.for_get_iterator())
         if PARALLEL_MARK in marks and self.contractions:
             return self._parallel_with_private_temporaries(node, marks, iterator)
-        if blocking:
-            blocked = self._register_blocked(node, marks, iterator)
-            if blocked is not None:
-                return blocked
+        blocked = self._register_blocked(node, iterator)
+        if blocked is not None:
+            return blocked
         loop = self._loop(node, self.node(node.for_get_body()), iterator)
         if SIMD_REDUCTION_MARK in marks:
             # Only the piece holding the reduction alone is vectorised (as a reduction);
@@ -271,7 +270,7 @@ class _Emitter:
         return cgen.Block(decls + [guarded] +
                           [cgen.Statement(f"free({c_var})") for c_var in allocated])
 
-    def _register_blocked(self, loop: isl.AstNode, marks: frozenset[str], iterator: str):
+    def _register_blocked(self, loop: isl.AstNode, iterator: str):
         """A reduction loop around a ``register`` nest: keep the block of outputs in a local
         array across the loop (unroll-and-jam with scalar replacement).
 
@@ -279,7 +278,11 @@ class _Emitter:
         After:   float polyc_acc[6][32];  load it from C
                  for (k...) for (i < 6) simd for (j < 32) polyc_acc[i][j] += A[..] * B[..];
                  store it to C
-        Partial blocks at the edges (bounds below the full trip) take the plain loops.
+
+        A partial block at an edge (bounds below the full trip) keeps the constant trip
+        counts, so the accumulator still lives in registers: a row past the edge repeats
+        the last row (the same loads, sums and stores again), and a vector lane past the
+        edge reads zeros (masked loads) and is never stored.
         """
         chain = [loop]  # the reduction loops around the register nest, outermost first
         body = _single(loop.for_get_body())
@@ -315,55 +318,138 @@ class _Emitter:
         if any(_mentions(a, it) for a in lhs_args for it in chain_iterators) or not all(
                 any(_mentions(a, it) for a in lhs_args) for it in iterators):
             return None
-        trips, full = [], []
-        for level, inner in enumerate(nest):
-            shape = _constant_trip(inner, iterators[level], chain_iterators + iterators)
-            if shape is None:
-                return None
-            trips.append(shape[0])
-            if shape[1] is not None:
-                full.append(self._expr(shape[1]))
-        return self._emit_register_block(loop, marks, chain, stmt, nest, iterators,
-                                         simd_levels, trips, full)
+        trips = [_constant_trip(inner, iterators[level], chain_iterators + iterators)
+                 for level, inner in enumerate(nest)]
+        if any(trip is None for trip in trips):
+            return None
+        block = _RegisterBlock(chain, stmt, iterators, simd_levels, trips, call)
+        full = [self._expr(trip.full) for trip in trips if trip.full is not None]
+        if not full:
+            return self._emit_register_block(block, _FULL)
+        counts = [cgen.Initializer(cgen.Value("const int64_t", f"polyc_count{level}"),
+                                   self._trip_count(trip))
+                  for level, trip in enumerate(trips)]
+        nonempty = " && ".join(f"polyc_count{level} > 0" for level in range(len(trips)))
+        edge = self._emit_register_block(block, _MASKED)
+        shift = self._vector_shift(block)
+        if shift is not None:
+            edge = cgen.Block(shift + [cgen.If("polyc_shift > 0", self._emit_register_block(
+                block, _SHIFTED), _block(edge))])
+        return cgen.If(" && ".join(full), self._emit_register_block(block, _FULL),
+                       cgen.Block(counts + [cgen.If(nonempty, _block(edge))]))
 
-    def _emit_register_block(self, loop, marks, chain, stmt, nest, iterators, simd_levels,
-                             trips, full):
-        statement = stmt.statement
-        tensor, target, current, value = self._accumulator(statement)
+    def _vector_shift(self, block: _RegisterBlock) -> list | None:
+        """C that sets ``polyc_shift`` for a block whose one vector level falls short: the
+        number of lanes the block may move back so that it is full again (0: it may not).
+
+        The moved block recomputes columns of the block before it but stores only its
+        own, so it runs the full-width loop without masks. Statement domains are boxes, so
+        moving back is legal while the first column stays within the vector index's range;
+        the columns it does not own are read only from inputs (no race with the thread
+        that owns them), and their accumulators start at 0, not from the output.
+        """
+        levels = [k for k, simd in enumerate(block.simd_levels) if simd]
+        if len(levels) != 1:
+            return None
+        level = levels[0]
+        iterator, bound = block.iterators[level], block.bound
+        moved = [i for i in block.stmt.indices if _mentions(bound[i], iterator)]
+        if len(moved) != 1 or any(_mentions(bound[moved[0]], it)
+                                  for it in block.iterators if it != iterator):
+            return None
+        index = moved[0]
+        statement = block.stmt.statement
+        # The extra columns are read only from inputs: nothing another thread writes.
+        if any(self.program.op.tensor(read.tensor).role != ir.INPUT
+               for read in ir.walk(statement.rhs) if isinstance(read, ir.Read)
+               and any(isinstance(e, ir.Index) and e.name == index
+                       for i in read.indices for e in ir.walk(i))):
+            return None
+        low = self.exprs.size(statement.range_of(index).lo)
+        shift = f"{block.trips[level].trip} - polyc_count{level}"
+        first = cgen.Block([
+            cgen.Initializer(cgen.Value("const int64_t", iterator), f"-({shift})"),
+            cgen.Initializer(cgen.Value("const int64_t", c_name(index)),
+                             self._expr(bound[index])),
+            cgen.If(f"{c_name(index)} >= {low}", cgen.Statement(f"polyc_shift = {shift}"))])
+        return [cgen.Statement("int64_t polyc_shift = 0"), first]
+
+    def _emit_register_block(self, block: _RegisterBlock, mode: str):
+        """The C of one register block. ``mode`` says how a block at an edge (trip counts
+        ``polyc_count<level>`` below the full ones) is handled: ``_FULL`` blocks have none;
+        otherwise a row past the edge repeats the last row, and a vector lane past it
+        reads zeros (``_MASKED``) or the block moves back by ``polyc_shift`` lanes and
+        stores only the lanes it owns (``_SHIFTED``)."""
+        stmt, statement = block.stmt, block.stmt.statement
+        tensor = self.program.op.tensor(statement.tensor)
         elem = tensor.type.compute_type
-        node = nest[-1]
-        while node.get_type() != isl.ast_node_type.user:
-            node = _single(node.for_get_body()) if node.get_type() == isl.ast_node_type.for_ \
-                else node.mark_get_node()
-        call = node.user_get_expr()
-        args = [call.get_op_arg(k) for k in range(1, call.get_op_n_arg())]
-        bind_all = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)), self._expr(a))
-                    for i, a in zip(stmt.indices, args)]
+        levels = range(len(block.iterators))
+        lanes = [f"polyc_lane{level}" for level in levels]
+        counts = [f"polyc_count{level}" for level in levels]
+        vector_lanes = [(lane, count) for lane, count, simd
+                        in zip(lanes, counts, block.simd_levels) if simd]
+        exprs, store_condition = self.exprs, ""
+        if mode == _MASKED and vector_lanes:
+            vector_indices = frozenset(
+                i for i in stmt.indices
+                if any(_mentions(block.bound[i], it)
+                       for it, simd in zip(block.iterators, block.simd_levels) if simd))
+            store_condition = " && ".join(f"{lane} < {count}" for lane, count in vector_lanes)
+            exprs = exprs.masked(vector_indices, store_condition)
+        elif mode == _SHIFTED:
+            store_condition = f"{vector_lanes[0][0]} >= polyc_shift"
+        saved, self.exprs = self.exprs, exprs
+        try:
+            tensor, target, current, value = self._accumulator(statement)
+            if mode == _SHIFTED:  # lanes it does not own start at 0: no read of them
+                self.exprs = exprs.masked(frozenset(statement.indices), store_condition)
+                current = self._accumulator(statement)[2]
+        finally:
+            self.exprs = saved
+        bind_all = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)),
+                                     self._expr(block.bound[i])) for i in stmt.indices]
         bind_lhs = [b for b, i in zip(bind_all, stmt.indices) if i in statement.indices]
-        acc = "polyc_acc" + "".join(f"[{it}]" for it in iterators)
+        acc = "polyc_acc" + "".join(f"[{lane}]" for lane in lanes)
+
+        def lane_value(lane: str, count: str, simd: bool) -> str:
+            if mode == _FULL:
+                return lane
+            if simd:
+                return f"{lane} - polyc_shift" if mode == _SHIFTED else lane
+            return f"polyc_min({lane}, {count} - 1)"
 
         def nest_loops(body_lines):
-            inner = cgen.Block(body_lines)
-            for it, trip, simd in reversed(list(zip(iterators, trips, simd_levels))):
-                loop_ = cgen.For(f"int64_t {it} = 0", f"{it} < {trip}", f"{it} += 1", inner)
+            """The block's loops over lanes, each binding its isl iterator."""
+            lines = [cgen.Initializer(cgen.Value("const int64_t", it),
+                                      lane_value(lane, count, simd))
+                     for lane, count, it, simd in zip(lanes, counts, block.iterators,
+                                                      block.simd_levels)]
+            inner = cgen.Block(lines + body_lines)
+            for lane, trip, simd in reversed(list(zip(lanes, block.trips, block.simd_levels))):
+                loop_ = cgen.For(f"int64_t {lane} = 0", f"{lane} < {trip.trip}",
+                                 f"{lane} += 1", inner)
                 inner = cgen.Module([cgen.Pragma("omp simd"), loop_]) if simd else loop_
                 inner = cgen.Block([inner])
             return inner
 
+        store = cgen.Statement(f"{target} = {acc}")
+        if store_condition:
+            store = cgen.If(store_condition, store)
         reduction = nest_loops(bind_all + [cgen.Statement(
             f"{acc} = {_combine(statement.op, tensor, acc, value)}")])
-        for reduction_loop in reversed(chain):
+        for reduction_loop in reversed(block.chain):
             reduction = self._loop(reduction_loop, reduction)
-        blocked = cgen.Block([
-            cgen.Statement(f"{elem.c_type} polyc_acc" + "".join(f"[{t}]" for t in trips)),
+        return cgen.Block([
+            cgen.Statement(f"{elem.c_type} polyc_acc" +
+                           "".join(f"[{trip.trip}]" for trip in block.trips)),
             nest_loops(bind_lhs + [cgen.Statement(f"{acc} = {current}")]),
             reduction,
-            nest_loops(bind_lhs + [cgen.Statement(f"{target} = {acc}")]),
+            nest_loops(bind_lhs + [store]),
         ])
-        if not full:
-            return blocked
-        plain = self._for(loop, marks, blocking=False)
-        return cgen.If(" && ".join(full), blocked, _block(plain))
+
+    def _trip_count(self, trip: _Trip) -> str:
+        bound = self._expr(trip.bound)
+        return bound if trip.strict else f"{bound} + 1"
 
     def _simd_reduction(self, node: isl.AstNode, iterator: str):
         """A SIMD loop whose body is one reduction into an element that does not depend on
@@ -479,13 +565,39 @@ def _single(node: isl.AstNode) -> isl.AstNode:
     return node
 
 
-def _constant_trip(loop: isl.AstNode, iterator: str, invariant_in: list[str]):
-    """``(trip, full_condition)`` of a loop ``for (it = 0; it <= min(K, e); ++it)``.
+_FULL, _MASKED, _SHIFTED = "full", "masked", "shifted"  # register-block edge modes
 
-    ``trip`` is the largest trip count (``K + 1``); ``full_condition`` an isl expression
-    that holds when the loop makes all of them (``e >= K``), ``None`` when it always does.
-    Returns ``None`` for any other loop shape, or bounds that vary with ``invariant_in``.
-    """
+
+@dataclass(frozen=True)
+class _Trip:
+    """A register-block loop ``for (it = 0; it <= bound; ++it)`` (``<`` when ``strict``)
+    with a constant largest trip count; ``full`` is an isl condition for making all of
+    them (``None``: always)."""
+
+    trip: int
+    full: isl.AstExpr | None
+    bound: isl.AstExpr
+    strict: bool
+
+
+@dataclass(frozen=True)
+class _RegisterBlock:
+    chain: list                         # reduction loops around the block, outermost first
+    stmt: PolyStatement
+    iterators: list[str]                # the block's loop iterators, outermost first
+    simd_levels: list[bool]             # which of them is a vector loop
+    trips: list[_Trip]
+    call: isl.AstExpr                   # the statement's isl call (its index expressions)
+
+    @property
+    def bound(self) -> dict[str, isl.AstExpr]:
+        return dict(zip(self.stmt.indices, (self.call.get_op_arg(k)
+                                            for k in range(1, self.call.get_op_n_arg()))))
+
+
+def _constant_trip(loop: isl.AstNode, iterator: str, invariant_in: list[str]) -> _Trip | None:
+    """The :class:`_Trip` of a loop ``for (it = 0; it <= min(K, e); ++it)`` (or ``<= K``);
+    ``None`` for any other loop shape, or bounds that vary with ``invariant_in``."""
     init, cond, inc = loop.for_get_init(), loop.for_get_cond(), loop.for_get_inc()
     if init.get_type() != isl.ast_expr_type.int or init.get_val().to_python() != 0:
         return None
@@ -502,7 +614,7 @@ def _constant_trip(loop: isl.AstNode, iterator: str, invariant_in: list[str]):
         return None
     if bound.get_type() == isl.ast_expr_type.int:
         last = bound.get_val().to_python() - (1 if strict else 0)
-        return (last + 1, None) if last >= 0 else None
+        return _Trip(last + 1, None, bound, strict) if last >= 0 else None
     if bound.get_type() == isl.ast_expr_type.op and \
             bound.get_op_type() == isl.ast_expr_op_type.min and bound.get_op_n_arg() == 2:
         args = [bound.get_op_arg(0), bound.get_op_arg(1)]
@@ -514,7 +626,7 @@ def _constant_trip(loop: isl.AstNode, iterator: str, invariant_in: list[str]):
         last = constant.get_val().to_python() - (1 if strict else 0)
         if last < 0:
             return None
-        return last + 1, other.ge(constant)
+        return _Trip(last + 1, other.ge(constant), bound, strict)
     return None
 
 

@@ -56,7 +56,7 @@ def _distribute(band: isl.ScheduleNode, deps: Dependences) -> isl.ScheduleNode |
     if n > 1:
         outer = outer.flat_range_product(isl.UnionMap.from_multi_union_pw_aff(
             band.band_get_partial_schedule().drop_dims(isl.dim_type.set, n - 1, 1)))
-    order = _group_order(filters, outer, deps)
+    order = group_order(filters, outer, deps)
     if order is None:
         return None
     if n > 1:
@@ -108,7 +108,7 @@ def _walks(member: isl.UnionPwAff, group: isl.UnionSet) -> bool:
     return False
 
 
-def _group_order(filters, outer: isl.UnionMap, deps: Dependences) -> list[int] | None:
+def group_order(filters, outer: isl.UnionMap, deps: Dependences) -> list[int] | None:
     """The groups in an order where no dependence (within one iteration of the outer
     loops) goes from a later group to an earlier one; ``None`` if there is none, or
     fewer than two groups."""

@@ -37,7 +37,8 @@ from polyc.lang.ranges import LinearIndex, affine_of
 from polyc.lang.types import INT64
 from polyc.poly.cache_model import Caches, register_block, square_tile
 from polyc.poly.dependences import Dependences, is_pure_reduction
-from polyc.poly.program import PolyProgram, PolyStatement, isl_items
+from polyc.fusion.distribute import group_order
+from polyc.poly.program import PolyProgram, PolyStatement, isl_items, statements_named
 
 SIMD_MARK = "simd"                      # a parallel member: plain `omp simd`
 SIMD_REDUCTION_MARK = "simd-reduction"  # a reduction member: scalar accumulator + reduction
@@ -223,7 +224,7 @@ def merge_child_bands(node: isl.ScheduleNode, deps: Dependences) -> isl.Schedule
 
 
 def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
-                  tile: bool = True) -> tuple[isl.ScheduleNode, bool]:
+                  deps: Dependences, tile: bool = True) -> tuple[isl.ScheduleNode, bool]:
     """Order, tile and mark one permutable band; returns the node at the same position
     and whether the band was tiled."""
     members = band_members(node, program)
@@ -234,56 +235,108 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
             [m.position for m in members if not m.coincident]
     node = _reorder(node, order)
     members = [members[k] for k in order]
-
-    candidates = [m for m in members if m.coincident or _is_vector_reduction(m, program)]
-    scores = [(_unit_stride_score(m, members, program), m) for m in candidates]
-    best = max(scores, key=lambda item: item[0], default=(0.0, None))
-    vector = best[1] if best[0] > 0 else None
+    vector = _vector_member(members, program)
     innermost = not _has_inner_band(node)
 
     carries, exponents = _reuse(members, program)
     tiled = tile and n >= 2 and any(carries)
+    if not tiled:
+        return _optimize_point_band(node, members, vector, None, program, innermost), False
     blocking = None
-    if tiled and vector is not None and vector.coincident and innermost:
+    if vector is not None and vector.coincident and innermost:
         blocking = _register_block_members(members, vector, program)
     element = max(t.type.bits // 8 for t in program.op.tensors.values())
-    if tiled:
-        size = square_tile(exponents, element, caches.l2 // 2)
-        multiples = {}
-        if blocking is not None:  # whole register blocks per tile
-            rows, columns = register_block(element)
-            multiples = {id(blocking[0]): rows, id(vector): columns}
-        sizes = isl.MultiVal.zero(node.band_get_space())
-        for k, member in enumerate(members):
-            multiple = multiples.get(id(member), 1)
-            tile_size = max(multiple, size // multiple * multiple)
-            if not carries[k] and id(member) not in multiples and member is not vector:
-                tile_size = 1  # no reuse along it: the member stays a plain outer loop
-            sizes = sizes.set_val(k, isl.Val(tile_size))
-        node = node.band_tile(sizes)
-        point = node.child(0)
-    else:
-        point = node
+    size = square_tile(exponents, element, caches.l2 // 2)
+    multiples = {}
+    if blocking is not None:  # whole register blocks per tile
+        rows, columns = register_block(element)
+        multiples = {id(blocking[0]): rows, id(vector): columns}
+    sizes = isl.MultiVal.zero(node.band_get_space())
+    for k, member in enumerate(members):
+        multiple = multiples.get(id(member), 1)
+        tile_size = max(multiple, size // multiple * multiple)
+        if not carries[k] and id(member) not in multiples and member is not vector:
+            tile_size = 1  # no reuse along it: the member stays a plain outer loop
+        sizes = sizes.set_val(k, isl.Val(tile_size))
+    point = node.band_tile(sizes).child(0)
+    groups = _point_groups(point, members, program, deps) if innermost else None
+    if groups is None:
+        point = _optimize_point_band(point, members, vector, blocking, program, innermost)
+        return point.parent(), True
+    # Statements that walk different members (an initialisation, an epilogue) get point
+    # loops of their own inside the tile, in dependence order: each is then one clean nest.
+    listed = isl.UnionSetList.alloc(point.get_ctx(), len(groups))
+    for group_filter, _ in groups:
+        listed = listed.add(group_filter)
+    point = point.insert_sequence(listed)
+    for position, (_, names) in enumerate(groups):
+        band = point.child(position).child(0)
+        group = [Member(m.position, m.coincident,
+                        {name: index for name, index in m.walks.items() if name in names},
+                        m.affine) for m in members]
+        group_vector = _vector_member(group, program)
+        group_blocking = None
+        if group_vector is not None and group_vector.coincident:
+            group_blocking = _register_block_members(group, group_vector, program)
+        band = _optimize_point_band(band, group, group_vector, group_blocking, program, True)
+        point = band.parent().parent()
+    return point.parent(), True
 
-    if vector is not None:
-        position = members.index(vector)
-        point = _reorder(point, [k for k in range(n) if k != position] + [position])
-        # Peel the iterations of reduction members where the set of statements differs
-        # (an initialisation at the first step) so the loops left hold one statement.
-        in_point_order = [m for m in members if m is not vector] + [vector]
-        for k, member in enumerate(in_point_order):
-            if not member.coincident:
-                point = point.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
-        if blocking is not None:
-            point = _register_block(point, in_point_order, vector, *blocking, program)
-        elif innermost:
-            # Split off the vector member and mark it; `point` stays at the band's position.
-            mark = isl.Id(SIMD_MARK if vector.coincident else SIMD_REDUCTION_MARK)
-            if n > 1:
-                point = point.band_split(n - 1).child(0).insert_mark(mark).parent()
-            else:
-                point = point.insert_mark(mark)
-    return (point.parent() if tiled else point), tiled
+
+def _vector_member(members: list[Member], program: PolyProgram) -> Member | None:
+    """The member to vectorise along: the best unit-stride score among the parallel
+    members and the reductions that may be vectorised; ``None`` when none scores."""
+    candidates = [m for m in members if m.coincident or _is_vector_reduction(m, program)]
+    scores = [(_unit_stride_score(m, members, program), m) for m in candidates]
+    best = max(scores, key=lambda item: item[0], default=(0.0, None))
+    return best[1] if best[0] > 0 else None
+
+
+def _point_groups(point: isl.ScheduleNode, members: list[Member], program: PolyProgram,
+                  deps: Dependences) -> list[tuple[isl.UnionSet, set[str]]] | None:
+    """The statements of a tile's point band grouped by the members they walk, as
+    ``(filter, names)`` in an order the dependences inside one tile allow; ``None``
+    when there is one group or no such order."""
+    signatures: dict[tuple[bool, ...], set[str]] = {}
+    for name in sorted(set().union(*(m.walks for m in members))):
+        signature = tuple(m.walks.get(name) is not None for m in members)
+        signatures.setdefault(signature, set()).add(name)
+    if len(signatures) < 2:
+        return None
+    domain = point.get_domain()
+    filters = [statements_named(domain, names) for names in signatures.values()]
+    order = group_order(filters, point.get_prefix_schedule_union_map(), deps)
+    if order is None:
+        return None
+    names = list(signatures.values())
+    return [(filters[k], names[k]) for k in order]
+
+
+def _optimize_point_band(point: isl.ScheduleNode, members: list[Member],
+                         vector: Member | None, blocking, program: PolyProgram,
+                         innermost: bool) -> isl.ScheduleNode:
+    """Put ``vector`` innermost in the (point) band and mark it, or build the register
+    block; same tree position."""
+    if vector is None:
+        return point
+    n = len(members)
+    position = members.index(vector)
+    point = _reorder(point, [k for k in range(n) if k != position] + [position])
+    # Peel the iterations of reduction members where the set of statements differs
+    # (an initialisation at the first step) so the loops left hold one statement.
+    in_point_order = [m for m in members if m is not vector] + [vector]
+    for k, member in enumerate(in_point_order):
+        if not member.coincident:
+            point = point.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
+    if blocking is not None:
+        return _register_block(point, in_point_order, vector, *blocking, program)
+    if innermost:
+        # Split off the vector member and mark it; `point` stays at the band's position.
+        mark = isl.Id(SIMD_MARK if vector.coincident else SIMD_REDUCTION_MARK)
+        if n > 1:
+            return point.band_split(n - 1).child(0).insert_mark(mark).parent()
+        return point.insert_mark(mark)
+    return point
 
 
 def _register_block_members(members: list[Member], vector: Member, program: PolyProgram):
@@ -326,6 +379,15 @@ def _register_block_members(members: list[Member], vector: Member, program: Poly
     return None
 
 
+def _is_window(member: Member, program: PolyProgram) -> bool:
+    """Whether the member's index is added to another index in some access (a sliding
+    window's offset, like ``r`` in ``I(h + r)``)."""
+    return any(len(d.indices) > 1 and index in d.indices
+               for name, index in member.walks.items() if index is not None
+               for access in statement_accesses(program.statement(name), program.op)
+               for d in access.dims if d is not None)
+
+
 def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Member,
                     row: Member, reductions: list[Member],
                     program: PolyProgram) -> isl.ScheduleNode:
@@ -341,6 +403,9 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     """
     element = max(t.type.bits // 8 for t in program.op.tensors.values())
     rows, columns = register_block(element)
+    # Window offsets (the r, s of `I(h + r, w + s)`) are usually a few steps long: they
+    # go outside, so the innermost reduction loop is a long one.
+    reductions = sorted(reductions, key=lambda m: not _is_window(m, program))
     block_members = [row, *reductions, vector]
     order = [m for m in members if m not in block_members] + block_members
     point = _reorder(point, [members.index(m) for m in order])
@@ -370,7 +435,7 @@ def _visit(node, program, caches, deps, tile):
             node.band_get_permutable() or node.band_n_member() == 1):
         if node.band_get_permutable():
             node = merge_child_bands(node, deps)
-        node, tiled = optimize_band(node, program, caches, tile)
+        node, tiled = optimize_band(node, program, caches, deps, tile)
         if node.get_type() != isl.schedule_node_type.band:
             return node  # a mark went above it: the band was the innermost one
         if tiled or not _has_inner_band(node):

@@ -49,7 +49,7 @@ def test_matmul_is_tiled_and_register_blocked():
     assert 'mark: "register"' in tree and 'mark: "simd"' in tree and 'mark: "parallel"' in tree
     c = compilation.c_source.text
     assert "float polyc_acc[6][" in c
-    assert "polyc_acc[c" in c
+    assert "polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] +" in c
 
 
 def test_legality_check_rejects_a_reversed_schedule():

@@ -1,0 +1,88 @@
+"""Register blocks at the edges of the iteration space compute exactly what numpy does.
+
+A full block is MR rows × NR lanes (6 × 32 float32 with AVX-512). At an edge the
+block keeps its constant shape: a row past the edge repeats the last row, and the
+vector level either moves back over the previous block's columns (``polyc_shift``;
+only its own columns are stored) or masks the lanes past the edge. Each test
+picks sizes that reach one of these paths and checks the values in float64.
+"""
+import numpy as np
+import pytest
+
+import polyc
+from polyc.compiler import frontend, generate
+from polyc.options import Options
+
+MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
+CONV = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
+  O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
+}"""
+
+
+def _c(source: str) -> str:
+    return generate(frontend(source), Options()).c_source.text
+
+
+def test_edge_blocks_keep_the_register_block_shape():
+    text = _c(MATMUL)
+    assert "polyc_shift" in text                        # moved back: full width, no masks
+    assert "(polyc_lane1 < polyc_count1) ?" in text     # masked lanes read zeros
+    assert "polyc_min(polyc_lane0, polyc_count0 - 1)" in text  # a row past the edge repeats
+
+
+@pytest.mark.parametrize("m, k, n", [
+    (6, 5, 32),     # full blocks only
+    (7, 9, 33),     # one row and one column past full blocks: repeat and move back
+    (11, 3, 50),    # move back by 14 lanes
+    (5, 17, 20),    # narrower than one block: masked lanes, repeated rows
+    (1, 1, 1),
+    (13, 64, 97),
+])
+def test_matmul_edges(m, k, n):
+    rng = np.random.default_rng(m * 1000 + n)
+    A = rng.standard_normal((m, k)).astype(np.float32)
+    B = rng.standard_normal((k, n)).astype(np.float32)
+    op = polyc.define(MATMUL)
+    expected = A.astype(np.float64) @ B.astype(np.float64)
+    np.testing.assert_allclose(op(A, B), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("width", [34, 40, 45])
+def test_convolution_edges(width):
+    rng = np.random.default_rng(width)
+    I = rng.standard_normal((2, 3, 9, width)).astype(np.float32)
+    F = rng.standard_normal((7, 3, 3, 3)).astype(np.float32)
+    out = polyc.define(CONV)(I, F)
+    windows = np.lib.stride_tricks.sliding_window_view(I.astype(np.float64), (3, 3), axis=(2, 3))
+    expected = np.einsum("nchwrs,kcrs->nkhw", windows, F.astype(np.float64))
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("fusion", ["default", "min"])
+def test_a_block_does_not_move_below_the_start_of_its_range(fusion):
+    # The second statement updates columns 40..N-1 only: its edge block may not move
+    # back into columns below 40, which it must leave alone.
+    source = """def two(float(M, K) A, float(K, N) B) -> (C) {
+      C(m, n) +=! A(m, k) * B(k, n)
+      C(m, n) += A(m, k) * B(k, n) where n in 40:N
+    }"""
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((8, 6)).astype(np.float32)
+    B = rng.standard_normal((6, 61)).astype(np.float32)
+    expected = A.astype(np.float64) @ B.astype(np.float64)
+    expected[:, 40:] *= 2
+    np.testing.assert_allclose(polyc.define(source, fusion=fusion)(A, B), expected,
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_gathers_in_masked_lanes_are_not_checked_out_of_range():
+    # Lanes past the edge read index 0 (masked), never an out-of-range index.
+    source = """def g(float(M, K) A, float(T, N) B, int32(K) I) -> (C) {
+      C(m, n) +=! A(m, k) * B(I(k), n)
+    }"""
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((7, 5)).astype(np.float32)
+    B = rng.standard_normal((4, 19)).astype(np.float32)
+    I = np.array([3, 0, 2, 2, 1], np.int32)
+    expected = A.astype(np.float64) @ B.astype(np.float64)[I]
+    np.testing.assert_allclose(polyc.define(source)(A, B, I), expected, rtol=1e-4, atol=1e-4)
