@@ -37,7 +37,7 @@ class Operator:
     def __init__(self, op_ir: ir.Op, options: Options | None = None):
         self.ir = op_ir
         self.options = options or environment_options()
-        self._binder = ArgumentBinder(op_ir)
+        self._binder = ArgumentBinder(op_ir, check_gathers=self.options.check_gathers)
         self._lock = threading.Lock()
         self._compilation: Compilation | None = None
         self._kernel: Kernel | None = None

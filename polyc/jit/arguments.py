@@ -17,6 +17,8 @@ parameter, the values and the fix):
 * a size variable takes its value from the first input dimension it
   appears in; every other appearance must agree; the operator's
   preconditions on sizes must hold;
+* gather indices read whole from an input are checked against the gathered
+  extent (:mod:`polyc.jit.gathers`), unless ``check_gathers=False``;
 * non-contiguous inputs are copied, as are inputs sharing memory with an
   ``out=`` array; a non-contiguous ``out=`` array gets a contiguous
   temporary that :meth:`BoundCall.finish` copies back;
@@ -32,6 +34,7 @@ import islpy as isl
 import numpy as np
 
 from polyc.errors import ArgumentError, InternalError
+from polyc.jit.gathers import check_gathers, whole_gathers
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.poly.program import isl_name
@@ -92,8 +95,9 @@ class ArgumentBinder:
     :meth:`bind` does little more than compare shapes and dtypes.
     """
 
-    def __init__(self, op: ir.Op):
+    def __init__(self, op: ir.Op, check_gathers: bool = True):
         self.op = op
+        self._gathers = whole_gathers(op) if check_gathers else ()
         self._inputs = tuple(_input_spec(tensor) for tensor in op.inputs)
         self._outputs = tuple(_Output(t.name, t.type.dtype, t.shape, _starts_at_zero(op, t.name))
                               for t in op.outputs)
@@ -149,6 +153,11 @@ class ArgumentBinder:
         sizes = {name: sizes[name] for name in self._size_names}  # declaration order
         if self.op.preconditions:
             self._check_preconditions(sizes)
+        if self._gathers:
+            arrays = {spec.name: array for spec, array in zip(self._inputs, inputs)}
+            message = check_gathers(self.op, self._gathers, sizes, arrays)
+            if message is not None:
+                raise ArgumentError(message)
         outputs, results, copy_back = self._bind_outputs(sizes, out)
         if out is not None:
             _unshare_inputs(inputs, outputs)

@@ -19,7 +19,9 @@ the mapping of a process that has the library loaded).
 
 A cache directory that is writable by group or others, or owned by another
 user, is refused: loading a shared object runs its code, so such a directory
-would let anyone run code in this process. Refused or unwritable
+would let anyone run code in this process. So is one under a parent that
+someone else could rename it in (another owner, or group/world-writable
+without the sticky bit). Refused or unwritable
 directories fall back to a private temporary directory, with a
 :class:`CacheWarning`.
 """
@@ -164,6 +166,10 @@ class KernelCache:
                        f"others (mode {stat.S_IMODE(info.st_mode):o}), which would let them "
                        f"run code in this process; fix with `chmod 700 {cache_dir}`")
             return None
+        unsafe = _unsafe_parent(cache_dir)
+        if unsafe is not None:
+            self._warn("parent", cache_dir, f"refusing the kernel cache {cache_dir}: {unsafe}")
+            return None
         return cache_dir
 
     def _load_verified(self, directory: Path, key: str) -> LoadedLibrary | None:
@@ -228,6 +234,29 @@ class KernelCache:
             self._warned.add((reason, cache_dir))
         warnings.warn(f"polyc: {message}; compiling kernels into a private temporary "
                       f"directory instead (set POLYC_CACHE_DIR)", CacheWarning, stacklevel=2)
+
+
+def _unsafe_parent(cache_dir: Path) -> str | None:
+    """Why a parent of ``cache_dir`` would let someone else replace it, or ``None``.
+
+    Whoever can rename entries of a parent can swap the cache for a directory of
+    their own: each parent must belong to you or to root, and be writable by group
+    or others only with the sticky bit (``/tmp``), which stops them renaming what
+    is not theirs.
+    """
+    try:
+        parents = cache_dir.resolve().parents
+        for parent in parents:
+            info = os.stat(parent)
+            if info.st_uid not in (0, os.getuid()):
+                return f"its parent {parent} is owned by user {info.st_uid}"
+            if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+                return (f"its parent {parent} is writable by group or others "
+                        f"(mode {stat.S_IMODE(info.st_mode):o}) without the sticky bit, so "
+                        f"they could replace the cache")
+    except OSError as error:
+        return f"cannot check its parents ({error})"
+    return None
 
 
 def _entry_paths(directory: Path, key: str) -> tuple[Path, Path]:

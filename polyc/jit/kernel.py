@@ -11,7 +11,7 @@ from polyc.codegen.c_names import STATUS_GATHER_OUT_OF_RANGE, STATUS_NO_MEMORY, 
 from polyc.errors import ArgumentError, InternalError
 from polyc.lang import ir
 from polyc.lang import types as ty
-from polyc.lang.printer import expr_to_tc
+from polyc.jit.gathers import gather_message
 
 _CTYPES = {
     ty.BOOL: ctypes.c_bool, ty.UINT8: ctypes.c_uint8, ty.UINT16: ctypes.c_uint16,
@@ -68,24 +68,16 @@ class Kernel:
 def _gather_message(op: ir.Op, inputs) -> str:
     """Name the index tensor, position and value that fell outside the gathered extent."""
     values = {t.name: v for t, v in zip(op.inputs, inputs)}
-    details = []
     for stmt in op.statements:
         for read in (e for e in ir.walk(stmt.rhs) if isinstance(e, ir.Read)):
+            tensor = op.tensor(read.tensor)
+            # Only the extent of inputs is known here without re-running: report those.
+            if tensor.role != ir.INPUT:
+                continue
             for dim, index in enumerate(read.indices):
                 if isinstance(index, ir.Read) and index.tensor in values:
-                    array = np.asarray(values[index.tensor])
-                    details.append((read, dim, index, array))
-    for read, dim, index, array in details:
-        tensor = op.tensor(read.tensor)
-        # Only the extent of inputs is known here without re-running: report those.
-        if tensor.role != ir.INPUT:
-            continue
-        extent = values[tensor.name].shape[dim]
-        bad = np.argwhere((array < 0) | (array >= extent))
-        if len(bad):
-            position = tuple(int(p) for p in bad[0])
-            return (f"{op.name}: gather index out of range in `{expr_to_tc(read)}`: "
-                    f"{index.tensor}{list(position)} = {array[position]} but "
-                    f"{tensor.name} has {extent} entries in dimension {dim} "
-                    f"(valid: 0..{extent - 1})")
+                    message = gather_message(op, read, dim, np.asarray(values[index.tensor]),
+                                             values[tensor.name].shape[dim])
+                    if message is not None:
+                        return message
     return f"{op.name}: a gather index was out of range (data-dependent read outside its tensor)"

@@ -75,6 +75,33 @@ def test_gather_out_of_range_names_tensor_position_and_value():
         op(LUT, I)
 
 
+def test_gather_indices_are_checked_before_the_kernel_touches_the_output():
+    op = polyc.define(GATHER)
+    LUT = np.ones((5, 3), np.float32)
+    out = np.full((2, 3), 42.0, np.float32)
+    with pytest.raises(polyc.ArgumentError, match=r"I\[0, 1\] = 9"):
+        op(LUT, np.array([[0, 9], [1, 2]], np.int32), out=out)
+    assert np.all(out == 42.0)  # the pre-pass raised: the kernel never ran
+
+
+def test_gathers_over_part_of_the_index_tensor_are_checked_in_the_kernel():
+    # Only I[0 .. N-2] is read: an out-of-range value in the unused last element is no
+    # error; one in a used element is (reported by the kernel's own check).
+    op = polyc.define("""def shifted(float(V) T, int32(N) I) -> (O) {
+      O(l) = T(I(l)) where l in 0:N-1
+    }""")
+    T = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(op(T, np.array([3, 1, 99], np.int32)), [3.0, 1.0])
+    with pytest.raises(polyc.ArgumentError, match=r"I\[1\] = 99"):
+        op(T, np.array([3, 99, 0], np.int32))
+
+
+def test_a_gather_that_never_runs_checks_nothing():
+    op = polyc.define(GATHER)
+    LUT = np.ones((5, 0), np.float32)   # no columns: the statement has no instances
+    assert op(LUT, np.array([[0, 9]], np.int32)).shape == (1, 0)
+
+
 def test_gather_checks_can_be_switched_off_visibly():
     checked = polyc.define(GATHER)
     unchecked = polyc.define(GATHER, check_gathers=False)

@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 import uuid
+import warnings
 from pathlib import Path
 
 import pytest
@@ -193,6 +194,29 @@ def test_world_writable_cache_dir_is_refused(tmp_path):
         library = KernelCache().get_library(unique_source(), Options(cache_dir=cache_dir))
     assert library.cdll.add1(1) == 2
     assert list(cache_dir.iterdir()) == []  # nothing written to, or loaded from, there
+
+
+def test_cache_dir_under_a_world_writable_parent_is_refused(tmp_path):
+    parent = tmp_path / "open"
+    parent.mkdir()
+    parent.chmod(0o777)  # anyone could rename `cache` and put their own in its place
+    cache_dir = parent / "cache"
+    with pytest.warns(CacheWarning, match="parent .*open is writable by group or others"):
+        library = KernelCache().get_library(unique_source(), Options(cache_dir=cache_dir))
+    assert library.cdll.add1(1) == 2
+    assert list(cache_dir.iterdir()) == []
+
+
+def test_cache_dir_under_a_sticky_world_writable_parent_is_used(tmp_path):
+    parent = tmp_path / "like-tmp"
+    parent.mkdir()
+    parent.chmod(0o1777)  # the sticky bit: others cannot rename what is not theirs
+    cache_dir = parent / "cache"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        library = KernelCache().get_library(unique_source(), Options(cache_dir=cache_dir))
+    assert library.cdll.add1(1) == 2
+    assert library.so_path.is_relative_to(cache_dir)
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to give a directory away")
