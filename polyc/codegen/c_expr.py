@@ -78,6 +78,14 @@ class ExprEmitter:
         self.contractions = contractions or {}  # name -> polyc.fusion.contraction.Contraction
         self.math_calls: set[str] = set()  # C math functions emitted, e.g. {"expf"}
         self.mask: tuple[frozenset[str], str] | None = None
+        self.renames: dict[str, str] = {}  # tensor -> the C array that stands for it
+
+    def renamed(self, renames: dict[str, str]) -> "ExprEmitter":
+        """This emitter, but accesses of the tensors in ``renames`` go to other C arrays of
+        the same shape (a thread's private accumulator, :mod:`polyc.poly.privatize`)."""
+        view = copy.copy(self)
+        view.renames = {**self.renames, **renames}
+        return view
 
     def masked(self, indices: frozenset[str], condition: str) -> "ExprEmitter":
         """This emitter, but a read whose indices use one of ``indices`` reads 0 unless
@@ -127,7 +135,7 @@ class ExprEmitter:
 
     def access(self, tensor_name: str, indices: tuple[ir.Expr, ...]) -> str:
         tensor = self.tensors[tensor_name]
-        name = c_name(tensor_name)
+        name = self.renames.get(tensor_name) or c_name(tensor_name)
         if tensor.rank == 0 and tensor.role == ir.INPUT:
             return name
         return f"{name}[{self.element_offset(tensor, indices)}]"

@@ -41,6 +41,7 @@ PREAMBLE = r"""
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <omp.h>
 
 static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
   int64_t q = a / b;

@@ -28,6 +28,7 @@ from polyc.lang import sizes as sz
 from polyc.lang import types as ty
 from polyc.lang.printer import to_tc
 from polyc.poly.dependences import is_pure_reduction
+from polyc.poly.privatize import privatized_tensors
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.poly.schedule import PARALLEL_MARK
 from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK
@@ -135,6 +136,7 @@ class _Emitter:
         self.exprs = ExprEmitter(program.op, contractions, check_gathers)
         self.statements = {s.name: s for s in program.statements}
         self.names = {isl_name(s): c_name(s) for s in program.op.sizes}
+        self.private: dict[str, str] = {}  # tensor -> this thread's private accumulator
 
     def node(self, node: isl.AstNode):
         kind = node.get_type()
@@ -174,7 +176,7 @@ class _Emitter:
         if node.get_type() == isl.ast_node_type.for_:
             return self._for(node, marks)
         code = self.node(node)
-        if PARALLEL_MARK in marks and self.contractions:
+        if _is_parallel(marks) and self.contractions:
             return self._with_private_temporaries(node, code)
         return code
 
@@ -191,10 +193,19 @@ class _Emitter:
         it accumulates into, that element's value, and the right-hand side's value."""
         tensor = self.program.op.tensor(statement.tensor)
         lhs = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
-        target = self.exprs.access(tensor.name, lhs)
-        current = self.exprs.expr(ir.Read(tensor.type, tensor.name, lhs))
-        value = self.exprs.expr(statement.rhs, tensor.type)
+        exprs = self._update_exprs(statement)
+        target = exprs.access(tensor.name, lhs)
+        current = exprs.expr(ir.Read(tensor.type, tensor.name, lhs))
+        value = exprs.expr(statement.rhs, tensor.type)
         return tensor, target, current, value
+
+    def _update_exprs(self, statement: ir.Statement) -> ExprEmitter:
+        """The expression emitter for an update of a pure reduction: inside a loop with
+        private accumulators, its tensor is the thread's private copy."""
+        private = self.private.get(statement.tensor)
+        if private is None or not is_pure_reduction(statement):
+            return self.exprs
+        return self.exprs.renamed({statement.tensor: private})
 
     def _expr(self, expr: isl.AstExpr) -> str:
         return isl_expr_to_c(expr, self.names)
@@ -202,6 +213,9 @@ class _Emitter:
     def _for(self, node: isl.AstNode, marks: frozenset[str]):
         """A loop; a ``parallel`` mark makes it an OpenMP loop, a ``simd`` mark a SIMD loop."""
         iterator = self._expr(node.for_get_iterator())
+        private = [t for mark in marks for t in privatized_tensors(mark) or ()]
+        if private and not self.private:
+            return self._parallel_with_private_accumulators(node, marks, iterator, private)
         if PARALLEL_MARK in marks and self.contractions:
             return self._parallel_with_private_temporaries(node, marks, iterator)
         blocked = self._register_blocked(node, iterator)
@@ -224,6 +238,58 @@ class _Emitter:
         else:
             return loop
         return cgen.Module([cgen.Pragma(pragma), loop])
+
+    def _parallel_with_private_accumulators(self, node, marks, iterator, tensors):
+        """A parallel loop whose reductions into ``tensors`` each thread accumulates in a
+        private copy, added into the tensor after the loop (:mod:`polyc.poly.privatize`).
+
+            T *polyc_private_y = malloc(threads * |y|);
+            #pragma omp parallel
+            { T *polyc_mine_y = its part, set to the identity;
+              #pragma omp for: the loop, its updates of y going to polyc_mine_y
+              #pragma omp critical: y += polyc_mine_y }
+        """
+        allocations, setup, combine, frees = [], [], [], []
+        for name in tensors:
+            tensor = self.program.op.tensor(name)
+            ctype, c_var = tensor.type.c_type, c_name(name)
+            count = " * ".join(f"polyc_extent({self.exprs.size(d)})" for d in tensor.shape) \
+                or "1"
+            op = next(s.statement.op for s in self.program.statements
+                      if s.statement.tensor == name and not s.is_init
+                      and is_pure_reduction(s.statement))
+            pool, mine = f"polyc_private_{c_var}", f"polyc_mine_{c_var}"
+            allocations.append(cgen.Statement(
+                f"{ctype} *restrict {pool} = ({ctype} *)malloc(sizeof({ctype}) * "
+                f"(size_t)polyc_max(1, {count}) * (size_t)omp_get_max_threads())"))
+            setup += [
+                cgen.Initializer(cgen.Value(f"{ctype} *restrict", mine),
+                                 f"{pool} + (size_t)omp_get_thread_num() * "
+                                 f"(size_t)polyc_max(1, {count})"),
+                cgen.For("int64_t polyc_e = 0", f"polyc_e < {count}", "polyc_e += 1",
+                         cgen.Statement(f"{mine}[polyc_e] = {identity(op, tensor.type)}"))]
+            combine.append(cgen.For(
+                "int64_t polyc_e = 0", f"polyc_e < {count}", "polyc_e += 1",
+                cgen.Statement(f"{c_var}[polyc_e] = " + _combine(
+                    op, tensor, f"{c_var}[polyc_e]", f"{mine}[polyc_e]"))))
+            frees.append(cgen.Statement(f"free({pool})"))
+            self.private[name] = mine
+        try:
+            body = self.node(node.for_get_body())
+            if self.contractions:
+                body = self._with_private_temporaries(node.for_get_body(), body)
+            loop = self._loop(node, body, iterator)
+        finally:
+            self.private = {}
+        failed = " || ".join(f"!polyc_private_{c_name(name)}" for name in tensors)
+        region = cgen.Block(setup + [
+            cgen.Pragma("omp for schedule(static)"), loop,
+            cgen.Pragma("omp critical"), cgen.Block(combine)])
+        parallel = cgen.Module([
+            cgen.Pragma(f"omp parallel if(polyc_work >= {PARALLEL_WORK_THRESHOLD})"), region])
+        return cgen.Block(allocations + [
+            cgen.If(failed, cgen.Statement("polyc_status = 1"), cgen.Block([parallel]))]
+            + frees)
 
     def _parallel_with_private_temporaries(self, node, marks, iterator):
         """The parallel loop, its body declaring the contracted temporaries it uses: one
@@ -508,13 +574,15 @@ class _Emitter:
         statement = stmt.statement
         tensor = self.program.op.tensor(statement.tensor)
         lhs_indices = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
-        target = self.exprs.access(tensor.name, lhs_indices)
         if stmt.is_init:
+            target = self.exprs.access(tensor.name, lhs_indices)
             return f"{target} = {identity(statement.op, tensor.type)}"
-        value = self.exprs.expr(statement.rhs, tensor.type)
+        exprs = self._update_exprs(statement)
+        target = exprs.access(tensor.name, lhs_indices)
+        value = exprs.expr(statement.rhs, tensor.type)
         if statement.op == "=":
             return f"{target} = {value}"
-        current = self.exprs.expr(ir.Read(tensor.type, tensor.name, lhs_indices))
+        current = exprs.expr(ir.Read(tensor.type, tensor.name, lhs_indices))
         return f"{target} = {_combine(statement.op, tensor, current, value)}"
 
 
@@ -529,6 +597,10 @@ def _combine(op: str, tensor: ir.Tensor, current: str, value: str) -> str:
         return f"polyc_{op}{suffix}({current}, {value})"
     compare = ">" if op == "max" else "<"
     return f"(({value}) {compare} ({current}) ? ({value}) : ({current}))"
+
+
+def _is_parallel(marks: frozenset[str]) -> bool:
+    return PARALLEL_MARK in marks or any(privatized_tensors(mark) for mark in marks)
 
 
 def _statement_names(node: isl.AstNode) -> set[str]:

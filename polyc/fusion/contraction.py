@@ -28,6 +28,7 @@ import islpy as isl
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.poly.program import PolyProgram, isl_items, isl_name
+from polyc.poly.privatize import privatized_tensors
 from polyc.poly.schedule import PARALLEL_MARK, Schedule
 
 
@@ -101,8 +102,9 @@ def _parallel_prefix(tree: isl.Schedule) -> isl.UnionMap | None:
     """The schedule prefix up to and including the first member under the outermost
     ``parallel`` mark, as ``{ S[...] -> [prefix] }``; ``None`` without a parallel loop."""
     def find(node: isl.ScheduleNode):
-        if node.get_type() == isl.schedule_node_type.mark and \
-                node.mark_get_id().get_name() == PARALLEL_MARK:
+        if node.get_type() == isl.schedule_node_type.mark and (
+                node.mark_get_id().get_name() == PARALLEL_MARK
+                or privatized_tensors(node.mark_get_id().get_name())):
             band = node.child(0)
             while band.get_type() == isl.schedule_node_type.mark:
                 band = band.child(0)

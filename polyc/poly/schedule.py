@@ -25,8 +25,9 @@ from polyc.errors import InternalError
 from polyc.poly.dependences import Dependences
 from polyc.fusion.distribute import distribute_shifted_members
 from polyc.poly.cache_model import machine_caches
+from polyc.poly.privatize import privatization, privatized_tensors, private_mark
 from polyc.poly.program import PolyProgram, isl_items, statements_named
-from polyc.poly.tiling import SIMD_MARK, SIMD_REDUCTION_MARK, optimize_bands
+from polyc.poly.tiling import SIMD_MARK, SIMD_REDUCTION_MARK, optimize_bands, tiling_matters
 
 PARALLEL_MARK = "parallel"
 FUSION_STRATEGIES = ("default", "max", "min")
@@ -89,19 +90,22 @@ def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
         # Fuse as much as possible while the outer loop stays parallel and no statement
         # loses depth of its outermost permutable band (its tiling and register blocking).
         unfused = _isl_schedule(constraints, program, serialize_sccs=True)
-        depths = _outer_band_depths(unfused)
+        depths = _outer_band_depths(unfused, program, tiled_only=True)
         tree, decision, rejected = unfused, "", []
         for name, candidate in (("maximal fusion", dict(whole_component=True)),
                                 ("isl's default fusion", {})):
             fused = _isl_schedule(constraints, program, **candidate)
-            fused_depth = _outer_band_depths(fused)
-            if not _outer_loop_parallel(fused):
+            fused_depth = _outer_band_depths(fused, program)
+            if not _outer_loop_parallel(fused, deps, program):
                 rejected.append(f"{name} would serialise the outer loop")
             elif any(fused_depth.get(s, 0) < d for s, d in depths.items()):
                 rejected.append(f"{name} would shrink the permutable bands tiling needs")
             else:
                 tree = fused
-                decision = f"{name} (the outer loop stays parallel, no band loses depth)"
+                private = _outer_private_tensors(fused, deps, program)
+                how = (f"in parallel with private accumulators for {', '.join(private)}"
+                       if private else "parallel")
+                decision = f"{name} (the outer loop stays {how}, no band loses depth)"
                 break
         if not decision:
             decision = f"no fusion ({'; '.join(rejected)})"
@@ -114,7 +118,7 @@ def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
         tree = distribute_shifted_members(tree, deps)
         tree = optimize_bands(tree, program, machine_caches(), deps)
     if parallel:
-        tree = _mark_outer_parallel(tree.get_root()).get_schedule()
+        tree = _mark_outer_parallel(tree.get_root(), deps, program).get_schedule()
     schedule = Schedule(tree, fusion, decision)
     check_legality(schedule.schedule_map, deps, program)
     check_parallel(tree, deps, program)
@@ -136,12 +140,17 @@ def _isl_schedule(constraints: isl.ScheduleConstraints, program: PolyProgram,
             ctx.set_schedule_serialize_sccs(saved[1])
 
 
-def _outer_band_depths(tree: isl.Schedule) -> dict[str, int]:
-    """For each statement, the number of members of the outermost band above it."""
+def _outer_band_depths(tree: isl.Schedule, program: PolyProgram,
+                       tiled_only: bool = False) -> dict[str, int]:
+    """For each statement, the number of members of the outermost band above it; with
+    ``tiled_only``, only for statements whose band has blocks of data to keep in cache
+    (:func:`~polyc.poly.tiling.tiling_matters`)."""
     depths: dict[str, int] = {}
 
     def visit(node: isl.ScheduleNode) -> None:
         if node.get_type() == isl.schedule_node_type.band and node.band_n_member() > 0:
+            if tiled_only and not tiling_matters(node, program):
+                return
             for part in isl_items(node.get_domain().get_set_list()):
                 depths.setdefault(part.get_tuple_name(), node.band_n_member())
             return
@@ -152,30 +161,54 @@ def _outer_band_depths(tree: isl.Schedule) -> dict[str, int]:
     return depths
 
 
-def _outer_loop_parallel(tree: isl.Schedule) -> bool:
+def _outer_loop_parallel(tree: isl.Schedule, deps: Dependences, program: PolyProgram) -> bool:
     """Whether the tree starts with one band over every statement whose first member is
-    coincident (one parallel loop around everything); a tree of several nests counts as
-    parallel when each nest starts that way."""
+    parallel, as it is or with private accumulators (one parallel loop around
+    everything); a tree of several nests counts as parallel when each nest starts so."""
     node = tree.get_root().child(0)
     if node.get_type() in (isl.schedule_node_type.sequence, isl.schedule_node_type.set):
-        return all(_starts_parallel(node.child(k).child(0)) for k in range(node.n_children()))
-    return _starts_parallel(node)
+        return all(_starts_parallel(node.child(k).child(0), deps, program)
+                   for k in range(node.n_children()))
+    return _starts_parallel(node, deps, program)
 
 
-def _starts_parallel(node: isl.ScheduleNode) -> bool:
+def _outer_private_tensors(tree: isl.Schedule, deps: Dependences,
+                           program: PolyProgram) -> tuple[str, ...]:
+    """The tensors the outer loops of ``tree`` accumulate privately to run in parallel."""
+    node = tree.get_root().child(0)
+    nests = ([node.child(k).child(0) for k in range(node.n_children())]
+             if node.get_type() in (isl.schedule_node_type.sequence,
+                                    isl.schedule_node_type.set) else [node])
+    return tuple(sorted({tensor for nest in nests
+                         if nest.get_type() == isl.schedule_node_type.band
+                         and nest.band_n_member() > 0
+                         and not nest.band_member_get_coincident(0)
+                         for tensor in privatization(nest, deps, program) or ()}))
+
+
+def _starts_parallel(node: isl.ScheduleNode, deps: Dependences, program: PolyProgram) -> bool:
     if node.get_type() == isl.schedule_node_type.leaf:
         return True
-    return (node.get_type() == isl.schedule_node_type.band and node.band_n_member() > 0
-            and bool(node.band_member_get_coincident(0)))
+    if node.get_type() != isl.schedule_node_type.band or node.band_n_member() == 0:
+        return False
+    return bool(node.band_member_get_coincident(0)) or \
+        privatization(node, deps, program) is not None
 
 
-def _mark_outer_parallel(node: isl.ScheduleNode) -> isl.ScheduleNode:
-    """Mark the outermost coincident band member on each path; returns the same position."""
+def _mark_outer_parallel(node: isl.ScheduleNode, deps: Dependences,
+                         program: PolyProgram) -> isl.ScheduleNode:
+    """Mark the outermost parallel band member on each path, as it is or with private
+    accumulators (:mod:`polyc.poly.privatize`); returns the same position."""
     if node.get_type() == isl.schedule_node_type.band and node.band_n_member() > 0:
         if node.band_member_get_coincident(0):
             return node.insert_mark(isl.Id(PARALLEL_MARK))
+        private = privatization(node, deps, program)
+        if private == ():
+            return node.insert_mark(isl.Id(PARALLEL_MARK))
+        if private:
+            return node.insert_mark(private_mark(private))
     for position in range(node.n_children()):
-        node = _mark_outer_parallel(node.child(position)).parent()
+        node = _mark_outer_parallel(node.child(position), deps, program).parent()
     return node
 
 
@@ -207,7 +240,16 @@ def check_parallel(tree: isl.Schedule, deps: Dependences, program: PolyProgram) 
     it may carry only the reduction's update chain.
     """
     def visit(node: isl.ScheduleNode) -> None:
-        if node.get_type() == isl.schedule_node_type.mark and \
+        private = (privatized_tensors(node.mark_get_id().get_name())
+                   if node.get_type() == isl.schedule_node_type.mark else None)
+        if private is not None:
+            band = node.child(0)
+            if band.get_type() != isl.schedule_node_type.band or \
+                    privatization(band, deps, program) != private:
+                raise InternalError(f"`{program.op.name}`: the loop marked "
+                                    f"{node.mark_get_id().get_name()!r} is not parallel "
+                                    f"with those tensors private")
+        elif node.get_type() == isl.schedule_node_type.mark and \
                 node.mark_get_id().get_name() in (PARALLEL_MARK, SIMD_MARK,
                                                   SIMD_REDUCTION_MARK):
             band = node.child(0)

@@ -167,6 +167,24 @@ def _reuse(members: list[Member], program: PolyProgram) -> tuple[list[bool], lis
     return carries, exponents
 
 
+def tiling_matters(node: isl.ScheduleNode, program: PolyProgram) -> bool:
+    """Whether tiling the band would keep reused blocks of data in cache: some access is
+    invariant along a member of the band (reused) and varies along two others (a block,
+    like matmul's ``A(m, k)`` along ``n``). Reused rows or scalars (``x(j)`` in a
+    matrix-vector product) stay in cache untiled."""
+    members = band_members(node, program)
+    if not all(m.affine for m in members):
+        return False
+    for name in set().union(*(m.walks for m in members)):
+        walked = [m.walks[name] for m in members if m.walks.get(name) is not None]
+        for access in statement_accesses(program.statement(name), program.op):
+            varying = [index for index in walked
+                       if any(d is None or d.coefficient(index) for d in access.dims)]
+            if 2 <= len(varying) < len(walked):
+                return True
+    return False
+
+
 def _reorder(node: isl.ScheduleNode, order: list[int]) -> isl.ScheduleNode:
     """The band with its members permuted (``order[new] = old``); same tree position."""
     if order == list(range(len(order))):
