@@ -257,7 +257,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
     innermost = not _has_inner_band(node)
 
     carries, exponents = _reuse(members, program)
-    tiled = tile and n >= 2 and any(carries)
+    tiled = tile and n >= 2 and any(carries) and tiling_matters(node, program)
     if not tiled:
         return _optimize_point_band(node, members, vector, None, program, innermost), False
     blocking = None
@@ -449,6 +449,9 @@ def optimize_bands(tree: isl.Schedule, program: PolyProgram, caches: Caches,
 
 
 def _visit(node, program, caches, deps, tile):
+    if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name() in (
+            SIMD_MARK, SIMD_REDUCTION_MARK, REGISTER_MARK):
+        return node  # the loops below were optimised with the band they were split from
     if node.get_type() == isl.schedule_node_type.band and node.band_n_member() > 0 and (
             node.band_get_permutable() or node.band_n_member() == 1):
         if node.band_get_permutable():

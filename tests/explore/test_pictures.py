@@ -65,15 +65,18 @@ def test_iteration_space_order_and_tiles(tmp_path):
     # The row maximum reduces along d: within a row, d runs in increasing order.
     for n in range(12):
         assert [steps[n, d] for d in range(12)] == sorted(steps[n, d] for d in range(12))
-    assert space.tile_sizes is not None and len(set(space.tiles)) > 1
-    # A tile's points run one after the other: tile numbers never go back.
-    assert list(space.tiles) == sorted(space.tiles)
+    # A row reduction keeps no block of data in cache: its rows are not tiled.
+    assert space.tile_sizes is None
     assert "scheduled as for a 2 KiB L2 cache" in space.note
-    text = str(space)
-    assert "|" in text and "n=11" in text
+    tiled = explore.iteration_space(polyc.define(MATMUL), statement="S0_init",
+                                    sizes={"M": 12, "N": 12, "K": 12}, l2_bytes=2048)
+    assert tiled.tile_sizes is not None and len(set(tiled.tiles)) > 1
+    # A tile's points run one after the other: tile numbers never go back.
+    assert list(tiled.tiles) == sorted(tiled.tiles)
+    assert tiled.svg.count("<rect") == len(set(tiled.tiles))
+    assert "n=11" in str(space) and "|" in str(tiled)
     svg = space.svg
     assert svg.count("<circle") == 144
-    assert svg.count("<rect") == len(set(space.tiles))
     assert "<line" in svg
     assert space.save(tmp_path / "space.svg").read_text().startswith("<svg")
 
