@@ -215,7 +215,7 @@ class _Emitter:
         iterator = self._expr(node.for_get_iterator())
         private = [t for mark in marks for t in privatized_tensors(mark) or ()]
         if private and not self.private:
-            return self._parallel_with_private_accumulators(node, marks, iterator, private)
+            return self._parallel_with_private_accumulators(node, iterator, private)
         if PARALLEL_MARK in marks and self.contractions:
             return self._parallel_with_private_temporaries(node, marks, iterator)
         blocked = self._register_blocked(node, iterator)
@@ -239,7 +239,7 @@ class _Emitter:
             return loop
         return cgen.Module([cgen.Pragma(pragma), loop])
 
-    def _parallel_with_private_accumulators(self, node, marks, iterator, tensors):
+    def _parallel_with_private_accumulators(self, node, iterator, tensors):
         """A parallel loop whose reductions into ``tensors`` each thread accumulates in a
         private copy, added into the tensor after the loop (:mod:`polyc.poly.privatize`).
 

@@ -5,10 +5,13 @@ For the outermost band along each path of the schedule tree:
 1. **Order** — coincident (parallel) members first, the others (reductions)
    inside, so the outer loops can run in parallel and an output tile stays in
    cache while the reduction sweeps.
-2. **Tile** — when some access is invariant along a member (data reuse), tile
-   the band; the tile size makes one tile's working set fit half the L2 cache
+2. **Tile** — when tiling keeps a block of data in cache (:func:`tiling_matters`:
+   an access reused along one member and varying along two others), tile the
+   band; the tile size makes one tile's working set fit half the L2 cache
    (:mod:`polyc.poly.cache_model`). Members without reuse (a batch index every
    access depends on) are not tiled and do not count in the working set.
+   Inside the tile, statements that walk different members (an initialisation,
+   an epilogue) get point loops of their own, in dependence order.
 3. **Intra-tile order** — inside the tile, the member along which the most
    accesses walk unit stride (weighted by each statement's share of the work)
    goes innermost and is split off under a ``simd`` mark. Candidates
