@@ -292,19 +292,56 @@ class _Emitter:
             + frees)
 
     def _parallel_with_private_temporaries(self, node, marks, iterator):
-        """The parallel loop, its body declaring the contracted temporaries it uses: one
-        copy per iteration, so private to each thread (see polyc.fusion.contraction)."""
-        body = self._with_private_temporaries(node.for_get_body(),
-                                              self.node(node.for_get_body()))
-        loop = self._loop(node, body, iterator)
+        """The parallel loop with the contracted temporaries it uses private to each
+        thread (see polyc.fusion.contraction): fixed-size ones declared in the body, the
+        others allocated once per thread around the loop, not once per iteration::
+
+            #pragma omp parallel
+            { float *e = malloc(...);
+              #pragma omp for: the loop, its body skipped if the allocation failed
+              free(e); }
+        """
+        body_node = node.for_get_body()
+        decls, allocated = self._private_temporaries(body_node)
+        fixed = [d for d, c_var in decls if c_var not in allocated]
+        body = self.node(body_node)
+        if fixed:
+            body = cgen.Block(fixed + [body])
         simd = " simd" if SIMD_MARK in marks else ""
-        pragma = (f"omp parallel for{simd} schedule(static) "
-                  f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})")
-        return cgen.Module([cgen.Pragma(pragma), loop])
+        if not allocated:
+            loop = self._loop(node, body, iterator)
+            pragma = (f"omp parallel for{simd} schedule(static) "
+                      f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})")
+            return cgen.Module([cgen.Pragma(pragma), loop])
+        failed = " || ".join(f"!{c_var}" for c_var in allocated)
+        loop = self._loop(node, cgen.If(" && ".join(allocated), _block(body)), iterator)
+        region = cgen.Block(
+            [d for d, c_var in decls if c_var in allocated]
+            + [cgen.Pragma(f"omp for{simd} schedule(static)"), loop,
+               cgen.If(failed, cgen.Block([cgen.Pragma("omp atomic write"),
+                                           cgen.Statement("polyc_status = 1")]))]
+            + [cgen.Statement(f"free({c_var})") for c_var in allocated])
+        return cgen.Module([
+            cgen.Pragma(f"omp parallel if(polyc_work >= {PARALLEL_WORK_THRESHOLD})"), region])
 
     def _with_private_temporaries(self, node: isl.AstNode, body):
         """``body`` (the code of ``node``) in a block that declares the contracted
         temporaries its statements use; allocation failure skips it and sets the status."""
+        decls, allocated = self._private_temporaries(node)
+        if not decls:
+            return body
+        if not allocated:
+            return cgen.Block([d for d, _ in decls] + [body])
+        failed = " || ".join(f"!{c_var}" for c_var in allocated)
+        guarded = cgen.If(failed, cgen.Block([cgen.Pragma("omp atomic write"),
+                                              cgen.Statement("polyc_status = 1")]),
+                          _block(body))
+        return cgen.Block([d for d, _ in decls] + [guarded] +
+                          [cgen.Statement(f"free({c_var})") for c_var in allocated])
+
+    def _private_temporaries(self, node: isl.AstNode) -> tuple[list, list[str]]:
+        """``([(declaration, C name)], [C names allocated with malloc])`` of the contracted
+        temporaries that the statements under ``node`` use."""
         names = _statement_names(node)
         used = {self.statements[name].statement.tensor for name in names}
         used |= {read.tensor for name in names
@@ -317,24 +354,16 @@ class _Emitter:
             count = contraction.constant_elements(tensor)
             c_var = c_name(name)
             if count is not None:
-                decls.append(cgen.Statement(f"{tensor.type.c_type} {c_var}[{max(count, 1)}]"))
+                decls.append((cgen.Statement(
+                    f"{tensor.type.c_type} {c_var}[{max(count, 1)}]"), c_var))
                 continue
             elements = " * ".join(f"polyc_extent({self.exprs.size(d)})"
                                   for d in contraction.shape(tensor))
-            decls.append(cgen.Statement(
+            decls.append((cgen.Statement(
                 f"{tensor.type.c_type} *restrict {c_var} = ({tensor.type.c_type} *)malloc("
-                f"sizeof({tensor.type.c_type}) * (size_t)polyc_max(1, {elements}))"))
+                f"sizeof({tensor.type.c_type}) * (size_t)polyc_max(1, {elements}))"), c_var))
             allocated.append(c_var)
-        if not decls:
-            return body
-        if not allocated:
-            return cgen.Block(decls + [body])
-        failed = " || ".join(f"!{c_var}" for c_var in allocated)
-        guarded = cgen.If(failed, cgen.Block([cgen.Pragma("omp atomic write"),
-                                              cgen.Statement("polyc_status = 1")]),
-                          _block(body))
-        return cgen.Block(decls + [guarded] +
-                          [cgen.Statement(f"free({c_var})") for c_var in allocated])
+        return decls, allocated
 
     def _register_blocked(self, loop: isl.AstNode, iterator: str):
         """A reduction loop around a ``register`` nest: keep the block of outputs in a local
