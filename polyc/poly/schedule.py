@@ -165,21 +165,21 @@ def _outer_loop_parallel(tree: isl.Schedule, deps: Dependences, program: PolyPro
     """Whether the tree starts with one band over every statement whose first member is
     parallel, as it is or with private accumulators (one parallel loop around
     everything); a tree of several nests counts as parallel when each nest starts so."""
+    return all(_starts_parallel(nest, deps, program) for nest in _outer_nests(tree))
+
+
+def _outer_nests(tree: isl.Schedule) -> list[isl.ScheduleNode]:
+    """The top node of each loop nest: below a top-level sequence or set, or the root's."""
     node = tree.get_root().child(0)
     if node.get_type() in (isl.schedule_node_type.sequence, isl.schedule_node_type.set):
-        return all(_starts_parallel(node.child(k).child(0), deps, program)
-                   for k in range(node.n_children()))
-    return _starts_parallel(node, deps, program)
+        return [node.child(k).child(0) for k in range(node.n_children())]
+    return [node]
 
 
 def _outer_private_tensors(tree: isl.Schedule, deps: Dependences,
                            program: PolyProgram) -> tuple[str, ...]:
     """The tensors the outer loops of ``tree`` accumulate privately to run in parallel."""
-    node = tree.get_root().child(0)
-    nests = ([node.child(k).child(0) for k in range(node.n_children())]
-             if node.get_type() in (isl.schedule_node_type.sequence,
-                                    isl.schedule_node_type.set) else [node])
-    return tuple(sorted({tensor for nest in nests
+    return tuple(sorted({tensor for nest in _outer_nests(tree)
                          if nest.get_type() == isl.schedule_node_type.band
                          and nest.band_n_member() > 0
                          and not nest.band_member_get_coincident(0)
