@@ -103,6 +103,10 @@ class ExprEmitter:
     def size(self, e: sz.SizeExpr) -> str:
         return sz.to_c(e, c_name)
 
+    def element_count(self, shape: tuple[sz.SizeExpr, ...]) -> str:
+        """C expression: the number of elements of an array of ``shape`` (never negative)."""
+        return " * ".join(f"polyc_extent({self.size(d)})" for d in shape) or "1"
+
     def element_offset(self, tensor: ir.Tensor, indices: tuple[ir.Expr, ...]) -> str:
         """Row-major offset ``((i0) * D1 + i1) * D2 + i2`` in int64; a contracted
         temporary's shrunk dimensions are left out (their index is always 0)."""
@@ -170,7 +174,7 @@ class ExprEmitter:
             tensor = self.tensors[e.tensor]
             if tensor.type.compute_type != tensor.type:
                 text = f"(({tensor.type.compute_type.c_type}){text})"
-            if self.mask is not None and self.mask[0] & _index_names(e.indices):
+            if self.mask is not None and self.mask[0] & index_names(e.indices):
                 zero = literal(0, tensor.type.compute_type)
                 text = f"(({self.mask[1]}) ? {text} : {zero})"
             return text
@@ -226,7 +230,7 @@ class ExprEmitter:
         return f"{self._math(e.function, double)}({', '.join(args)})"
 
 
-def _index_names(indices: tuple[ir.Expr, ...]) -> frozenset[str]:
+def index_names(indices: tuple[ir.Expr, ...]) -> frozenset[str]:
     """The loop indices that some of ``indices`` use (inside gathers too)."""
     return frozenset(e.name for index in indices for e in ir.walk(index)
                      if isinstance(e, ir.Index))

@@ -19,7 +19,7 @@ import cgen
 import islpy as isl
 
 import polyc
-from polyc.codegen.c_expr import ExprEmitter, identity, isl_expr_to_c
+from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to_c
 from polyc.codegen.c_names import PREAMBLE, c_name
 from polyc.codegen.vector_math import declarations
 from polyc.errors import InternalError
@@ -117,7 +117,7 @@ def _work(program: PolyProgram) -> str:
 def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter) -> list:
     lines = []
     for tensor in temporaries:
-        count = " * ".join(f"polyc_extent({exprs.size(d)})" for d in tensor.shape) or "1"
+        count = exprs.element_count(tensor.shape)
         name = c_name(tensor.name)
         lines.append(cgen.Statement(
             f"{tensor.type.c_type} *restrict {name} = ({tensor.type.c_type} *)malloc("
@@ -253,8 +253,7 @@ class _Emitter:
         for name in tensors:
             tensor = self.program.op.tensor(name)
             ctype, c_var = tensor.type.c_type, c_name(name)
-            count = " * ".join(f"polyc_extent({self.exprs.size(d)})" for d in tensor.shape) \
-                or "1"
+            count = self.exprs.element_count(tensor.shape)
             op = next(s.statement.op for s in self.program.statements
                       if s.statement.tensor == name and not s.is_init
                       and is_pure_reduction(s.statement))
@@ -357,8 +356,7 @@ class _Emitter:
                 decls.append((cgen.Statement(
                     f"{tensor.type.c_type} {c_var}[{max(count, 1)}]"), c_var))
                 continue
-            elements = " * ".join(f"polyc_extent({self.exprs.size(d)})"
-                                  for d in contraction.shape(tensor))
+            elements = self.exprs.element_count(contraction.shape(tensor))
             decls.append((cgen.Statement(
                 f"{tensor.type.c_type} *restrict {c_var} = ({tensor.type.c_type} *)malloc("
                 f"sizeof({tensor.type.c_type}) * (size_t)polyc_max(1, {elements}))"), c_var))
@@ -448,7 +446,7 @@ class _Emitter:
             return None
         level = levels[0]
         iterator, bound = block.iterators[level], block.bound
-        moved = [i for i in block.stmt.indices if _mentions(bound[i], iterator)]
+        moved = block.vector_indices
         if len(moved) != 1 or any(_mentions(bound[moved[0]], it)
                                   for it in block.iterators if it != iterator):
             return None
@@ -457,8 +455,7 @@ class _Emitter:
         # The extra columns are read only from inputs: nothing another thread writes.
         if any(self.program.op.tensor(read.tensor).role != ir.INPUT
                for read in ir.walk(statement.rhs) if isinstance(read, ir.Read)
-               and any(isinstance(e, ir.Index) and e.name == index
-                       for i in read.indices for e in ir.walk(i))):
+               and index in index_names(read.indices)):
             return None
         low = self.exprs.size(statement.range_of(index).lo)
         shift = f"{block.trips[level].trip} - polyc_count{level}"
@@ -485,12 +482,8 @@ class _Emitter:
                         in zip(lanes, counts, block.simd_levels) if simd]
         exprs, store_condition = self.exprs, ""
         if mode == _MASKED and vector_lanes:
-            vector_indices = frozenset(
-                i for i in stmt.indices
-                if any(_mentions(block.bound[i], it)
-                       for it, simd in zip(block.iterators, block.simd_levels) if simd))
             store_condition = " && ".join(f"{lane} < {count}" for lane, count in vector_lanes)
-            exprs = exprs.masked(vector_indices, store_condition)
+            exprs = exprs.masked(frozenset(block.vector_indices), store_condition)
         elif mode == _SHIFTED:
             store_condition = f"{vector_lanes[0][0]} >= polyc_shift"
         saved, self.exprs = self.exprs, exprs
@@ -694,6 +687,14 @@ class _RegisterBlock:
     def bound(self) -> dict[str, isl.AstExpr]:
         return dict(zip(self.stmt.indices, (self.call.get_op_arg(k)
                                             for k in range(1, self.call.get_op_n_arg()))))
+
+    @property
+    def vector_indices(self) -> tuple[str, ...]:
+        """The statement's indices that move with a vector level's iterator."""
+        vector = [it for it, simd in zip(self.iterators, self.simd_levels) if simd]
+        bound = self.bound
+        return tuple(i for i in self.stmt.indices
+                     if any(_mentions(bound[i], it) for it in vector))
 
 
 def _constant_trip(loop: isl.AstNode, iterator: str, invariant_in: list[str]) -> _Trip | None:
