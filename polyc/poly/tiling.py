@@ -70,6 +70,11 @@ def statement_accesses(stmt: PolyStatement, op: ir.Op) -> tuple[Access, ...]:
     return tuple(accesses)
 
 
+def _uses(access: Access, index: str) -> bool:
+    """Whether the access varies with ``index`` (a gathered dimension may)."""
+    return any(d is None or d.coefficient(index) for d in access.dims)
+
+
 @dataclass(frozen=True)
 class Member:
     """One band member: for each statement, the index it walks (None: constant)."""
@@ -158,14 +163,10 @@ def _reuse(members: list[Member], program: PolyProgram) -> tuple[list[bool], lis
     (a batch index) gains nothing from tiling."""
     accesses = [(name, access) for name in set().union(*(m.walks for m in members))
                 for access in statement_accesses(program.statement(name), program.op)]
-
-    def uses(access: Access, index: str) -> bool:
-        return any(d is None or d.coefficient(index) for d in access.dims)
-
-    carries = [any(m.walks.get(name) is not None and not uses(access, m.walks[name])
+    carries = [any(m.walks.get(name) is not None and not _uses(access, m.walks[name])
                    for name, access in accesses) for m in members]
     exponents = [sum(1 for m, carry in zip(members, carries)
-                     if carry and m.walks.get(name) is not None and uses(access, m.walks[name]))
+                     if carry and m.walks.get(name) is not None and _uses(access, m.walks[name]))
                  for name, access in accesses]
     return carries, exponents
 
@@ -181,8 +182,7 @@ def tiling_matters(node: isl.ScheduleNode, program: PolyProgram) -> bool:
     for name in set().union(*(m.walks for m in members)):
         walked = [m.walks[name] for m in members if m.walks.get(name) is not None]
         for access in statement_accesses(program.statement(name), program.op):
-            varying = [index for index in walked
-                       if any(d is None or d.coefficient(index) for d in access.dims)]
+            varying = [index for index in walked if _uses(access, index)]
             if 2 <= len(varying) < len(walked):
                 return True
     return False
@@ -394,7 +394,7 @@ def _register_block_members(members: list[Member], vector: Member, program: Poly
         streamed_reused = all(all(d is not None and d.coefficient(row_index) == 0
                                   for d in a.dims)
                               for a in inputs
-                              if any(d is None or d.coefficient(vector_index) for d in a.dims))
+                              if _uses(a, vector_index))
         if broadcast and streamed_reused:
             return row, reductions
     return None
