@@ -28,6 +28,7 @@ from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.printer import statement_to_tc, to_tc
 from polyc.poly.privatize import privatized_tensors
+from polyc.poly.schedule import collapsed_loops
 from polyc.poly.program import isl_items
 
 STAGES = ("ir", "shapes", "domains", "deps", "fusion", "schedule", "ast", "c")
@@ -201,11 +202,17 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
                 continue
             tile = f" (tiles of {loop.tile})" if loop.tile else ""
             lines.append(f"  loop {loop.name}{tile}: {', '.join(loop.statements)}")
+        collapsed = max((collapsed_loops(m) or 1 for m in nest.outer.marks), default=1)
         for mark in nest.outer.marks:
             if mark.startswith("parallel") and nest.outer.loops:
                 private = privatized_tensors(mark)
                 how = f", private accumulators for {', '.join(private)}" if private else ""
-                lines.append(f"  parallel (OpenMP{how}): loop {nest.outer.loops[0].name}")
+                if collapsed > 1:
+                    names = ", ".join(loop.name for loop in nest.outer.loops[:collapsed])
+                    lines.append(f"  parallel (OpenMP{how}, {collapsed} loops collapsed into "
+                                 f"one): loops {names}")
+                else:
+                    lines.append(f"  parallel (OpenMP{how}): loop {nest.outer.loops[0].name}")
         for band in nest.bands:
             for mark in band.marks:
                 if mark.startswith("simd") and band.loops:

@@ -30,7 +30,7 @@ from polyc.lang.printer import to_tc
 from polyc.poly.dependences import is_pure_reduction
 from polyc.poly.privatize import privatized_tensors
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
-from polyc.poly.schedule import PARALLEL_MARK
+from polyc.poly.schedule import PARALLEL_MARK, collapsed_loops
 from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK
 
 # Statement instances below which a parallel loop runs on one thread.
@@ -211,17 +211,17 @@ class _Emitter:
         return isl_expr_to_c(expr, self.names)
 
     def _for(self, node: isl.AstNode, marks: frozenset[str]):
-        """A loop; a ``parallel`` mark makes it an OpenMP loop, a ``simd`` mark a SIMD loop."""
+        """A loop; a ``parallel`` mark makes it an OpenMP loop (collapsed with the loops
+        inside it under a ``collapse`` mark), a ``simd`` mark a SIMD loop."""
         iterator = self._expr(node.for_get_iterator())
         private = [t for mark in marks for t in privatized_tensors(mark) or ()]
         if private and not self.private:
             return self._parallel_with_private_accumulators(node, iterator, private)
         if PARALLEL_MARK in marks and self.contractions:
-            return self._parallel_with_private_temporaries(node, marks, iterator)
+            return self._parallel_with_private_temporaries(node, marks)
         blocked = self._register_blocked(node, iterator)
         if blocked is not None:
             return blocked
-        loop = self._loop(node, self.node(node.for_get_body()), iterator)
         if SIMD_REDUCTION_MARK in marks:
             # Only the piece holding the reduction alone is vectorised (as a reduction);
             # peeled pieces with the initialisation or an epilogue stay scalar.
@@ -230,14 +230,37 @@ class _Emitter:
                 return reduction
             marks = marks - {SIMD_REDUCTION_MARK}
         if PARALLEL_MARK in marks:
-            simd = " simd" if SIMD_MARK in marks else ""
-            pragma = (f"omp parallel for{simd} schedule(static) "
-                      f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})")
-        elif SIMD_MARK in marks:
-            pragma = "omp simd"
-        else:
-            return loop
-        return cgen.Module([cgen.Pragma(pragma), loop])
+            nest = self._collapsible(node, marks)
+            loop = self._loops(nest, self.node(nest[-1].for_get_body()))
+            return cgen.Module([cgen.Pragma(
+                f"omp parallel for{_simd(marks)}{_collapse(nest)} schedule(static) "
+                f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})"), loop])
+        loop = self._loop(node, self.node(node.for_get_body()), iterator)
+        if SIMD_MARK in marks:
+            return cgen.Module([cgen.Pragma("omp simd"), loop])
+        return loop
+
+    def _collapsible(self, node: isl.AstNode, marks: frozenset[str]) -> list[isl.AstNode]:
+        """The loops, ``node`` first, that a ``collapse N`` mark lets OpenMP share out as
+        one: up to N perfectly nested loops whose bounds do not depend on each other."""
+        count = max((collapsed_loops(mark) or 1 for mark in marks), default=1)
+        nest = [node]
+        while len(nest) < count:
+            inner = _single(nest[-1].for_get_body())
+            if inner.get_type() != isl.ast_node_type.for_:
+                break
+            outer = [self._expr(loop.for_get_iterator()) for loop in nest]
+            if any(_mentions(bound, name) for name in outer for bound in (
+                    inner.for_get_init(), inner.for_get_cond(), inner.for_get_inc())):
+                break
+            nest.append(inner)
+        return nest
+
+    def _loops(self, nest: list[isl.AstNode], body):
+        """The C loops of perfectly nested isl AST ``for`` nodes around ``body``."""
+        for loop in reversed(nest):
+            body = self._loop(loop, body)
+        return body
 
     def _parallel_with_private_accumulators(self, node, iterator, tensors):
         """A parallel loop whose reductions into ``tensors`` each thread accumulates in a
@@ -290,7 +313,7 @@ class _Emitter:
             cgen.If(failed, cgen.Statement("polyc_status = 1"), cgen.Block([parallel]))]
             + frees)
 
-    def _parallel_with_private_temporaries(self, node, marks, iterator):
+    def _parallel_with_private_temporaries(self, node, marks):
         """The parallel loop with the contracted temporaries it uses private to each
         thread (see polyc.fusion.contraction): fixed-size ones declared in the body, the
         others allocated once per thread around the loop, not once per iteration::
@@ -300,23 +323,23 @@ class _Emitter:
               #pragma omp for: the loop, its body skipped if the allocation failed
               free(e); }
         """
-        body_node = node.for_get_body()
+        nest = self._collapsible(node, marks)
+        body_node = nest[-1].for_get_body()
         decls, allocated = self._private_temporaries(body_node)
         fixed = [d for d, c_var in decls if c_var not in allocated]
         body = self.node(body_node)
         if fixed:
             body = cgen.Block(fixed + [body])
-        simd = " simd" if SIMD_MARK in marks else ""
+        clauses = f"{_simd(marks)}{_collapse(nest)} schedule(static)"
         if not allocated:
-            loop = self._loop(node, body, iterator)
-            pragma = (f"omp parallel for{simd} schedule(static) "
-                      f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})")
-            return cgen.Module([cgen.Pragma(pragma), loop])
+            return cgen.Module([cgen.Pragma(
+                f"omp parallel for{clauses} if(polyc_work >= {PARALLEL_WORK_THRESHOLD})"),
+                self._loops(nest, body)])
         failed = " || ".join(f"!{c_var}" for c_var in allocated)
-        loop = self._loop(node, cgen.If(" && ".join(allocated), _block(body)), iterator)
+        loop = self._loops(nest, cgen.If(" && ".join(allocated), _block(body)))
         region = cgen.Block(
             [d for d, c_var in decls if c_var in allocated]
-            + [cgen.Pragma(f"omp for{simd} schedule(static)"), loop,
+            + [cgen.Pragma(f"omp for{clauses}"), loop,
                cgen.If(failed, cgen.Block([cgen.Pragma("omp atomic write"),
                                            cgen.Statement("polyc_status = 1")]))]
             + [cgen.Statement(f"free({c_var})") for c_var in allocated])
@@ -619,6 +642,14 @@ def _combine(op: str, tensor: ir.Tensor, current: str, value: str) -> str:
         return f"polyc_{op}{suffix}({current}, {value})"
     compare = ">" if op == "max" else "<"
     return f"(({value}) {compare} ({current}) ? ({value}) : ({current}))"
+
+
+def _simd(marks: frozenset[str]) -> str:
+    return " simd" if SIMD_MARK in marks else ""
+
+
+def _collapse(nest: list) -> str:
+    return f" collapse({len(nest)})" if len(nest) > 1 else ""
 
 
 def _is_parallel(marks: frozenset[str]) -> bool:

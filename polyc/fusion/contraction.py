@@ -29,7 +29,7 @@ from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.poly.program import PolyProgram, isl_items, isl_name
 from polyc.poly.privatize import privatized_tensors
-from polyc.poly.schedule import PARALLEL_MARK, Schedule
+from polyc.poly.schedule import PARALLEL_MARK, Schedule, collapsed_loops
 
 
 @dataclass(frozen=True)
@@ -99,20 +99,25 @@ def _fixed_by_prefix(footprint: isl.UnionMap, dim: int) -> bool:
 
 
 def _parallel_prefix(tree: isl.Schedule) -> isl.UnionMap | None:
-    """The schedule prefix up to and including the first member under the outermost
-    ``parallel`` mark, as ``{ S[...] -> [prefix] }``; ``None`` without a parallel loop."""
+    """The schedule prefix up to and including the members of the outermost ``parallel``
+    loop (the first member, or the loops it collapses), as ``{ S[...] -> [prefix] }``;
+    ``None`` without a parallel loop."""
     def find(node: isl.ScheduleNode):
         if node.get_type() == isl.schedule_node_type.mark and (
                 node.mark_get_id().get_name() == PARALLEL_MARK
                 or privatized_tensors(node.mark_get_id().get_name())):
-            band = node.child(0)
+            band, count = node.child(0), 1
             while band.get_type() == isl.schedule_node_type.mark:
+                count = max(count, collapsed_loops(band.mark_get_id().get_name()) or 1)
                 band = band.child(0)
             if band.get_type() != isl.schedule_node_type.band:
                 return None
-            outer = band.get_prefix_schedule_union_map()
-            first = isl.UnionMap.from_union_pw_aff(band.band_get_partial_schedule().get_at(0))
-            return outer.flat_range_product(first)
+            prefix = band.get_prefix_schedule_union_map()
+            partial = band.band_get_partial_schedule()
+            for k in range(count):
+                prefix = prefix.flat_range_product(
+                    isl.UnionMap.from_union_pw_aff(partial.get_at(k)))
+            return prefix
         for position in range(node.n_children()):
             found = find(node.child(position))
             if found is not None:

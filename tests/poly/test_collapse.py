@@ -1,0 +1,78 @@
+"""Collapsed parallel loops: the coincident tile loops after the parallel one are shared
+out with it (``collapse N`` marks, proven like the parallel ones)."""
+import numpy as np
+import pytest
+
+import polyc
+from polyc.compiler import frontend, generate
+from polyc.errors import InternalError
+from polyc.options import Options
+from polyc.poly.schedule import check_parallel, collapse_mark
+
+MATMUL = """def matmul(float(M, K) A, float(K, N) B) -> (C) {
+  C(m, n) +=! A(m, k) * B(k, n)
+}"""
+
+# `C(m, n)` is carried along `m` by the running sum over rows: only `n` is parallel.
+PREFIX_SUM = """def rows(float(M, N) A) -> (C) {
+  C(m, n) = A(m, n) where m in 0:1
+  C(m, n) = C(m - 1, n) + A(m, n) where m in 1:M
+}"""
+
+
+def compiled(source, **options):
+    return generate(frontend(source), Options().with_(**options))
+
+
+def test_matmul_row_and_column_tiles_are_one_parallel_loop():
+    compilation = compiled(MATMUL)
+    assert "// collapse 2" in compilation.ast_text
+    assert "#pragma omp parallel for collapse(2) schedule(static)" in compilation.c_source.text
+
+
+def test_a_band_with_one_parallel_member_is_not_collapsed():
+    compilation = compiled(PREFIX_SUM)
+    assert "collapse" not in compilation.ast_text
+    assert "collapse(" not in compilation.c_source.text
+
+
+def test_a_collapse_mark_is_proven_like_any_other():
+    compilation = compiled(MATMUL)
+    root = compilation.schedule.tree.get_root()
+    parallel = root.child(0)
+    collapse = parallel.child(0)
+    assert collapse.mark_get_id().get_name() == "collapse 2"
+    # Claiming the reduction's tile loop (the third member) parallel too: refused.
+    forged = collapse.delete().insert_mark(collapse_mark(3)).get_schedule()
+    with pytest.raises(InternalError, match="carry dependences"):
+        check_parallel(forged, compilation.dependences, compilation.program)
+
+
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (7, 3, 300), (300, 5, 7), (131, 130, 129),
+                                     (0, 4, 4), (260, 0, 33)])
+def test_collapsed_matmul_matches_numpy(m, k, n):
+    rng = np.random.default_rng(m * 31 + n)
+    A = rng.standard_normal((m, k)).astype(np.float32)
+    B = rng.standard_normal((k, n)).astype(np.float32)
+    expected = A.astype(np.float64) @ B.astype(np.float64)
+    np.testing.assert_allclose(polyc.define(MATMUL)(A, B), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_collapsed_loops_keep_contracted_temporaries_private():
+    # A batched softmax: the batch and row loops collapse, and the temporaries shrink to
+    # a row (`e`) and scalars declared inside each (batch, row) iteration of a thread.
+    source = """def softmax3(float(B, N, D) X) -> (Y) {
+      mx(b, i) max=! X(b, i, d)
+      e(b, i, d) = exp(X(b, i, d) - mx(b, i))
+      s(b, i) +=! e(b, i, d)
+      Y(b, i, d) = e(b, i, d) / s(b, i)
+    }"""
+    compilation = compiled(source)
+    assert "collapse(2)" in compilation.c_source.text
+    assert set(compilation.contractions) == {"mx", "e", "s"}
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((3, 70, 50)).astype(np.float32)
+    wide = X.astype(np.float64)
+    expected = np.exp(wide - wide.max(axis=2, keepdims=True))
+    expected /= expected.sum(axis=2, keepdims=True)
+    np.testing.assert_allclose(polyc.define(source)(X), expected, rtol=1e-5, atol=1e-6)
