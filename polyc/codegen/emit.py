@@ -23,6 +23,7 @@ from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to
 from polyc.codegen.c_names import PREAMBLE, c_name
 from polyc.codegen.vector_math import declarations
 from polyc.errors import InternalError
+from polyc.fusion.layout import layout_copies
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang import types as ty
@@ -449,10 +450,39 @@ class _Emitter:
         edge = self._emit_register_block(block, _MASKED)
         shift = self._vector_shift(block)
         if shift is not None:
-            edge = cgen.Block(shift + [cgen.If("polyc_shift > 0", self._emit_register_block(
-                block, _SHIFTED), _block(edge))])
+            edge = cgen.Block(shift + [self._unmasked_edge(block, edge)])
         return cgen.If(" && ".join(full), self._emit_register_block(block, _FULL),
                        cgen.Block(counts + [cgen.If(nonempty, _block(edge))]))
+
+    def _unmasked_edge(self, block: _RegisterBlock, masked):
+        """An edge block without masked loads where it can be had (``polyc_shift`` set):
+
+        * all columns, or moved back by ``polyc_shift`` lanes: the full-width block;
+        * at least half the columns, where it may not move back (the first block of a
+          narrow extent, e.g. 24 or 16 columns against 32): half-width blocks, the
+          last one moved back over its neighbour's columns (24 = 16 + 16 moved by 8);
+        * otherwise ``masked``.
+        """
+        level = block.simd_levels.index(True)
+        width, count = block.trips[level].trip, f"polyc_count{level}"
+        full_width = cgen.Block([
+            cgen.Initializer(cgen.Value("const int64_t", "polyc_base"), "-polyc_shift"),
+            cgen.Initializer(cgen.Value("const int64_t", "polyc_own"), "polyc_shift"),
+            self._emit_register_block(block, _SHIFTED)])
+        if width % 2:
+            return cgen.If(f"polyc_shift > 0 || {count} == {width}", full_width,
+                           _block(masked))
+        half = width // 2
+        halves = cgen.For(
+            "int64_t polyc_sub = 0", f"polyc_sub < {count}", f"polyc_sub += {half}",
+            cgen.Block([
+                cgen.Initializer(cgen.Value("const int64_t", "polyc_base"),
+                                 f"polyc_min(polyc_sub, {count} - {half})"),
+                cgen.Initializer(cgen.Value("const int64_t", "polyc_own"),
+                                 "polyc_sub - polyc_base"),
+                self._emit_register_block(block, _SHIFTED, vector_width=half)]))
+        return cgen.If(f"polyc_shift > 0 || {count} == {width}", full_width,
+                       cgen.If(f"{count} >= {half}", _block(halves), _block(masked)))
 
     def _vector_shift(self, block: _RegisterBlock) -> list | None:
         """C that sets ``polyc_shift`` for a block whose one vector level falls short: the
@@ -475,8 +505,12 @@ class _Emitter:
             return None
         index = moved[0]
         statement = block.stmt.statement
-        # The extra columns are read only from inputs: nothing another thread writes.
+        # The extra columns are read only from inputs and their layout copies (made
+        # before the loops that read them): nothing another thread writes meanwhile.
+        copies = {s.statement.tensor for s in self.program.statements
+                  if s.name in layout_copies(self.program.op)}
         if any(self.program.op.tensor(read.tensor).role != ir.INPUT
+               and read.tensor not in copies
                for read in ir.walk(statement.rhs) if isinstance(read, ir.Read)
                and index in index_names(read.indices)):
             return None
@@ -489,12 +523,14 @@ class _Emitter:
             cgen.If(f"{c_name(index)} >= {low}", cgen.Statement(f"polyc_shift = {shift}"))])
         return [cgen.Statement("int64_t polyc_shift = 0"), first]
 
-    def _emit_register_block(self, block: _RegisterBlock, mode: str):
+    def _emit_register_block(self, block: _RegisterBlock, mode: str,
+                             vector_width: int | None = None):
         """The C of one register block. ``mode`` says how a block at an edge (trip counts
         ``polyc_count<level>`` below the full ones) is handled: ``_FULL`` blocks have none;
         otherwise a row past the edge repeats the last row, and a vector lane past it
-        reads zeros (``_MASKED``) or the block moves back by ``polyc_shift`` lanes and
-        stores only the lanes it owns (``_SHIFTED``)."""
+        reads zeros (``_MASKED``), or (``_SHIFTED``) the block's columns start at
+        ``polyc_base`` and it stores only the lanes from ``polyc_own`` on, the others
+        recomputing a neighbour's columns. ``vector_width`` narrows the vector level."""
         stmt, statement = block.stmt, block.stmt.statement
         tensor = self.program.op.tensor(statement.tensor)
         elem = tensor.type.compute_type
@@ -508,7 +544,7 @@ class _Emitter:
             store_condition = " && ".join(f"{lane} < {count}" for lane, count in vector_lanes)
             exprs = exprs.masked(frozenset(block.vector_indices), store_condition)
         elif mode == _SHIFTED:
-            store_condition = f"{vector_lanes[0][0]} >= polyc_shift"
+            store_condition = f"{vector_lanes[0][0]} >= polyc_own"
         saved, self.exprs = self.exprs, exprs
         try:
             tensor, target, current, value = self._accumulator(statement)
@@ -521,12 +557,14 @@ class _Emitter:
                                      self._expr(block.bound[i])) for i in stmt.indices]
         bind_lhs = [b for b, i in zip(bind_all, stmt.indices) if i in statement.indices]
         acc = "polyc_acc" + "".join(f"[{lane}]" for lane in lanes)
+        widths = [vector_width if simd and vector_width else trip.trip
+                  for trip, simd in zip(block.trips, block.simd_levels)]
 
         def lane_value(lane: str, count: str, simd: bool) -> str:
             if mode == _FULL:
                 return lane
             if simd:
-                return f"{lane} - polyc_shift" if mode == _SHIFTED else lane
+                return f"{lane} + polyc_base" if mode == _SHIFTED else lane
             return f"polyc_min({lane}, {count} - 1)"
 
         def nest_loops(body_lines):
@@ -536,8 +574,8 @@ class _Emitter:
                      for lane, count, it, simd in zip(lanes, counts, block.iterators,
                                                       block.simd_levels)]
             inner = cgen.Block(lines + body_lines)
-            for lane, trip, simd in reversed(list(zip(lanes, block.trips, block.simd_levels))):
-                loop_ = cgen.For(f"int64_t {lane} = 0", f"{lane} < {trip.trip}",
+            for lane, width, simd in reversed(list(zip(lanes, widths, block.simd_levels))):
+                loop_ = cgen.For(f"int64_t {lane} = 0", f"{lane} < {width}",
                                  f"{lane} += 1", inner)
                 inner = cgen.Module([cgen.Pragma("omp simd"), loop_]) if simd else loop_
                 inner = cgen.Block([inner])
@@ -551,8 +589,7 @@ class _Emitter:
         for reduction_loop in reversed(block.chain):
             reduction = self._loop(reduction_loop, reduction)
         return cgen.Block([
-            cgen.Statement(f"{elem.c_type} polyc_acc" +
-                           "".join(f"[{trip.trip}]" for trip in block.trips)),
+            cgen.Statement(f"{elem.c_type} polyc_acc" + "".join(f"[{w}]" for w in widths)),
             nest_loops(bind_lhs + [cgen.Statement(f"{acc} = {current}")]),
             reduction,
             nest_loops(bind_lhs + [store]),

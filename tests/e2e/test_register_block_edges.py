@@ -3,8 +3,11 @@
 A full block is MR rows × NR lanes (6 × 32 float32 with AVX-512). At an edge the
 block keeps its constant shape: a row past the edge repeats the last row, and the
 vector level either moves back over the previous block's columns (``polyc_shift``;
-only its own columns are stored) or masks the lanes past the edge. Each test
-picks sizes that reach one of these paths and checks the values in float64.
+only its own columns are stored), or, where it may not (the first block of a
+narrow extent), runs as half-width blocks, the last one moved back over its
+neighbour's columns, or, narrower than half a block, masks the lanes past the
+edge. Each test picks sizes that reach one of these paths and checks the values
+in float64.
 """
 import numpy as np
 import pytest
@@ -28,13 +31,19 @@ def test_edge_blocks_keep_the_register_block_shape():
     assert "polyc_shift" in text                        # moved back: full width, no masks
     assert "(polyc_lane1 < polyc_count1) ?" in text     # masked lanes read zeros
     assert "polyc_min(polyc_lane0, polyc_count0 - 1)" in text  # a row past the edge repeats
+    assert "float polyc_acc[6][16]" in text             # half-width blocks: narrow extents
+    assert "polyc_sub += 16" in text
 
 
 @pytest.mark.parametrize("m, k, n", [
     (6, 5, 32),     # full blocks only
     (7, 9, 33),     # one row and one column past full blocks: repeat and move back
     (11, 3, 50),    # move back by 14 lanes
-    (5, 17, 20),    # narrower than one block: masked lanes, repeated rows
+    (5, 17, 20),    # narrower than one block: half-width blocks, repeated rows
+    (6, 4, 16),     # one half-width block
+    (12, 7, 24),    # a half-width block, then one moved back by 8 lanes
+    (7, 3, 17),     # the second half-width block moved back by 15 lanes
+    (9, 5, 8),      # narrower than half a block: masked lanes
     (1, 1, 1),
     (13, 64, 97),
 ])
@@ -86,3 +95,16 @@ def test_gathers_in_masked_lanes_are_not_checked_out_of_range():
     I = np.array([3, 0, 2, 2, 1], np.int32)
     expected = A.astype(np.float64) @ B.astype(np.float64)[I]
     np.testing.assert_allclose(polyc.define(source)(A, B, I), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("n", [16, 24, 31])
+def test_half_width_blocks_over_a_transposed_operand(n):
+    # `B(n, k)` is copied to a k-major layout first; the half-width blocks moved back
+    # re-read columns of that copy (made before the loop), never of an output.
+    source = "def mt(float(M,K) A, float(N,K) B) -> (C) { C(m, n) +=! A(m, k) * B(n, k) }"
+    assert "polyc_sub" in _c(source)
+    rng = np.random.default_rng(n)
+    A = rng.standard_normal((13, 11)).astype(np.float32)
+    B = rng.standard_normal((n, 11)).astype(np.float32)
+    expected = A.astype(np.float64) @ B.astype(np.float64).T
+    np.testing.assert_allclose(polyc.define(source)(A, B), expected, rtol=1e-4, atol=1e-4)
