@@ -243,12 +243,14 @@ class _Emitter:
 
     def _collapsible(self, node: isl.AstNode, marks: frozenset[str]) -> list[isl.AstNode]:
         """The loops, ``node`` first, that a ``collapse N`` mark lets OpenMP share out as
-        one: up to N perfectly nested loops whose bounds do not depend on each other."""
+        one: up to N perfectly nested loops whose bounds do not depend on each other,
+        never an innermost loop (the one the C compiler vectorises and unrolls)."""
         count = max((collapsed_loops(mark) or 1 for mark in marks), default=1)
         nest = [node]
         while len(nest) < count:
             inner = _single(nest[-1].for_get_body())
-            if inner.get_type() != isl.ast_node_type.for_:
+            if inner.get_type() != isl.ast_node_type.for_ or \
+                    not _has_loop(inner.for_get_body()):
                 break
             outer = [self._expr(loop.for_get_iterator()) for loop in nest]
             if any(_mentions(bound, name) for name in outer for bound in (
@@ -691,6 +693,22 @@ def _collapse(nest: list) -> str:
 
 def _is_parallel(marks: frozenset[str]) -> bool:
     return PARALLEL_MARK in marks or any(privatized_tensors(mark) for mark in marks)
+
+
+def _has_loop(node: isl.AstNode) -> bool:
+    """Whether a ``for`` loop runs somewhere under an AST node."""
+    kind = node.get_type()
+    if kind == isl.ast_node_type.for_:
+        return True
+    if kind == isl.ast_node_type.block:
+        children = node.block_get_children()
+        return any(_has_loop(children.get_at(k)) for k in range(len(children)))
+    if kind == isl.ast_node_type.if_:
+        return _has_loop(node.if_get_then_node()) or (
+            node.if_has_else_node() and _has_loop(node.if_get_else_node()))
+    if kind == isl.ast_node_type.mark:
+        return _has_loop(node.mark_get_node())
+    return False
 
 
 def _statement_names(node: isl.AstNode) -> set[str]:

@@ -30,6 +30,17 @@ def test_matmul_row_and_column_tiles_are_one_parallel_loop():
     assert "#pragma omp parallel for collapse(2) schedule(static)" in compilation.c_source.text
 
 
+def test_the_innermost_loop_is_never_collapsed():
+    # The transposing copy of `Y(b, n, k)` is a 3-deep parallel band; its innermost loop
+    # stays a plain loop for the C compiler to vectorise.
+    source = """def tbmm(float(B, M, K) X, float(B, N, K) Y) -> (Z) {
+      Z(b, m, n) +=! X(b, m, k) * Y(b, n, k)
+    }"""
+    text = compiled(source).c_source.text
+    copy = text[text.index("Y_t021[") - 600:text.index("Y_t021[")]
+    assert "collapse(2)" in copy and "collapse(3)" not in copy
+
+
 def test_a_band_with_one_parallel_member_is_not_collapsed():
     compilation = compiled(PREFIX_SUM)
     assert "collapse" not in compilation.ast_text
