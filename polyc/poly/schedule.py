@@ -31,7 +31,8 @@ from polyc.fusion.distribute import distribute_shifted_members
 from polyc.poly.cache_model import machine_caches
 from polyc.poly.privatize import privatization, privatized_tensors, private_mark
 from polyc.poly.program import PolyProgram, isl_items, statements_named
-from polyc.poly.tiling import SIMD_MARK, SIMD_REDUCTION_MARK, optimize_bands, tiling_matters
+from polyc.poly.tiling import (SIMD_MARK, SIMD_REDUCTION_MARK, has_inner_band, optimize_bands,
+                               tiling_matters)
 
 PARALLEL_MARK = "parallel"
 COLLAPSE_MARK_PREFIX = "collapse "  # "collapse 2": the parallel loop and the next one
@@ -221,6 +222,8 @@ def _mark_outer_parallel(node: isl.ScheduleNode, deps: Dependences,
             count = 1
             while count < node.band_n_member() and node.band_member_get_coincident(count):
                 count += 1
+            if count == node.band_n_member() and not has_inner_band(node):
+                count -= 1  # the innermost loop stays a loop for the C compiler
             if count > 1:
                 node = node.insert_mark(collapse_mark(count))
             return node.insert_mark(isl.Id(PARALLEL_MARK))

@@ -203,12 +203,13 @@ def _reorder(node: isl.ScheduleNode, order: list[int]) -> isl.ScheduleNode:
     return node
 
 
-def _has_inner_band(node: isl.ScheduleNode) -> bool:
+def has_inner_band(node: isl.ScheduleNode) -> bool:
+    """Whether a band with members lies below ``node`` (its loops are not innermost)."""
     for position in range(node.n_children()):
         child = node.child(position)
         if child.get_type() == isl.schedule_node_type.band and child.band_n_member() > 0:
             return True
-        if _has_inner_band(child):
+        if has_inner_band(child):
             return True
     return False
 
@@ -257,7 +258,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
     node = _reorder(node, order)
     members = [members[k] for k in order]
     vector = _vector_member(members, program)
-    innermost = not _has_inner_band(node)
+    innermost = not has_inner_band(node)
 
     carries, exponents = _reuse(members, program)
     tiled = tile and n >= 2 and any(carries) and tiling_matters(node, program)
@@ -462,7 +463,7 @@ def _visit(node, program, caches, deps, tile):
         node, tiled = optimize_band(node, program, caches, deps, tile)
         if node.get_type() != isl.schedule_node_type.band:
             return node  # a mark went above it: the band was the innermost one
-        if tiled or not _has_inner_band(node):
+        if tiled or not has_inner_band(node):
             return node
         # An outer band left whole (e.g. the rows of softmax): optimise the loops inside.
     for position in range(node.n_children()):

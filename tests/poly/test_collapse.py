@@ -36,9 +36,11 @@ def test_the_innermost_loop_is_never_collapsed():
     source = """def tbmm(float(B, M, K) X, float(B, N, K) Y) -> (Z) {
       Z(b, m, n) +=! X(b, m, k) * Y(b, n, k)
     }"""
-    text = compiled(source).c_source.text
+    compilation = compiled(source)
+    text = compilation.c_source.text
     copy = text[text.index("Y_t021[") - 600:text.index("Y_t021[")]
     assert "collapse(2)" in copy and "collapse(3)" not in copy
+    assert compilation.ast_text.count("// collapse 2") == 1  # the copy: 2 of its 3 loops
 
 
 def test_a_band_with_one_parallel_member_is_not_collapsed():
