@@ -36,6 +36,7 @@ from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK
 
 # Statement instances below which a parallel loop runs on one thread.
 PARALLEL_WORK_THRESHOLD = 32768
+_IF_ENOUGH_WORK = f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})"
 
 
 @dataclass(frozen=True)
@@ -235,7 +236,7 @@ class _Emitter:
             loop = self._loops(nest, self.node(nest[-1].for_get_body()))
             return cgen.Module([cgen.Pragma(
                 f"omp parallel for{_simd(marks)}{_collapse(nest)} schedule(static) "
-                f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})"), loop])
+                f"{_IF_ENOUGH_WORK}"), loop])
         loop = self._loop(node, self.node(node.for_get_body()), iterator)
         if SIMD_MARK in marks:
             return cgen.Module([cgen.Pragma("omp simd"), loop])
@@ -311,7 +312,7 @@ class _Emitter:
             cgen.Pragma("omp for schedule(static)"), loop,
             cgen.Pragma("omp critical"), cgen.Block(combine)])
         parallel = cgen.Module([
-            cgen.Pragma(f"omp parallel if(polyc_work >= {PARALLEL_WORK_THRESHOLD})"), region])
+            cgen.Pragma(f"omp parallel {_IF_ENOUGH_WORK}"), region])
         return cgen.Block(allocations + [
             cgen.If(failed, cgen.Statement("polyc_status = 1"), cgen.Block([parallel]))]
             + frees)
@@ -336,7 +337,7 @@ class _Emitter:
         clauses = f"{_simd(marks)}{_collapse(nest)} schedule(static)"
         if not allocated:
             return cgen.Module([cgen.Pragma(
-                f"omp parallel for{clauses} if(polyc_work >= {PARALLEL_WORK_THRESHOLD})"),
+                f"omp parallel for{clauses} {_IF_ENOUGH_WORK}"),
                 self._loops(nest, body)])
         failed = " || ".join(f"!{c_var}" for c_var in allocated)
         loop = self._loops(nest, cgen.If(" && ".join(allocated), _block(body)))
@@ -347,7 +348,7 @@ class _Emitter:
                                            cgen.Statement("polyc_status = 1")]))]
             + [cgen.Statement(f"free({c_var})") for c_var in allocated])
         return cgen.Module([
-            cgen.Pragma(f"omp parallel if(polyc_work >= {PARALLEL_WORK_THRESHOLD})"), region])
+            cgen.Pragma(f"omp parallel {_IF_ENOUGH_WORK}"), region])
 
     def _with_private_temporaries(self, node: isl.AstNode, body):
         """``body`` (the code of ``node``) in a block that declares the contracted
@@ -471,20 +472,19 @@ class _Emitter:
             cgen.Initializer(cgen.Value("const int64_t", "polyc_base"), "-polyc_shift"),
             cgen.Initializer(cgen.Value("const int64_t", "polyc_own"), "polyc_shift"),
             self._emit_register_block(block, _SHIFTED)])
-        if width % 2:
-            return cgen.If(f"polyc_shift > 0 || {count} == {width}", full_width,
-                           _block(masked))
-        half = width // 2
-        halves = cgen.For(
-            "int64_t polyc_sub = 0", f"polyc_sub < {count}", f"polyc_sub += {half}",
-            cgen.Block([
-                cgen.Initializer(cgen.Value("const int64_t", "polyc_base"),
-                                 f"polyc_min(polyc_sub, {count} - {half})"),
-                cgen.Initializer(cgen.Value("const int64_t", "polyc_own"),
-                                 "polyc_sub - polyc_base"),
-                self._emit_register_block(block, _SHIFTED, vector_width=half)]))
-        return cgen.If(f"polyc_shift > 0 || {count} == {width}", full_width,
-                       cgen.If(f"{count} >= {half}", _block(halves), _block(masked)))
+        narrow = _block(masked)
+        if width % 2 == 0:
+            half = width // 2
+            halves = cgen.For(
+                "int64_t polyc_sub = 0", f"polyc_sub < {count}", f"polyc_sub += {half}",
+                cgen.Block([
+                    cgen.Initializer(cgen.Value("const int64_t", "polyc_base"),
+                                     f"polyc_min(polyc_sub, {count} - {half})"),
+                    cgen.Initializer(cgen.Value("const int64_t", "polyc_own"),
+                                     "polyc_sub - polyc_base"),
+                    self._emit_register_block(block, _SHIFTED, vector_width=half)]))
+            narrow = cgen.If(f"{count} >= {half}", _block(halves), narrow)
+        return cgen.If(f"polyc_shift > 0 || {count} == {width}", full_width, narrow)
 
     def _vector_shift(self, block: _RegisterBlock) -> list | None:
         """C that sets ``polyc_shift`` for a block whose one vector level falls short: the

@@ -274,7 +274,7 @@ def check_parallel(tree: isl.Schedule, deps: Dependences, program: PolyProgram) 
             band = node.child(0)
             if band.get_type() != isl.schedule_node_type.band or \
                     band.band_n_member() < collapsed or \
-                    not _members_carry_nothing(band, collapsed, deps):
+                    not _carried(band, collapsed, deps).is_empty():
                 raise InternalError(f"`{program.op.name}`: the loops marked "
                                     f"{node.mark_get_id().get_name()!r} carry dependences")
         elif private is not None:
@@ -291,12 +291,7 @@ def check_parallel(tree: isl.Schedule, deps: Dependences, program: PolyProgram) 
             while band.get_type() == isl.schedule_node_type.mark:
                 band = band.child(0)
             if band.get_type() == isl.schedule_node_type.band:
-                outer = band.get_prefix_schedule_union_map()
-                member = isl.UnionMap.from_union_pw_aff(
-                    band.band_get_partial_schedule().get_at(0))
-                same_outer = outer.apply_range(outer.reverse())
-                carried = deps.coincidence.intersect(same_outer).subtract(
-                    member.apply_range(member.reverse()))
+                carried = _carried(band, 1, deps)
                 if node.mark_get_id().get_name() == SIMD_REDUCTION_MARK:
                     carried = _within_statements(carried).subtract(deps.dep_reduction)
                 if not carried.is_empty():
@@ -309,9 +304,9 @@ def check_parallel(tree: isl.Schedule, deps: Dependences, program: PolyProgram) 
     visit(tree.get_root())
 
 
-def _members_carry_nothing(band: isl.ScheduleNode, count: int, deps: Dependences) -> bool:
-    """Whether the first ``count`` members of ``band``, taken together, carry no
-    coincidence dependence within one iteration of the loops around the band."""
+def _carried(band: isl.ScheduleNode, count: int, deps: Dependences) -> isl.UnionMap:
+    """The coincidence dependences that the first ``count`` members of ``band``, taken
+    together, carry within one iteration of the loops around the band."""
     outer = band.get_prefix_schedule_union_map()
     partial = band.band_get_partial_schedule()
     same = outer.apply_range(outer.reverse())
@@ -319,7 +314,7 @@ def _members_carry_nothing(band: isl.ScheduleNode, count: int, deps: Dependences
     for k in range(count):
         member = isl.UnionMap.from_union_pw_aff(partial.get_at(k))
         same = same.intersect(member.apply_range(member.reverse()))
-    return local.subtract(same).is_empty()
+    return local.subtract(same)
 
 
 def _within_statements(relation: isl.UnionMap) -> isl.UnionMap:
