@@ -27,6 +27,7 @@ from polyc.errors import ArgumentError
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.printer import statement_to_tc, to_tc
+from polyc.poly.packing import panel_of_mark
 from polyc.poly.privatize import privatized_tensors
 from polyc.poly.schedule import collapsed_loops
 from polyc.poly.program import isl_items
@@ -215,6 +216,9 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
                     lines.append(f"  parallel (OpenMP{how}): loop {nest.outer.loops[0].name}")
         for band in nest.bands:
             for mark in band.marks:
+                panel = panel_of_mark(mark)
+                if panel is not None:
+                    lines.append(f"  {panel.describe()}")
                 if mark.startswith("simd") and band.loops:
                     loop = band.loops[-1]
                     lines.append(f"  vectorised ({mark}): loop {loop.name} of "

@@ -79,12 +79,21 @@ class ExprEmitter:
         self.math_calls: set[str] = set()  # C math functions emitted, e.g. {"expf"}
         self.mask: tuple[frozenset[str], str] | None = None
         self.renames: dict[str, str] = {}  # tensor -> the C array that stands for it
+        self.redirects: dict = {}  # tensor -> indices -> C of the element elsewhere, or None
 
     def renamed(self, renames: dict[str, str]) -> "ExprEmitter":
         """This emitter, but accesses of the tensors in ``renames`` go to other C arrays of
         the same shape (a thread's private accumulator, :mod:`polyc.poly.privatize`)."""
         view = copy.copy(self)
         view.renames = {**self.renames, **renames}
+        return view
+
+    def redirected(self, redirects: dict) -> "ExprEmitter":
+        """This emitter, but a read of a tensor in ``redirects`` is the C its function
+        gives for the read's indices, where it gives one (a packed panel's element,
+        :mod:`polyc.codegen.panels`)."""
+        view = copy.copy(self)
+        view.redirects = {**self.redirects, **redirects}
         return view
 
     def masked(self, indices: frozenset[str], condition: str) -> "ExprEmitter":
@@ -138,6 +147,10 @@ class ExprEmitter:
         return f"polyc_gather_index({value}, {self.size(extent)}, &polyc_status)"
 
     def access(self, tensor_name: str, indices: tuple[ir.Expr, ...]) -> str:
+        redirect = self.redirects.get(tensor_name)
+        text = redirect(indices) if redirect is not None else None
+        if text is not None:
+            return text
         tensor = self.tensors[tensor_name]
         name = self.renames.get(tensor_name) or c_name(tensor_name)
         if tensor.rank == 0 and tensor.role == ir.INPUT:

@@ -21,14 +21,16 @@ import islpy as isl
 import polyc
 from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to_c
 from polyc.codegen.c_names import PREAMBLE, c_name
+from polyc.codegen.panels import iterators_around_marks, pack_code, panel_read, tile_origin
 from polyc.codegen.vector_math import declarations
 from polyc.errors import InternalError
-from polyc.fusion.layout import layout_copies
+from polyc.fusion.layout import read_only_tensors
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang import types as ty
 from polyc.lang.printer import to_tc
 from polyc.poly.dependences import is_pure_reduction
+from polyc.poly.packing import Panel, panel_of_mark
 from polyc.poly.privatize import privatized_tensors
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.poly.schedule import PARALLEL_MARK, collapsed_loops
@@ -60,7 +62,7 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     """
     op = program.op
     contractions = contractions or {}
-    emitter = _Emitter(program, contractions, check_gathers)
+    emitter = _Emitter(program, contractions, check_gathers, iterators_around_marks(ast))
     parameters = _parameters(op)
     shared = tuple(t for t in op.temporaries if t.name not in contractions)
     body = [cgen.Statement("int polyc_status = 0")]
@@ -132,13 +134,16 @@ def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter
 
 
 class _Emitter:
-    def __init__(self, program: PolyProgram, contractions, check_gathers: bool = True):
+    def __init__(self, program: PolyProgram, contractions, check_gathers: bool = True,
+                 loops_around_marks: dict[str, frozenset[str]] | None = None):
         self.program = program
         self.contractions = contractions
         self.exprs = ExprEmitter(program.op, contractions, check_gathers)
         self.statements = {s.name: s for s in program.statements}
         self.names = {isl_name(s): c_name(s) for s in program.op.sizes}
         self.private: dict[str, str] = {}  # tensor -> this thread's private accumulator
+        self.loops_around_marks = loops_around_marks or {}
+        self.panels: dict[str, Panel] = {}  # tensor -> the packed tile that full blocks read
 
     def node(self, node: isl.AstNode):
         kind = node.get_type()
@@ -158,19 +163,44 @@ class _Emitter:
             while node.get_type() == isl.ast_node_type.mark:
                 marks.add(node.mark_get_id().get_name())
                 node = node.mark_get_node()
-            if node.get_type() == isl.ast_node_type.for_:
-                return self._for(node, frozenset(marks))
-            if node.get_type() == isl.ast_node_type.block:
-                # isl split the marked band's loop into pieces (peeled iterations):
-                # each piece is that loop, so each gets the marks.
-                children = node.block_get_children()
-                return cgen.Block([self._marked_piece(child, frozenset(marks))
-                                   for child in (children.get_at(k)
-                                                 for k in range(len(children)))])
-            return self._marked_piece(node, frozenset(marks))
+            panels = {mark: panel_of_mark(mark) for mark in marks}
+            panels = {mark: panel for mark, panel in panels.items() if panel is not None}
+            if panels:
+                return self._packed(panels, node, frozenset(marks - panels.keys()))
+            return self._marked(node, frozenset(marks))
         if kind == isl.ast_node_type.user:
             return self._user(node.user_get_expr())
         raise InternalError(f"unexpected isl AST node {node.to_C_str()}")
+
+    def _marked(self, node: isl.AstNode, marks: frozenset[str]):
+        """The code of the node below ``marks``."""
+        if node.get_type() == isl.ast_node_type.for_:
+            return self._for(node, marks)
+        if node.get_type() == isl.ast_node_type.block:
+            # isl split the marked band's loop into pieces (peeled iterations):
+            # each piece is that loop, so each gets the marks.
+            children = node.block_get_children()
+            return cgen.Block([self._marked_piece(children.get_at(k), marks)
+                               for k in range(len(children))])
+        return self._marked_piece(node, marks)
+
+    def _packed(self, panels: dict[str, Panel], node: isl.AstNode, marks: frozenset[str]):
+        """The tile's point loops (``node``) after copying the operands of ``panels``
+        into packed buffers that its full register blocks read (:mod:`polyc.poly.packing`).
+        A panel whose tile loops isl did not emit as loops is left out."""
+        usable = [panel for mark, panel in sorted(panels.items())
+                  if all(tile_origin(dim.depth) in self.loops_around_marks.get(mark, ())
+                         for dim in panel.dims)]
+        code = []
+        for panel in usable:
+            code += pack_code(panel, self.statements[panel.statement].statement, self.exprs)
+        saved = self.panels
+        self.panels = {**saved, **{panel.tensor: panel for panel in usable}}
+        try:
+            code.append(self._marked(node, marks))
+        finally:
+            self.panels = saved
+        return cgen.Block(code)
 
     def _marked_piece(self, node: isl.AstNode, marks: frozenset[str]):
         """One piece of a marked band: a loop gets the marks; a piece isl emitted without a
@@ -509,10 +539,8 @@ class _Emitter:
         statement = block.stmt.statement
         # The extra columns are read only from inputs and their layout copies (made
         # before the loops that read them): nothing another thread writes meanwhile.
-        copies = {s.statement.tensor for s in self.program.statements
-                  if s.name in layout_copies(self.program.op)}
-        if any(self.program.op.tensor(read.tensor).role != ir.INPUT
-               and read.tensor not in copies
+        read_only = read_only_tensors(self.program.op)
+        if any(read.tensor not in read_only
                for read in ir.walk(statement.rhs) if isinstance(read, ir.Read)
                and index in index_names(read.indices)):
             return None
@@ -547,6 +575,8 @@ class _Emitter:
             exprs = exprs.masked(frozenset(block.vector_indices), store_condition)
         elif mode == _SHIFTED:
             store_condition = f"{vector_lanes[0][0]} >= polyc_own"
+        elif mode == _FULL:
+            exprs = exprs.redirected(self._panel_reads(block))
         saved, self.exprs = self.exprs, exprs
         try:
             tensor, target, current, value = self._accumulator(statement)
@@ -596,6 +626,21 @@ class _Emitter:
             reduction,
             nest_loops(bind_lhs + [store]),
         ])
+
+    def _panel_reads(self, block: _RegisterBlock) -> dict:
+        """The reads of a full block that go to packed panels: those of the block's
+        statement, in panels blocked along an index that one level of the block walks,
+        as wide as that level."""
+        reads, bound = {}, block.bound
+        for tensor, panel in self.panels.items():
+            if panel.statement != block.stmt.name:
+                continue
+            levels = [k for k, it in enumerate(block.iterators)
+                      if _mentions(bound[panel.dims[0].index], it)]
+            if len(levels) == 1 and block.trips[levels[0]].trip == panel.lanes:
+                reads[tensor] = panel_read(panel, block.stmt.statement,
+                                           block.iterators[levels[0]])
+        return reads
 
     def _trip_count(self, trip: _Trip) -> str:
         bound = self._expr(trip.bound)

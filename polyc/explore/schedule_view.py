@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from polyc.poly.packing import panel_of_mark
 from polyc.poly.program import PolyProgram, isl_items
 
 _NODE = isl.schedule_node_type
@@ -111,13 +112,20 @@ class ScheduleSummary:
 
     def brief(self) -> str:
         """One line: ``2 loop nests; parallel x2, simd; tiled``."""
-        marks = ", ".join(m if self.count(m) == 1 else f"{m} x{self.count(m)}"
-                          for m in dict.fromkeys(self.marks))
+        short = [_short_mark(m) for m in self.marks]
+        marks = ", ".join(m if short.count(m) == 1 else f"{m} x{short.count(m)}"
+                          for m in dict.fromkeys(short))
         nests = len(self.nests)
         parts = [f"{nests} loop nest{'s' if nests != 1 else ''}", marks or "no marks"]
         if self.tiled:
             parts.append("tiled")
         return "; ".join(parts)
+
+
+def _short_mark(mark: str) -> str:
+    """A mark as the one-line summary names it: a pack mark by its tensor alone."""
+    panel = panel_of_mark(mark)
+    return f"pack {panel.tensor}" if panel is not None else mark
 
 
 def summarize_schedule(schedule, program: PolyProgram) -> ScheduleSummary:

@@ -65,6 +65,14 @@ def layout_copies(op: ir.Op) -> tuple[str, ...]:
     return tuple(s.name for s in op.statements if s.name.startswith(COPY_PREFIX))
 
 
+def read_only_tensors(op: ir.Op) -> frozenset[str]:
+    """The tensors nothing writes while the operator's loops run: its inputs, and the
+    layout copies (written by the prologue, before the loops that read them)."""
+    copies = layout_copies(op)
+    return frozenset(t.name for t in op.inputs) | frozenset(
+        s.tensor for s in op.statements if s.name in copies)
+
+
 def _better_order(read: ir.Read, vector_index: str, stmt: ir.Statement
                   ) -> tuple[int, ...] | None:
     """The dimension order putting ``vector_index`` last, if this read is worth copying:

@@ -41,6 +41,8 @@ from polyc.lang.types import INT64
 from polyc.poly.cache_model import Caches, register_block, square_tile
 from polyc.poly.dependences import Dependences, is_pure_reduction
 from polyc.fusion.distribute import group_order
+from polyc.fusion.layout import read_only_tensors
+from polyc.poly.packing import Panel, register_block_panels
 from polyc.poly.program import PolyProgram, PolyStatement, isl_items, statements_named
 
 SIMD_MARK = "simd"                      # a parallel member: plain `omp simd`
@@ -83,6 +85,7 @@ class Member:
     coincident: bool
     walks: dict[str, str | None]  # statement name -> index name, or None
     affine: bool                  # every statement's expression is `index + c` or constant
+    plain: frozenset[str] = frozenset()  # statements whose expression is the bare index
 
 
 def band_members(node: isl.ScheduleNode, program: PolyProgram) -> list[Member]:
@@ -90,6 +93,7 @@ def band_members(node: isl.ScheduleNode, program: PolyProgram) -> list[Member]:
     members = []
     for position in range(node.band_n_member()):
         walks: dict[str, str | None] = {}
+        plain = set()
         affine = True
         for pw_aff in isl_items(partial.get_at(position).get_pw_aff_list()):
             name = pw_aff.get_domain_space().get_tuple_name(isl.dim_type.set)
@@ -106,10 +110,12 @@ def band_members(node: isl.ScheduleNode, program: PolyProgram) -> list[Member]:
             elif len(dims) == 1 and aff.get_coefficient_val(
                     isl.dim_type.in_, dims[0]).is_one() and aff.get_denominator_val().is_one():
                 walks[name] = stmt.indices[dims[0]]
+                if aff.get_constant_val().is_zero():
+                    plain.add(name)
             else:
                 affine = False
         members.append(Member(position, bool(node.band_member_get_coincident(position)),
-                              walks, affine))
+                              walks, affine, frozenset(plain)))
     return members
 
 
@@ -274,16 +280,21 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
         rows, columns = register_block(element)
         multiples = {id(blocking[0]): rows, id(vector): columns}
     sizes = isl.MultiVal.zero(node.band_get_space())
+    depth = node.get_schedule_depth()
+    tile_loops = {}  # member position -> (schedule depth of its tile loop, tile size)
     for k, member in enumerate(members):
         multiple = multiples.get(id(member), 1)
         tile_size = max(multiple, size // multiple * multiple)
         if not carries[k] and id(member) not in multiples and member is not vector:
             tile_size = 1  # no reuse along it: the member stays a plain outer loop
         sizes = sizes.set_val(k, isl.Val(tile_size))
+        tile_loops[member.position] = (depth + k, tile_size)
     point = node.band_tile(sizes).child(0)
+    packing = _Packing(tile_loops, caches)
     groups = _point_groups(point, members, program, deps) if innermost else None
     if groups is None:
-        point = _optimize_point_band(point, members, vector, blocking, program, innermost)
+        point = _optimize_point_band(point, members, vector, blocking, program, innermost,
+                                     packing)
         return point.parent(), True
     # Statements that walk different members (an initialisation, an epilogue) get point
     # loops of their own inside the tile, in dependence order: each is then one clean nest.
@@ -295,12 +306,13 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
         band = point.child(position).child(0)
         group = [Member(m.position, m.coincident,
                         {name: index for name, index in m.walks.items() if name in names},
-                        m.affine) for m in members]
+                        m.affine, m.plain & names) for m in members]
         group_vector = _vector_member(group, program)
         group_blocking = None
         if group_vector is not None and group_vector.coincident:
             group_blocking = _register_block_members(group, group_vector, program)
-        band = _optimize_point_band(band, group, group_vector, group_blocking, program, True)
+        band = _optimize_point_band(band, group, group_vector, group_blocking, program, True,
+                                    packing)
         point = band.parent().parent()
     return point.parent(), True
 
@@ -334,9 +346,25 @@ def _point_groups(point: isl.ScheduleNode, members: list[Member], program: PolyP
     return [(filters[k], names[k]) for k in order]
 
 
+@dataclass(frozen=True)
+class _Packing:
+    """What panel packing needs to know of the tiles: each tiled member's tile loop
+    (``position -> (schedule depth, tile size)``) and the caches (the buffer budget)."""
+
+    tile_loops: dict[int, tuple[int, int]]
+    caches: Caches
+
+    @property
+    def budget(self) -> int:
+        """The largest panel buffer in bytes: a quarter of L2, at most 256 KiB (it lives
+        on the stack of the thread that runs the tile)."""
+        return min(self.caches.l2 // 4, 256 * 1024)
+
+
 def _optimize_point_band(point: isl.ScheduleNode, members: list[Member],
                          vector: Member | None, blocking, program: PolyProgram,
-                         innermost: bool) -> isl.ScheduleNode:
+                         innermost: bool, packing: _Packing | None = None
+                         ) -> isl.ScheduleNode:
     """Put ``vector`` innermost in the (point) band and mark it, or build the register
     block; same tree position."""
     if vector is None:
@@ -351,7 +379,7 @@ def _optimize_point_band(point: isl.ScheduleNode, members: list[Member],
         if not member.coincident:
             point = point.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
     if blocking is not None:
-        return _register_block(point, in_point_order, vector, *blocking, program)
+        return _register_block(point, in_point_order, vector, *blocking, program, packing)
     if innermost:
         # Split off the vector member and mark it; `point` stays at the band's position.
         mark = isl.Id(SIMD_MARK if vector.coincident else SIMD_REDUCTION_MARK)
@@ -411,8 +439,8 @@ def _is_window(member: Member, program: PolyProgram) -> bool:
 
 
 def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Member,
-                    row: Member, reductions: list[Member],
-                    program: PolyProgram) -> isl.ScheduleNode:
+                    row: Member, reductions: list[Member], program: PolyProgram,
+                    packing: _Packing | None = None) -> isl.ScheduleNode:
     """Tile the point band once more into a register block; same tree position.
 
         point band (..., row, reductions..., vector)
@@ -443,7 +471,28 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     inner = block.child(0).band_split(count + 1).child(0)
     inner = inner.insert_mark(isl.Id(SIMD_MARK)).parent()
     block = inner.insert_mark(isl.Id(REGISTER_MARK)).parent()
-    return block.parent() if prefix else block
+    point = block.parent() if prefix else block
+    if packing is not None:
+        for panel in _panels(order, vector, row, reductions, program, packing, rows, columns):
+            point = point.insert_mark(panel.mark())
+    return point
+
+
+def _panels(order: list[Member], vector: Member, row: Member, reductions: list[Member],
+            program: PolyProgram, packing: _Packing, rows: int,
+            columns: int) -> list[Panel]:
+    """The streamed operands of the register block to pack per tile
+    (:mod:`polyc.poly.packing`); ``order``: the point loops, outermost first."""
+    name = next(n for n, index in reductions[0].walks.items() if index is not None)
+    stmt = program.statement(name)
+    tiles = {m.walks[name]: packing.tile_loops[m.position] for m in order
+             if m.walks.get(name) is not None and name in m.plain
+             and m.position in packing.tile_loops}
+    loop_order = [m.walks[name] for m in order if m.walks.get(name) is not None]
+    return register_block_panels(name, stmt.statement, program.op,
+                                 read_only_tensors(program.op), vector.walks[name],
+                                 row.walks[name], loop_order, tiles, rows, columns,
+                                 packing.budget)
 
 
 def optimize_bands(tree: isl.Schedule, program: PolyProgram, caches: Caches,

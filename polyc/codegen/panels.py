@@ -1,0 +1,155 @@
+"""The C of panel packing (:mod:`polyc.poly.packing`): the copy into a tile's panel
+buffer, and the reads of full register blocks that go to it.
+
+For ``pack S0 B: n@1+128/32, k@2+128`` (matmul, float32)::
+
+    _Alignas(64) float polyc_panel_B_storage[16384];
+    float *restrict polyc_panel_B = polyc_panel_B_storage;
+    for (polyc_block = 0; polyc_block * 32 < polyc_end0; ...)      blocks of 32 columns
+      for (polyc_p1 = max(0, 0 - c2); polyc_p1 < min(128, K - c2); ...)   k in the tile
+        for (polyc_lane = ...; polyc_lane < min(32, polyc_end0 - polyc_block * 32); ...)
+          { n = c1 + polyc_block * 32 + polyc_lane;  k = c2 + polyc_p1;
+            polyc_panel_B[(polyc_block * 128 + polyc_p1) * 32 + polyc_lane] = B[k * N + n]; }
+
+and a full block's read ``B[(k) * N + n]`` becomes
+``polyc_panel_B[(((n - c8 - c1) / 32) * 128 + (k - c2)) * 32 + c8]``, where ``c8``
+is the block's vector lane: ``n - c8`` is the block's first column, a whole number of
+blocks from the tile's first, ``c1``. Only elements inside the statement's index
+ranges are copied: full blocks read no others.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import cgen
+import islpy as isl
+
+from polyc.codegen.c_expr import ExprEmitter
+from polyc.codegen.c_names import c_name
+from polyc.lang import ir
+from polyc.poly.packing import Panel
+
+
+def tile_origin(depth: int) -> str:
+    """The C iterator of the tile loop at schedule ``depth`` (isl's default name)."""
+    return f"c{depth}"
+
+
+def buffer_name(panel: Panel) -> str:
+    return f"polyc_panel_{c_name(panel.tensor)}"
+
+
+def panel_indices(panel: Panel, statement: ir.Statement) -> tuple[ir.Expr, ...]:
+    """The indices the statement reads the packed tensor with (all its reads agree)."""
+    return next(read.indices for read in ir.walk(statement.rhs)
+                if isinstance(read, ir.Read) and read.tensor == panel.tensor)
+
+
+def pack_code(panel: Panel, statement: ir.Statement, exprs: ExprEmitter) -> list:
+    """The declaration of the panel buffer and the loops that fill it. The loops walk
+    the tensor's dimensions in its own order (rows of the source read whole), the
+    vector dimension as blocks of lanes."""
+    tensor = exprs.tensors[panel.tensor]
+    vector, lanes = panel.dims[0], panel.lanes
+    indices = panel_indices(panel, statement)
+    position = {dim.index: k for k, dim in enumerate(panel.dims)}  # buffer order
+    offset = "polyc_block"
+    for k, dim in enumerate(panel.dims[1:], 1):
+        offset = f"({offset}) * {dim.extent} + polyc_p{k}"
+    copy = cgen.Block(
+        [cgen.Initializer(cgen.Value("const int64_t", c_name(vector.index)),
+                          f"{tile_origin(vector.depth)} + polyc_block * {lanes} + polyc_lane")]
+        + [cgen.Initializer(cgen.Value("const int64_t", c_name(dim.index)),
+                            f"{tile_origin(dim.depth)} + polyc_p{k}")
+           for k, dim in enumerate(panel.dims[1:], 1)]
+        + [cgen.Statement(f"{buffer_name(panel)}[({offset}) * {lanes} + polyc_lane] = "
+                          f"{exprs.access(panel.tensor, indices)}")])
+    body = copy
+    for read_index in reversed(indices):
+        k = position[read_index.name]
+        dim = panel.dims[k]
+        index_range = statement.range_of(dim.index)
+        origin = tile_origin(dim.depth)
+        low = f"polyc_max(0, {exprs.size(index_range.lo)} - {origin})"
+        high = f"polyc_min({dim.extent}, {exprs.size(index_range.hi)} - {origin})"
+        if k:
+            body = cgen.For(f"int64_t polyc_p{k} = {low}", f"polyc_p{k} < {high}",
+                            f"polyc_p{k} += 1", _block(body))
+            continue
+        # A whole block of lanes (all but the tile's edges) copies with a constant trip
+        # count: vectorised (a row of the source), where a variable one is a call to
+        # memcpy per block (measured: gemm 15% slower on one thread).
+        whole = cgen.For("int64_t polyc_lane = 0", f"polyc_lane < {lanes}",
+                         "polyc_lane += 1", _block(body))
+        if body is copy:
+            whole = cgen.Module([cgen.Pragma("omp simd"), whole])
+        part = cgen.For("int64_t polyc_lane = polyc_first", "polyc_lane < polyc_last",
+                        "polyc_lane += 1", _block(body))
+        block = cgen.Block([
+            cgen.Initializer(cgen.Value("const int64_t", "polyc_first"),
+                             f"polyc_max(0, polyc_start - polyc_block * {lanes})"),
+            cgen.Initializer(cgen.Value("const int64_t", "polyc_last"),
+                             f"polyc_min({lanes}, polyc_end - polyc_block * {lanes})"),
+            cgen.If(f"polyc_first == 0 && polyc_last == {lanes}", cgen.Block([whole]),
+                    _block(part))])
+        body = cgen.Block([
+            cgen.Initializer(cgen.Value("const int64_t", "polyc_start"), low),
+            cgen.Initializer(cgen.Value("const int64_t", "polyc_end"), high),
+            cgen.For("int64_t polyc_block = polyc_start / " + str(lanes),
+                     f"polyc_block * {lanes} < polyc_end", "polyc_block += 1", block)])
+    ctype, name = tensor.type.c_type, buffer_name(panel)
+    # Read through a restrict pointer: read straight from the array, gcc no longer
+    # keeps the block's accumulators in registers.
+    return [
+        cgen.Statement(f"_Alignas(64) {ctype} {name}_storage[{panel.elements}]"),
+        cgen.Initializer(cgen.Value(f"{ctype} *restrict", name), f"{name}_storage"),
+        _block(body)]
+
+
+def _block(node):
+    return node if isinstance(node, cgen.Block) else cgen.Block([node])
+
+
+def panel_read(panel: Panel, statement: ir.Statement,
+               lane_iterator: str) -> Callable[[tuple], str | None]:
+    """The C of a full register block's read of the packed tensor, given the read's
+    indices (``None`` for a read the panel does not hold)."""
+    vector, others = panel.dims[0], panel.dims[1:]
+    packed = panel_indices(panel, statement)
+
+    def read(indices: tuple[ir.Expr, ...]) -> str | None:
+        if indices != packed:
+            return None
+        v = c_name(vector.index)
+        offset = f"({v} - {lane_iterator} - {tile_origin(vector.depth)}) / {panel.lanes}"
+        for dim in others:
+            offset = (f"({offset}) * {dim.extent} + "
+                      f"({c_name(dim.index)} - {tile_origin(dim.depth)})")
+        return f"{buffer_name(panel)}[({offset}) * {panel.lanes} + {lane_iterator}]"
+
+    return read
+
+
+def iterators_around_marks(node: isl.AstNode) -> dict[str, frozenset[str]]:
+    """For each mark in the AST, the loop iterators bound at every place it occurs."""
+    around: dict[str, frozenset[str]] = {}
+
+    def visit(n: isl.AstNode, bound: frozenset[str]) -> None:
+        kind = n.get_type()
+        if kind == isl.ast_node_type.block:
+            children = n.block_get_children()
+            for k in range(len(children)):
+                visit(children.get_at(k), bound)
+        elif kind == isl.ast_node_type.for_:
+            visit(n.for_get_body(), bound | {n.for_get_iterator().get_id().get_name()})
+        elif kind == isl.ast_node_type.if_:
+            visit(n.if_get_then_node(), bound)
+            if n.if_has_else_node():
+                visit(n.if_get_else_node(), bound)
+        elif kind == isl.ast_node_type.mark:
+            name = n.mark_get_id().get_name()
+            around[name] = around[name] & bound if name in around else bound
+            visit(n.mark_get_node(), bound)
+
+    visit(node, frozenset())
+    return around

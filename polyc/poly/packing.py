@@ -1,0 +1,166 @@
+"""Panel packing: copy a streamed operand's tile into the order the register block reads it.
+
+A register block (:func:`polyc.poly.tiling._register_block`) loads, per step of
+the reduction, one row of vectors of the *streamed* operand (``B(k, n)`` in
+matmul: the operand that varies with the vector index) and reuses it for every
+row of the block. Read in place, a block's panel of ``B`` (tile's ``k`` ×
+32 columns) is spread over one row of ``B`` per ``k``: with ``N = 1024`` that
+is 128 rows 4 KiB apart, all in the same few L1 sets and on 128 pages, so it is
+fetched again from L2 for each row of blocks. Copied once per tile into a
+buffer laid out as ``[n / 32][k][n % 32]`` (BLIS's packed panels), each panel
+is contiguous::
+
+    for tiles (c0, c1, c2):                       for tiles (c0, c1, c2):
+      for blocks of rows, columns:          →       copy B's tile into polyc_panel_B
+        for k: acc += A(m, k) * B(k, n)             for blocks of rows, columns:
+                                                      for k: acc += A(m, k) * panel(n, k)
+
+The decision is made from the access relations when the register block is built:
+an operand is packed when
+
+* it varies with the vector index and not with the block's row index, so every
+  block of rows of the tile reads each panel (or, the broadcast operand, with the row
+  index and not the vector index: panels of rows), and at least ``MIN_REUSE``
+  blocks do,
+* it is read with plain indices (``B(k, n)``, any order; not ``I(h + r)``),
+  each walked by a tiled member with no offset, and only by reads with the same
+  indices,
+* nothing writes it while the loops run (an input, or a layout copy made
+  before them),
+* its tile is more than one row (some other index has a tile extent above 1),
+  the vector index's tile extent is a whole number of blocks, and the buffer
+  fits the budget (it lives on the stack of the thread that runs the tile).
+
+The decision travels to code generation as a mark above the tile's point loops:
+``pack S0 B: n@1+128/32, k@2+128`` — tensor ``B`` of statement ``S0``; the
+buffer's dimensions outermost first, each ``index@depth+extent`` (the tile's
+first ``index`` is the iterator ``c<depth>`` of the tile loop), the vector
+dimension first, split into blocks of 32 lanes that go innermost. Only full
+register blocks read the panel; edge blocks read the tensor itself.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import islpy as isl
+
+from polyc.lang import ir
+
+PACK_MARK_PREFIX = "pack "
+# The register blocks of a tile that must read each panel for the copy to pay. Measured
+# on 2 threads (tiles 126 × 128 × 128): packing B, each panel read by 21 blocks of rows,
+# made gemm 1024³ 15.9 ms against 19.1 unpacked and mlp 9.5 against 12.4; packing A too,
+# each of its panels read by only 4 blocks of columns, lost part of that (16.8, 11.1).
+MIN_REUSE = 8
+_MARK = re.compile(r"pack (\w+) (\w+): (.*)")
+_DIM = re.compile(r"(\w+)@(\d+)\+(\d+)(?:/(\d+))?")
+
+
+@dataclass(frozen=True)
+class PanelDim:
+    """One dimension of a packed tile: the iteration index that walks it, the schedule
+    depth of the tile loop whose iterator is the tile's first value of that index, and
+    the tile's extent along it."""
+
+    index: str
+    depth: int
+    extent: int
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A streamed operand's tile, packed into panels of ``lanes`` vector lanes.
+
+    ``dims`` is the buffer's order, outermost first: ``dims[0]`` is the vector index
+    (its blocks of ``lanes``; the lanes themselves go innermost), then the others in
+    the order the register block's loops walk them."""
+
+    statement: str
+    tensor: str
+    dims: tuple[PanelDim, ...]
+    lanes: int
+
+    @property
+    def elements(self) -> int:
+        count = 1
+        for dim in self.dims:
+            count *= dim.extent
+        return count
+
+    @property
+    def blocks(self) -> int:
+        return self.dims[0].extent // self.lanes
+
+    def mark(self) -> isl.Id:
+        dims = ", ".join(f"{d.index}@{d.depth}+{d.extent}" + (f"/{self.lanes}" if k == 0 else "")
+                         for k, d in enumerate(self.dims))
+        return isl.Id(f"{PACK_MARK_PREFIX}{self.statement} {self.tensor}: {dims}")
+
+    def describe(self) -> str:
+        others = " × ".join(f"{d.index} {d.extent}" for d in self.dims[1:])
+        return (f"{self.tensor} packed per tile into {self.blocks} panel"
+                f"{'s' if self.blocks != 1 else ''} of {others} × {self.lanes} lanes "
+                f"along {self.dims[0].index}")
+
+
+def panel_of_mark(name: str) -> Panel | None:
+    """The panel a ``pack`` mark describes; ``None`` for any other mark."""
+    match = _MARK.fullmatch(name)
+    if match is None:
+        return None
+    statement, tensor, text = match.groups()
+    dims, lanes = [], 0
+    for k, part in enumerate(text.split(", ")):
+        dim = _DIM.fullmatch(part)
+        if dim is None or (k == 0) != (dim.group(4) is not None):
+            return None
+        dims.append(PanelDim(dim.group(1), int(dim.group(2)), int(dim.group(3))))
+        if k == 0:
+            lanes = int(dim.group(4))
+    return Panel(statement, tensor, tuple(dims), lanes)
+
+
+def register_block_panels(statement_name: str, statement: ir.Statement, op: ir.Op,
+                          read_only: frozenset[str], vector_index: str, row_index: str,
+                          loop_order: list[str], tiles: dict[str, tuple[int, int]],
+                          rows: int, columns: int, budget: int) -> list[Panel]:
+    """The operands of a register-blocked ``statement`` worth packing (module docstring):
+    the streamed ones in panels of ``columns`` vector lanes, the broadcast ones (varying
+    with the row index, not the vector index) in panels of ``rows`` rows.
+
+    ``loop_order``: the indices of the tile's point loops, outermost first;
+    ``tiles``: ``index -> (depth of its tile loop, tile extent)`` for the indices
+    walked by a tiled member with no offset; ``read_only``: the tensors nothing
+    writes while the loops run; ``budget``: the largest buffer, in bytes.
+    """
+    reads: dict[str, set[tuple[ir.Expr, ...]]] = {}
+    for read in ir.walk(statement.rhs):
+        if isinstance(read, ir.Read) and op.tensor(read.tensor).rank:
+            reads.setdefault(read.tensor, set()).add(read.indices)
+    panels = []
+    for tensor, variants in sorted(reads.items()):
+        if tensor == statement.tensor or tensor not in read_only or len(variants) != 1:
+            continue
+        indices = next(iter(variants))
+        if not all(isinstance(i, ir.Index) for i in indices):
+            continue
+        names = [i.name for i in indices]
+        if len(set(names)) != len(names) or not all(n in tiles for n in names):
+            continue
+        if vector_index in names and row_index not in names:
+            blocked, lanes, reused_along, block = vector_index, columns, row_index, rows
+        elif row_index in names and vector_index not in names:
+            blocked, lanes, reused_along, block = row_index, rows, vector_index, columns
+        else:
+            continue
+        if tiles.get(reused_along, (0, 0))[1] < MIN_REUSE * block:
+            continue  # too few register blocks read each panel to pay for the copy
+        others = sorted((n for n in names if n != blocked), key=loop_order.index)
+        if tiles[blocked][1] % lanes or not any(tiles[n][1] > 1 for n in others):
+            continue
+        dims = tuple(PanelDim(n, *tiles[n]) for n in [blocked, *others])
+        panel = Panel(statement_name, tensor, dims, lanes)
+        if panel.elements * max(1, op.tensor(tensor).type.bits // 8) <= budget:
+            panels.append(panel)
+    return panels

@@ -1,0 +1,144 @@
+"""Panel packing: a register block's streamed operand is copied per tile into panels.
+
+Only full register blocks read the panel; edge blocks read the tensor itself, and
+the copy takes only elements inside the statement's index ranges. The values tests
+use sizes that cross tile boundaries (tiles are 126 × 128 × 128 for float32 on
+AVX-512 machines; other machines get other sizes, and the tests hold there too).
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import polyc
+from polyc.compiler import frontend, generate
+from polyc.options import Options
+from polyc.poly.packing import Panel, PanelDim, panel_of_mark
+
+MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
+TRANSPOSED = "def mt(float(M,K) A, float(N,K) B) -> (C) { C(m, n) +=! A(m, k) * B(n, k) }"
+BATCHED = """def bmm(float(P,M,K) X, float(P,K,N) Y) -> (Z) {
+  Z(p, m, n) +=! X(p, m, k) * Y(p, k, n)
+}"""
+
+
+def _compiled(source: str, **options):
+    return generate(frontend(source), Options().with_(**options))
+
+
+def _pack_marks(source: str, **options) -> list[Panel]:
+    schedule = str(_compiled(source, **options).schedule)
+    return [panel_of_mark(line.split('"')[1]) for line in schedule.splitlines()
+            if 'mark: "pack ' in line]
+
+
+def test_mark_round_trip():
+    panel = Panel("S0", "B", (PanelDim("n", 1, 128), PanelDim("k", 2, 128)), 32)
+    assert panel.mark().get_name() == "pack S0 B: n@1+128/32, k@2+128"
+    assert panel_of_mark(panel.mark().get_name()) == panel
+    assert panel_of_mark("parallel") is None
+    assert panel_of_mark("pack S0 B: n@1+128") is None  # the first dimension needs lanes
+
+
+def test_matmul_packs_the_streamed_operand_only():
+    panels = _pack_marks(MATMUL)
+    assert [p.tensor for p in panels] == ["B"]
+    panel = panels[0]
+    assert [d.index for d in panel.dims] == ["n", "k"]   # blocks of n, then k, then lanes
+    assert panel.dims[0].extent % panel.lanes == 0
+    text = _compiled(MATMUL).c_source.text
+    assert "float *restrict polyc_panel_B = polyc_panel_B_storage;" in text
+    # Full blocks read the panel; edge blocks still read B.
+    assert "* polyc_panel_B[" in text and "* B[(k) * N + n]" in text
+    assert "A[(m) * K + k] *" in text                     # A is read in place
+
+
+def test_explain_names_the_panels():
+    op = polyc.define(MATMUL)
+    A = np.ones((20, 10), np.float32)
+    B = np.ones((10, 40), np.float32)
+    explanation = op.explain(A, B)
+    assert "B packed per tile into" in explanation.section("fusion")
+    assert "pack B" in explanation.summary
+
+
+def test_no_panel_without_a_plain_streamed_read():
+    conv = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
+      O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
+    }"""
+    assert _pack_marks(conv) == []                        # I(.., w + s): a window
+    matvec = "def mv(float(M,K) A, float(K) x) -> (y) { y(m) +=! A(m, k) * x(k) }"
+    assert _pack_marks(matvec) == []                      # no register block
+
+
+def test_a_tensor_written_in_the_kernel_is_not_packed():
+    chain = """def chain(float(M,K) A, float(K,N) B) -> (T, D) {
+      T(k, n) = B(k, n) * 2.0
+      D(m, n) +=! A(m, k) * READ(k, n)
+    }"""
+    # Unfused, D's loops are a register-blocked matmul over T, or over B.
+    assert "register" in str(_compiled(chain.replace("READ", "T"), fusion="min").schedule)
+    assert _pack_marks(chain.replace("READ", "T"), fusion="min") == []
+    assert [p.tensor for p in _pack_marks(chain.replace("READ", "B"), fusion="min")] == ["B"]
+
+
+def _check_matmul(m, k, n, seed=0):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, k)).astype(np.float32)
+    B = rng.standard_normal((k, n)).astype(np.float32)
+    expected = A.astype(np.float64) @ B.astype(np.float64)
+    np.testing.assert_allclose(polyc.define(MATMUL)(A, B), expected, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("m, k, n", [
+    (48, 128, 128),    # one whole tile
+    (50, 131, 161),    # partial tiles along k and n: panels cut at the edges
+    (130, 257, 300),   # several tiles along every index
+    (7, 300, 40),      # one full block of rows, edge columns
+    (126, 5, 33),      # a short reduction
+])
+def test_packed_matmul_values(m, k, n):
+    _check_matmul(m, k, n)
+
+
+@settings(max_examples=12, deadline=None)
+@given(m=st.integers(1, 140), k=st.integers(1, 140), n=st.integers(1, 170))
+def test_packed_matmul_values_property(m, k, n):
+    _check_matmul(m, k, n, seed=m * 31 + k * 7 + n)
+
+
+def test_packed_transposed_and_batched_operands():
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((40, 150)).astype(np.float32)
+    B = rng.standard_normal((140, 150)).astype(np.float32)
+    assert [p.tensor for p in _pack_marks(TRANSPOSED)] == ["B_t10"]   # the layout copy
+    np.testing.assert_allclose(polyc.define(TRANSPOSED)(A, B),
+                               A.astype(np.float64) @ B.T.astype(np.float64),
+                               rtol=1e-4, atol=1e-3)
+    X = rng.standard_normal((3, 20, 130)).astype(np.float32)
+    Y = rng.standard_normal((3, 130, 70)).astype(np.float32)
+    assert [p.tensor for p in _pack_marks(BATCHED)] == ["Y"]
+    np.testing.assert_allclose(polyc.define(BATCHED)(X, Y),
+                               X.astype(np.float64) @ Y.astype(np.float64),
+                               rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("fusion", ["default", "min"])
+def test_the_copy_stays_inside_the_index_ranges(fusion):
+    # k starts at 3, and n at 40 in the update: the panels take only those.
+    source = """def two(float(M, K) A, float(K, N) B) -> (C, D) {
+      C(m, n) +=! A(m, k) * B(k, n) where k in 3:K
+      D(m, n) = B(0, n) where m in 0:M
+      D(m, n) += A(m, k) * B(k, n) where n in 40:N, k in 3:K
+    }"""
+    if fusion == "min":  # fused, the two reductions share loops: no register block
+        assert [p.statement for p in _pack_marks(source, fusion=fusion)] == ["S0", "S2"]
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((60, 140)).astype(np.float32)
+    B = rng.standard_normal((140, 170)).astype(np.float32)
+    A64, B64 = A.astype(np.float64), B.astype(np.float64)
+    C = A64[:, 3:] @ B64[3:, :]
+    D = np.repeat(B64[:1, :], 60, axis=0)
+    D[:, 40:] += A64[:, 3:] @ B64[3:, 40:]
+    got_c, got_d = polyc.define(source, fusion=fusion)(A, B)
+    np.testing.assert_allclose(got_c, C, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(got_d, D, rtol=1e-4, atol=1e-3)
