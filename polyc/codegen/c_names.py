@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+import cgen
+
 _C_RESERVED = frozenset("""
 auto break case char const continue default do double else enum extern float for goto if
 inline int long register restrict return short signed sizeof static struct switch typedef
@@ -108,3 +110,8 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 """.strip()
 
 STATUS_OK, STATUS_NO_MEMORY, STATUS_GATHER_OUT_OF_RANGE = 0, 1, 2
+
+
+def braced(node):
+    """``node`` as a braced C block (a loop or branch body), unless it is one already."""
+    return node if isinstance(node, cgen.Block) else cgen.Block([node])

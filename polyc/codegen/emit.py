@@ -19,8 +19,9 @@ import cgen
 import islpy as isl
 
 import polyc
+from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to_c
-from polyc.codegen.c_names import PREAMBLE, c_name
+from polyc.codegen.c_names import PREAMBLE, braced, c_name
 from polyc.codegen.panels import iterators_around_marks, pack_code, panel_read, tile_origin
 from polyc.codegen.vector_math import declarations
 from polyc.errors import InternalError
@@ -156,7 +157,7 @@ class _Emitter:
         if kind == isl.ast_node_type.if_:
             then = self.node(node.if_get_then_node())
             other = self.node(node.if_get_else_node()) if node.if_has_else_node() else None
-            return cgen.If(self._expr(node.if_get_cond()), _block(then), _block(other)
+            return cgen.If(self._expr(node.if_get_cond()), braced(then), braced(other)
                            if other is not None else None)
         if kind == isl.ast_node_type.mark:
             marks = set()
@@ -218,7 +219,7 @@ class _Emitter:
         return cgen.For(f"int64_t {iterator} = {self._expr(node.for_get_init())}",
                         _unparenthesized(self._expr(node.for_get_cond())),
                         f"{iterator} += {self._expr(node.for_get_inc())}",
-                        _block(body))
+                        braced(body))
 
     def _accumulator(self, statement: ir.Statement):
         """``(tensor, target, current, value)`` of a reduction: the C lvalue of the element
@@ -370,7 +371,7 @@ class _Emitter:
                 f"omp parallel for{clauses} {_IF_ENOUGH_WORK}"),
                 self._loops(nest, body)])
         failed = " || ".join(f"!{c_var}" for c_var in allocated)
-        loop = self._loops(nest, cgen.If(" && ".join(allocated), _block(body)))
+        loop = self._loops(nest, cgen.If(" && ".join(allocated), braced(body)))
         region = cgen.Block(
             [d for d, c_var in decls if c_var in allocated]
             + [cgen.Pragma(f"omp for{clauses}"), loop,
@@ -391,7 +392,7 @@ class _Emitter:
         failed = " || ".join(f"!{c_var}" for c_var in allocated)
         guarded = cgen.If(failed, cgen.Block([cgen.Pragma("omp atomic write"),
                                               cgen.Statement("polyc_status = 1")]),
-                          _block(body))
+                          braced(body))
         return cgen.Block([d for d, _ in decls] + [guarded] +
                           [cgen.Statement(f"free({c_var})") for c_var in allocated])
 
@@ -485,7 +486,7 @@ class _Emitter:
         if shift is not None:
             edge = cgen.Block(shift + [self._unmasked_edge(block, edge)])
         return cgen.If(" && ".join(full), self._emit_register_block(block, _FULL),
-                       cgen.Block(counts + [cgen.If(nonempty, _block(edge))]))
+                       cgen.Block(counts + [cgen.If(nonempty, braced(edge))]))
 
     def _unmasked_edge(self, block: _RegisterBlock, masked):
         """An edge block without masked loads where it can be had (``polyc_shift`` set):
@@ -502,7 +503,7 @@ class _Emitter:
             cgen.Initializer(cgen.Value("const int64_t", "polyc_base"), "-polyc_shift"),
             cgen.Initializer(cgen.Value("const int64_t", "polyc_own"), "polyc_shift"),
             self._emit_register_block(block, _SHIFTED)])
-        narrow = _block(masked)
+        narrow = braced(masked)
         if width % 2 == 0:
             half = width // 2
             halves = cgen.For(
@@ -513,7 +514,7 @@ class _Emitter:
                     cgen.Initializer(cgen.Value("const int64_t", "polyc_own"),
                                      "polyc_sub - polyc_base"),
                     self._emit_register_block(block, _SHIFTED, vector_width=half)]))
-            narrow = cgen.If(f"{count} >= {half}", _block(halves), narrow)
+            narrow = cgen.If(f"{count} >= {half}", braced(halves), narrow)
         return cgen.If(f"polyc_shift > 0 || {count} == {width}", full_width, narrow)
 
     def _vector_shift(self, block: _RegisterBlock) -> list | None:
@@ -742,43 +743,15 @@ def _is_parallel(marks: frozenset[str]) -> bool:
 
 def _has_loop(node: isl.AstNode) -> bool:
     """Whether a ``for`` loop runs somewhere under an AST node."""
-    kind = node.get_type()
-    if kind == isl.ast_node_type.for_:
-        return True
-    if kind == isl.ast_node_type.block:
-        children = node.block_get_children()
-        return any(_has_loop(children.get_at(k)) for k in range(len(children)))
-    if kind == isl.ast_node_type.if_:
-        return _has_loop(node.if_get_then_node()) or (
-            node.if_has_else_node() and _has_loop(node.if_get_else_node()))
-    if kind == isl.ast_node_type.mark:
-        return _has_loop(node.mark_get_node())
-    return False
+    return node.get_type() == isl.ast_node_type.for_ or any(
+        _has_loop(child) for child in ast_children(node))
 
 
 def _statement_names(node: isl.AstNode) -> set[str]:
     """The statements executed somewhere under an AST node."""
-    names: set[str] = set()
-
-    def visit(n: isl.AstNode) -> None:
-        kind = n.get_type()
-        if kind == isl.ast_node_type.user:
-            names.add(n.user_get_expr().get_op_arg(0).get_id().get_name())
-        elif kind == isl.ast_node_type.block:
-            children = n.block_get_children()
-            for k in range(len(children)):
-                visit(children.get_at(k))
-        elif kind == isl.ast_node_type.for_:
-            visit(n.for_get_body())
-        elif kind == isl.ast_node_type.if_:
-            visit(n.if_get_then_node())
-            if n.if_has_else_node():
-                visit(n.if_get_else_node())
-        elif kind == isl.ast_node_type.mark:
-            visit(n.mark_get_node())
-
-    visit(node)
-    return names
+    if node.get_type() == isl.ast_node_type.user:
+        return {node.user_get_expr().get_op_arg(0).get_id().get_name()}
+    return set().union(*(_statement_names(child) for child in ast_children(node)))
 
 
 def _single(node: isl.AstNode) -> isl.AstNode:
@@ -894,7 +867,3 @@ def _unparenthesized(text: str) -> str:
         if depth == 0 and position < len(text) - 1:
             return text
     return text[1:-1]
-
-
-def _block(node):
-    return node if isinstance(node, cgen.Block) else cgen.Block([node])

@@ -1,13 +1,15 @@
 """The C of panel packing (:mod:`polyc.poly.packing`): the copy into a tile's panel
 buffer, and the reads of full register blocks that go to it.
 
-For ``pack S0 B: n@1+128/32, k@2+128`` (matmul, float32)::
+For ``pack S0 B: n@1+128/32, k@2+128`` (matmul, float32), in ``B``'s own order::
 
     _Alignas(64) float polyc_panel_B_storage[16384];
     float *restrict polyc_panel_B = polyc_panel_B_storage;
-    for (polyc_block = 0; polyc_block * 32 < polyc_end0; ...)      blocks of 32 columns
-      for (polyc_p1 = max(0, 0 - c2); polyc_p1 < min(128, K - c2); ...)   k in the tile
-        for (polyc_lane = ...; polyc_lane < min(32, polyc_end0 - polyc_block * 32); ...)
+    for (polyc_p1 = max(0, 0 - c2); polyc_p1 < min(128, K - c2); ...)     k in the tile
+      polyc_start = max(0, 0 - c1);  polyc_end = min(128, N - c1);        n in the tile
+      for (polyc_block = polyc_start / 32; polyc_block * 32 < polyc_end; ...)
+        if the block is whole:  #pragma omp simd  for (polyc_lane = 0; polyc_lane < 32; ...)
+        else:                   for (polyc_lane = polyc_first; polyc_lane < polyc_last; ...)
           { n = c1 + polyc_block * 32 + polyc_lane;  k = c2 + polyc_p1;
             polyc_panel_B[(polyc_block * 128 + polyc_p1) * 32 + polyc_lane] = B[k * N + n]; }
 
@@ -24,8 +26,9 @@ from typing import Callable
 import cgen
 import islpy as isl
 
+from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter
-from polyc.codegen.c_names import c_name
+from polyc.codegen.c_names import braced, c_name
 from polyc.lang import ir
 from polyc.poly.packing import Panel
 
@@ -74,24 +77,24 @@ def pack_code(panel: Panel, statement: ir.Statement, exprs: ExprEmitter) -> list
         high = f"polyc_min({dim.extent}, {exprs.size(index_range.hi)} - {origin})"
         if k:
             body = cgen.For(f"int64_t polyc_p{k} = {low}", f"polyc_p{k} < {high}",
-                            f"polyc_p{k} += 1", _block(body))
+                            f"polyc_p{k} += 1", braced(body))
             continue
         # A whole block of lanes (all but the tile's edges) copies with a constant trip
         # count: vectorised (a row of the source), where a variable one is a call to
         # memcpy per block (measured: gemm 15% slower on one thread).
         whole = cgen.For("int64_t polyc_lane = 0", f"polyc_lane < {lanes}",
-                         "polyc_lane += 1", _block(body))
+                         "polyc_lane += 1", braced(body))
         if body is copy:
             whole = cgen.Module([cgen.Pragma("omp simd"), whole])
         part = cgen.For("int64_t polyc_lane = polyc_first", "polyc_lane < polyc_last",
-                        "polyc_lane += 1", _block(body))
+                        "polyc_lane += 1", braced(body))
         block = cgen.Block([
             cgen.Initializer(cgen.Value("const int64_t", "polyc_first"),
                              f"polyc_max(0, polyc_start - polyc_block * {lanes})"),
             cgen.Initializer(cgen.Value("const int64_t", "polyc_last"),
                              f"polyc_min({lanes}, polyc_end - polyc_block * {lanes})"),
             cgen.If(f"polyc_first == 0 && polyc_last == {lanes}", cgen.Block([whole]),
-                    _block(part))])
+                    braced(part))])
         body = cgen.Block([
             cgen.Initializer(cgen.Value("const int64_t", "polyc_start"), low),
             cgen.Initializer(cgen.Value("const int64_t", "polyc_end"), high),
@@ -103,11 +106,7 @@ def pack_code(panel: Panel, statement: ir.Statement, exprs: ExprEmitter) -> list
     return [
         cgen.Statement(f"_Alignas(64) {ctype} {name}_storage[{panel.elements}]"),
         cgen.Initializer(cgen.Value(f"{ctype} *restrict", name), f"{name}_storage"),
-        _block(body)]
-
-
-def _block(node):
-    return node if isinstance(node, cgen.Block) else cgen.Block([node])
+        braced(body)]
 
 
 def panel_read(panel: Panel, statement: ir.Statement,
@@ -136,20 +135,13 @@ def iterators_around_marks(node: isl.AstNode) -> dict[str, frozenset[str]]:
 
     def visit(n: isl.AstNode, bound: frozenset[str]) -> None:
         kind = n.get_type()
-        if kind == isl.ast_node_type.block:
-            children = n.block_get_children()
-            for k in range(len(children)):
-                visit(children.get_at(k), bound)
-        elif kind == isl.ast_node_type.for_:
-            visit(n.for_get_body(), bound | {n.for_get_iterator().get_id().get_name()})
-        elif kind == isl.ast_node_type.if_:
-            visit(n.if_get_then_node(), bound)
-            if n.if_has_else_node():
-                visit(n.if_get_else_node(), bound)
+        if kind == isl.ast_node_type.for_:
+            bound = bound | {n.for_get_iterator().get_id().get_name()}
         elif kind == isl.ast_node_type.mark:
             name = n.mark_get_id().get_name()
             around[name] = around[name] & bound if name in around else bound
-            visit(n.mark_get_node(), bound)
+        for child in ast_children(n):
+            visit(child, bound)
 
     visit(node, frozenset())
     return around

@@ -40,6 +40,7 @@ register blocks read the panel; edge blocks read the tensor itself.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -70,9 +71,10 @@ class PanelDim:
 
 @dataclass(frozen=True)
 class Panel:
-    """A streamed operand's tile, packed into panels of ``lanes`` vector lanes.
+    """An operand's tile, packed into panels of ``lanes`` along one index (the vector
+    index of a streamed operand, the row index of a broadcast one).
 
-    ``dims`` is the buffer's order, outermost first: ``dims[0]`` is the vector index
+    ``dims`` is the buffer's order, outermost first: ``dims[0]`` is that blocked index
     (its blocks of ``lanes``; the lanes themselves go innermost), then the others in
     the order the register block's loops walk them."""
 
@@ -83,10 +85,7 @@ class Panel:
 
     @property
     def elements(self) -> int:
-        count = 1
-        for dim in self.dims:
-            count *= dim.extent
-        return count
+        return math.prod(dim.extent for dim in self.dims)
 
     @property
     def blocks(self) -> int:
