@@ -88,16 +88,6 @@ static inline float polyc_minf(float a, float b) { return (b < a || b != b) ? b 
 static inline double polyc_maxd(double a, double b) { return (b > a || b != b) ? b : a; }
 static inline double polyc_mind(double a, double b) { return (b < a || b != b) ? b : a; }
 
-/* The same as OpenMP reductions, for vectorised max/min reduction loops. */
-#pragma omp declare reduction(polyc_maxf : float : omp_out = polyc_maxf(omp_out, omp_in)) \
-  initializer(omp_priv = -INFINITY)
-#pragma omp declare reduction(polyc_minf : float : omp_out = polyc_minf(omp_out, omp_in)) \
-  initializer(omp_priv = INFINITY)
-#pragma omp declare reduction(polyc_maxd : double : omp_out = polyc_maxd(omp_out, omp_in)) \
-  initializer(omp_priv = -INFINITY)
-#pragma omp declare reduction(polyc_mind : double : omp_out = polyc_mind(omp_out, omp_in)) \
-  initializer(omp_priv = INFINITY)
-
 /* A data-dependent index outside [0, extent) sets the status and reads element 0. */
 static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status) {
   if (v < 0 || v >= extent) {

@@ -41,6 +41,23 @@ def test_nan_and_infinities_propagate_like_numpy():
         np.testing.assert_array_equal(MATMUL(A, B), A @ B)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_vectorised_max_and_min_see_a_nan_anywhere_in_a_long_row(dtype):
+    """Rows long enough for the SIMD loop: a NaN in the first vector, the middle,
+    the scalar tail, or nowhere (then infinities and signed values decide)."""
+    row_max = polyc.define(str(ROW_MAX).replace("float32", np.dtype(dtype).name))
+    row_min = polyc.define(str(ROW_MIN).replace("float32", np.dtype(dtype).name))
+    X = np.random.default_rng(5).standard_normal((6, 67)).astype(dtype)
+    X[0, 0] = X[1, 33] = X[2, 66] = np.nan
+    X[3, 10], X[3, 50] = np.inf, -np.inf
+    X[4, :] = -np.inf
+    X[5, 20] = np.nan
+    X[5, 21] = np.inf
+    np.testing.assert_array_equal(row_max(X), X.max(axis=1))
+    np.testing.assert_array_equal(row_min(X), X.min(axis=1))
+    assert "reduction(max:polyc_acc)" in row_max.compilation().c_source.text
+
+
 def test_many_threads_call_one_operator_at_once():
     rng = np.random.default_rng(3)
     cases = [(rng.standard_normal((n, 17)).astype(np.float32),
