@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from polyc.codegen.ast_build import ast_text, build_ast
+from polyc.codegen import streaming
 from polyc.codegen.emit import CSource, emit_c
 from polyc.codegen.vector_math import simd_math_functions
 from polyc.fusion.contraction import contract_temporaries
@@ -92,8 +93,10 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     contractions = contract_temporaries(program, schedule) if options.optimize else {}
     lap("contraction")
     simd_math = simd_math_functions() if options.optimize else frozenset()
+    stream = (streaming.threshold_bytes()
+              if options.optimize and streaming.supported() else None)
     c_source = emit_c(program, ast, settings_text(options), simd_math, contractions,
-                      options.check_gathers)
+                      options.check_gathers, stream)
     lap("c")
     compilation = Compilation(op, options, program, dependences, schedule, ast, c_source,
                               seconds, contractions)

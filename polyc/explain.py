@@ -150,7 +150,8 @@ def stage_texts(compilation, sizes: dict | None = None) -> dict[str, str]:
         "deps": "\n".join(deps) or "(none)",
         "fusion": fusion_text(op, summary, compilation.schedule.decision
                               or compilation.options.fusion, sizes,
-                              getattr(compilation, "contractions", None)),
+                              getattr(compilation, "contractions", None),
+                              compilation.c_source),
         "schedule": str(compilation.schedule),
         "ast": compilation.ast_text,
         "c": compilation.c_source.text,
@@ -185,9 +186,10 @@ def shapes_text(op: ir.Op, sizes: dict | None = None, origins: dict | None = Non
 
 
 def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
-                contractions: dict | None = None) -> str:
-    """Which statements share which loops (from the schedule tree), and the temporaries:
-    their full size, and the shape they shrink to when contracted."""
+                contractions: dict | None = None, c_source=None) -> str:
+    """Which statements share which loops (from the schedule tree), the temporaries:
+    their full size, and the shape they shrink to when contracted, and the outputs
+    written with streaming stores (``c_source``: the emitted C's record of them)."""
     count = len(summary.nests)
     lines = [f"fusion: {strategy}; {count} loop nest{'s' if count != 1 else ''}"]
     for number, nest in enumerate(summary.nests, 1):
@@ -227,6 +229,21 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
     contractions = contractions or {}
     for tensor in op.temporaries:
         lines.append("  " + _temporary_text(tensor, contractions.get(tensor.name), sizes))
+    if c_source is not None and c_source.streamed:
+        lines.append("streaming stores (past the cache) for outputs of at least "
+                     f"{_bytes(c_source.stream_threshold)}:")
+        for tensor in op.outputs:
+            if tensor.name in c_source.streamed:
+                size = ""
+                if sizes:
+                    elements = 1
+                    for extent in tensor.shape:
+                        elements *= sz.evaluate(extent, sizes)
+                    count = elements * max(1, tensor.type.bits // 8)
+                    size = f": {_bytes(count)}, " + (
+                        "streamed at these sizes" if count >= c_source.stream_threshold
+                        else "plain stores at these sizes")
+                lines.append(f"  {tensor.name}{size}")
     return "\n".join(lines)
 
 

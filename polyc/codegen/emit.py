@@ -19,6 +19,7 @@ import cgen
 import islpy as isl
 
 import polyc
+from polyc.codegen import streaming
 from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to_c
 from polyc.codegen.c_names import PREAMBLE, braced, c_name
@@ -47,6 +48,8 @@ class CSource:
     text: str
     entry: str                          # the entry function's name
     parameters: tuple[tuple[str, str], ...]  # (C type, name) in call order
+    streamed: frozenset[str] = frozenset()  # outputs with streaming stores when large
+    stream_threshold: int | None = None     # ... of at least this many bytes
 
 
 def entry_name(op: ir.Op) -> str:
@@ -55,15 +58,18 @@ def entry_name(op: ir.Op) -> str:
 
 def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
            simd_math: frozenset[str] = frozenset(), contractions=None,
-           check_gathers: bool = True) -> CSource:
+           check_gathers: bool = True, stream_threshold: int | None = None) -> CSource:
     """The C translation unit for ``program`` scheduled as ``ast``.
 
     ``settings`` describes the options (for the header comment); ``simd_math`` names
-    the math functions with vector versions to declare (:mod:`polyc.codegen.vector_math`).
+    the math functions with vector versions to declare (:mod:`polyc.codegen.vector_math`);
+    outputs of at least ``stream_threshold`` bytes written once get streaming stores
+    (:mod:`polyc.codegen.streaming`; ``None``: never).
     """
     op = program.op
     contractions = contractions or {}
-    emitter = _Emitter(program, contractions, check_gathers, iterators_around_marks(ast))
+    emitter = _Emitter(program, contractions, check_gathers, iterators_around_marks(ast),
+                       stream_threshold)
     parameters = _parameters(op)
     shared = tuple(t for t in op.temporaries if t.name not in contractions)
     body = [cgen.Statement("int polyc_status = 0")]
@@ -80,8 +86,10 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     function = cgen.FunctionBody(declaration, cgen.Block(body))
     header = _header_comment(op, settings)
     vector_math = declarations(emitter.exprs.math_calls, simd_math)
-    text = "\n".join([header, PREAMBLE, vector_math, "", str(function), ""])
-    return CSource(text, entry_name(op), parameters)
+    stream = streaming.HELPERS if emitter.streamed else ""
+    text = "\n".join([header, PREAMBLE, stream, vector_math, "", str(function), ""])
+    return CSource(text, entry_name(op), parameters, frozenset(emitter.streamed),
+                   stream_threshold)
 
 
 def _parameters(op: ir.Op) -> tuple[tuple[str, str], ...]:
@@ -136,7 +144,8 @@ def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter
 
 class _Emitter:
     def __init__(self, program: PolyProgram, contractions, check_gathers: bool = True,
-                 loops_around_marks: dict[str, frozenset[str]] | None = None):
+                 loops_around_marks: dict[str, frozenset[str]] | None = None,
+                 stream_threshold: int | None = None):
         self.program = program
         self.contractions = contractions
         self.exprs = ExprEmitter(program.op, contractions, check_gathers)
@@ -145,6 +154,10 @@ class _Emitter:
         self.private: dict[str, str] = {}  # tensor -> this thread's private accumulator
         self.loops_around_marks = loops_around_marks or {}
         self.panels: dict[str, Panel] = {}  # tensor -> the packed tile that full blocks read
+        self.stream_threshold = stream_threshold
+        self.streamable = (streaming.streamed_outputs(program.op)
+                           if stream_threshold is not None else frozenset())
+        self.streamed: set[str] = set()  # the outputs some loop streams
 
     def node(self, node: isl.AstNode):
         kind = node.get_type()
@@ -270,8 +283,40 @@ class _Emitter:
                 f"{_IF_ENOUGH_WORK}"), loop])
         loop = self._loop(node, self.node(node.for_get_body()), iterator)
         if SIMD_MARK in marks:
-            return cgen.Module([cgen.Pragma("omp simd"), loop])
+            loop = cgen.Module([cgen.Pragma("omp simd"), loop])
+            return self._streamed(node, iterator, loop) or loop
         return loop
+
+    def _streamed(self, node: isl.AstNode, iterator: str, plain):
+        """The SIMD loop ``node`` (C: ``plain``) with streaming stores for large outputs,
+        if its body is one statement writing, along ``iterator`` with step 1, an output
+        written once (:mod:`polyc.codegen.streaming`); else ``None``."""
+        body = _single(node.for_get_body())
+        if not self.streamable or body.get_type() != isl.ast_node_type.user:
+            return None
+        call = body.user_get_expr()
+        stmt = self.statements[call.get_op_arg(0).get_id().get_name()]
+        statement = stmt.statement
+        if stmt.is_init or statement.tensor not in self.streamable or not statement.indices:
+            return None
+        bound = dict(zip(stmt.indices, (call.get_op_arg(k)
+                                         for k in range(1, call.get_op_n_arg()))))
+        *outer, last = statement.indices
+        upper = _exclusive_upper_bound(node, iterator)
+        if (upper is None or _coefficient(bound[last], iterator) != 1
+                or any(_mentions(bound[i], iterator) for i in outer)):
+            return None
+        tensor = self.program.op.tensor(statement.tensor)
+        lhs = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
+        bindings = [cgen.Initializer(cgen.Value("const int64_t", c_name(index)),
+                                     self._expr(arg)) for index, arg in bound.items()]
+        size = (f"(int64_t)sizeof({tensor.type.c_type}) * "
+                f"{self.exprs.element_count(tensor.shape)}")
+        self.streamed.add(tensor.name)
+        return streaming.staged_loop(
+            iterator, self._expr(node.for_get_init()), self._expr(upper), tensor.type,
+            bindings, self.exprs.access(tensor.name, lhs),
+            self.exprs.expr(statement.rhs, tensor.type), size, self.stream_threshold, plain)
 
     def _collapsible(self, node: isl.AstNode, marks: frozenset[str]) -> list[isl.AstNode]:
         """The loops, ``node`` first, that a ``collapse N`` mark lets OpenMP share out as
@@ -866,6 +911,51 @@ def _reduction_clause(op: str, elem: ty.ScalarType) -> str:
     if elem.kind == "bool":
         return "||" if op in ("+", "max") else "&&"
     return op
+
+
+def _coefficient(expr: isl.AstExpr, name: str) -> int | None:
+    """The coefficient of identifier ``name`` in an isl AST expression, if it is affine
+    in ``name`` (sums, differences, negations, products by constants)."""
+    if not _mentions(expr, name):
+        return 0
+    kind = expr.get_type()
+    if kind == isl.ast_expr_type.id:
+        return 1
+    op = expr.get_op_type()
+    args = [expr.get_op_arg(k) for k in range(expr.get_op_n_arg())]
+    terms = [_coefficient(arg, name) for arg in args]
+    if None in terms:
+        return None
+    if op == isl.ast_expr_op_type.add:
+        return terms[0] + terms[1]
+    if op == isl.ast_expr_op_type.sub:
+        return terms[0] - terms[1]
+    if op == isl.ast_expr_op_type.minus:
+        return -terms[0]
+    if op == isl.ast_expr_op_type.mul:
+        constants = [arg.get_val().to_python() for arg in args
+                     if arg.get_type() == isl.ast_expr_type.int]
+        if constants:
+            return constants[0] * sum(terms)
+    return None
+
+
+def _exclusive_upper_bound(node: isl.AstNode, iterator: str) -> isl.AstExpr | None:
+    """``U`` of a loop ``for (it = ...; it < U; it += 1)`` (``it <= V``: ``V + 1``), else
+    ``None``."""
+    cond, inc = node.for_get_cond(), node.for_get_inc()
+    if (inc.get_type() != isl.ast_expr_type.int or inc.get_val().to_python() != 1
+            or cond.get_type() != isl.ast_expr_type.op or cond.get_op_n_arg() != 2):
+        return None
+    it, bound = cond.get_op_arg(0), cond.get_op_arg(1)
+    if it.get_type() != isl.ast_expr_type.id or it.get_id().get_name() != iterator \
+            or _mentions(bound, iterator):
+        return None
+    if cond.get_op_type() == isl.ast_expr_op_type.lt:
+        return bound
+    if cond.get_op_type() == isl.ast_expr_op_type.le:
+        return bound.add(isl.AstExpr.from_val(isl.Val.one(bound.get_ctx())))
+    return None
 
 
 def _mentions(expr: isl.AstExpr, name: str) -> bool:

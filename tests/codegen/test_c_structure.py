@@ -13,7 +13,7 @@ _TYPEDEFS = """
 typedef long int64_t; typedef unsigned long uint64_t; typedef int int32_t;
 typedef unsigned int uint32_t; typedef short int16_t; typedef unsigned short uint16_t;
 typedef signed char int8_t; typedef unsigned char uint8_t; typedef float _Float16;
-typedef unsigned long size_t;
+typedef unsigned long size_t; typedef unsigned long uintptr_t;
 """
 
 

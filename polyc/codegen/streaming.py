@@ -1,0 +1,126 @@
+"""Streaming (non-temporal) stores for large outputs written once.
+
+A store through the cache first reads the line it writes (a read for
+ownership), so writing an output costs two transfers per byte, and a large one
+evicts the inputs on its way. x86 has stores that bypass the cache, but gcc's
+vectoriser never emits them, and OpenMP's ``nontemporal`` clause is ignored.
+polyc therefore stages: the SIMD loop computes a chunk of consecutive values
+into a small aligned buffer, and :func:`polyc_stream` copies it out with
+streaming stores, whole 64-byte lines only (a line written both ways would be
+read first after all). Chunks after the first start on a line boundary.
+
+Which stores qualify (:func:`streamed_outputs`, and the emitter's unit-stride
+check): an output written by one ``=`` statement and read by none, in a SIMD
+loop that walks its last (contiguous) dimension with step 1. Whether to stream
+is decided per call: only when the output is at least
+:func:`threshold_bytes`, a quarter of the last-level cache, since a smaller
+one may still be in cache when its consumer reads it.
+
+Measured (2 threads, in-process, interleaved): elementwise 4096² 4.9 → 4.1 ms,
+softmax 4096 × 1024 2.6 → 2.3 ms.
+"""
+from __future__ import annotations
+
+import platform
+
+import cgen
+
+from polyc.lang import ir
+from polyc.lang import types as ty
+from polyc.poly.cache_model import machine_caches
+
+STAGE_BYTES = 512  # one chunk: eight cache lines
+
+HELPERS = r"""
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+/* Copies `bytes` from `src` to `dst` with streaming stores for the whole 64-byte
+   lines of `dst`, plain stores for the partial lines at either end. */
+static inline void polyc_stream(void *restrict dst, const void *restrict src, int64_t bytes) {
+  char *restrict d = (char *)dst;
+  const char *restrict s = (const char *)src;
+  int64_t k = 0;
+  for (; k < bytes && ((uintptr_t)(d + k) & 63); k++) d[k] = s[k];
+  for (; k + 64 <= bytes; k += 64) {
+#if defined(__AVX512F__)
+    _mm512_stream_si512((void *)(d + k), _mm512_loadu_si512((const void *)(s + k)));
+#elif defined(__AVX__)
+    _mm256_stream_si256((__m256i *)(d + k), _mm256_loadu_si256((const __m256i *)(s + k)));
+    _mm256_stream_si256((__m256i *)(d + k + 32), _mm256_loadu_si256((const __m256i *)(s + k + 32)));
+#elif defined(__SSE2__)
+    for (int64_t q = 0; q < 64; q += 16)
+      _mm_stream_si128((__m128i *)(d + k + q), _mm_loadu_si128((const __m128i *)(s + k + q)));
+#else
+    memcpy(d + k, s + k, 64);
+#endif
+  }
+  for (; k < bytes; k++) d[k] = s[k];
+}
+/* Orders the streaming stores before what follows (other threads' reads). */
+static inline void polyc_stream_fence(void) {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+"""
+
+
+def supported() -> bool:
+    """Whether the machine has streaming stores polyc emits (x86-64)."""
+    return platform.machine().lower() in ("x86_64", "amd64")
+
+
+def threshold_bytes() -> int:
+    """The output size from which stores stream: a quarter of the last-level cache."""
+    return machine_caches().l3 // 4
+
+
+def streamed_outputs(op: ir.Op) -> frozenset[str]:
+    """Outputs written by exactly one ``=`` statement and read by no statement."""
+    writers: dict[str, list[ir.Statement]] = {}
+    for statement in op.statements:
+        writers.setdefault(statement.tensor, []).append(statement)
+    read = {expr.tensor for statement in op.statements for expr in ir.walk(statement.rhs)
+            if isinstance(expr, ir.Read)}
+    return frozenset(
+        t.name for t in op.outputs
+        if t.rank > 0 and t.name not in read and len(writers.get(t.name, ())) == 1
+        and writers[t.name][0].op == "=")
+
+
+def staged_loop(iterator: str, lo: str, hi: str, element: ty.ScalarType, bindings: list,
+                target: str, value: str, size_bytes: str, threshold: int, plain):
+    """The C of a SIMD loop ``for (iterator = lo; iterator < hi; ++iterator) { bindings;
+    target = value; }`` that streams its stores when ``size_bytes >= threshold``, else
+    runs ``plain`` (the loop as usual). ``target`` is contiguous along ``iterator``."""
+    ctype = element.c_type
+    chunk = STAGE_BYTES // max(1, element.bits // 8)
+    at_chunk = cgen.Block([cgen.Initializer(cgen.Value("const int64_t", iterator),
+                                            "polyc_chunk"),
+                           *bindings,
+                           cgen.Statement(f"polyc_to = &{target}")])
+    staged = cgen.For(
+        f"int64_t polyc_chunk = {lo}, polyc_end", f"polyc_chunk < {hi}",
+        "polyc_chunk = polyc_end",
+        cgen.Block([
+            cgen.Statement(f"{ctype} *polyc_to"),
+            at_chunk,
+            # the first chunk ends on a line boundary, so the others start on one
+            cgen.Statement(
+                f"polyc_end = polyc_min({hi}, polyc_chunk + {chunk} - "
+                f"(int64_t)(((uintptr_t)polyc_to & 63) / sizeof({ctype})))"),
+            cgen.Statement(f"_Alignas(64) {ctype} polyc_stage[{chunk}]"),
+            cgen.Pragma("omp simd"),
+            cgen.For(f"int64_t {iterator} = polyc_chunk", f"{iterator} < polyc_end",
+                     f"{iterator} += 1",
+                     cgen.Block([*bindings,
+                                 cgen.Statement(f"polyc_stage[{iterator} - polyc_chunk] = "
+                                                f"{value}")])),
+            cgen.Statement(f"polyc_stream(polyc_to, polyc_stage, "
+                           f"(polyc_end - polyc_chunk) * (int64_t)sizeof({ctype}))"),
+        ]))
+    return cgen.If(f"{size_bytes} >= {threshold}",
+                   cgen.Block([staged, cgen.Statement("polyc_stream_fence()")]),
+                   cgen.Block([plain]))
+

@@ -1,0 +1,120 @@
+"""Streaming stores for large outputs written once (polyc/codegen/streaming.py).
+
+The staged path runs only for outputs of a quarter of the L3 cache or more;
+tests force it on small arrays by setting the threshold to 0 bytes.
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import islpy as isl
+
+import polyc
+import polyc.codegen.streaming as streaming
+from polyc.codegen.emit import _coefficient
+from corpus import CORPUS, assert_close, make_inputs
+
+SOFTMAX = """
+def softmax(float(N, D) X) -> (Y) {
+  row_max(n) max=! X(n, d)
+  e(n, d) = exp(X(n, d) - row_max(n))
+  row_sum(n) +=! e(n, d)
+  Y(n, d) = e(n, d) / row_sum(n)
+}
+"""
+SCALE = "def scale({t}(M, N) A, {t}(N) b) -> (O) {{ O(i, j) = A(i, j) * b(j) }}"
+
+
+@pytest.fixture
+def always_stream(monkeypatch):
+    monkeypatch.setattr(streaming, "threshold_bytes", lambda: 0)
+    if not streaming.supported():
+        pytest.skip("no streaming stores on this machine")
+
+
+def _streamed(op: polyc.Operator) -> bool:
+    return "polyc_stream(" in op.compilation().c_source.text
+
+
+def test_only_outputs_written_once_by_an_assignment_and_never_read_stream():
+    ops = {
+        "softmax": (SOFTMAX, {"Y"}),
+        "read_back": ("def f(float(N) A) -> (B, C) { B(i) = A(i) + 1  C(i) = B(i) * 2 }", {"C"}),
+        "reduction": ("def f(float(N, M) A) -> (B) { B(i) +=! A(i, j) }", set()),
+        "two_writers": ("def f(float(N) A) -> (B) { B(i) = A(i)  B(i) += A(i) }", set()),
+    }
+    for name, (source, expected) in ops.items():
+        assert streaming.streamed_outputs(polyc.define(source).ir) == expected, name
+
+
+def test_the_call_streams_only_outputs_of_a_quarter_of_l3_or_more():
+    text = polyc.define(SOFTMAX).compilation().c_source.text
+    assert f">= {streaming.threshold_bytes()}" in text
+    assert "polyc_stream_fence()" in text
+    assert not _streamed(polyc.define(SOFTMAX, optimize=False))
+
+
+def test_the_store_must_step_by_one_element_along_the_loop():
+    it, size = (isl.AstExpr.from_id(isl.Id(name)) for name in ("c1", "D"))
+
+    def const(value):
+        return isl.AstExpr.from_val(isl.Val(value))
+
+    assert _coefficient(it, "c1") == 1
+    assert _coefficient(const(-2).mul(size).add(it), "c1") == 1  # (-2 * D) + c1
+    assert _coefficient(it.sub(size), "c1") == 1
+    assert _coefficient(const(2).mul(it), "c1") == 2
+    assert _coefficient(it.neg(), "c1") == -1
+    assert _coefficient(size, "c1") == 0
+    assert _coefficient(it.mul(size), "c1") is None  # not affine in c1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int16", "float16", "bool"])
+def test_staged_stores_write_every_element_once(always_stream, dtype):
+    source = SCALE.format(t=dtype)
+    if dtype == "bool":
+        source = "def f(bool(M, N) A, bool(N) b) -> (O) { O(i, j) = A(i, j) && b(j) }"
+    op = polyc.define(source)
+    assert _streamed(op)
+    rng = np.random.default_rng(1)
+    for m, n in [(1, 1), (3, 5), (4, 63), (2, 64), (5, 130), (3, 1000)]:
+        A = (rng.standard_normal((m, n)) * 4).astype(dtype)
+        b = (rng.standard_normal(n) * 4).astype(dtype)
+        result = op(A, b)  # float16 arithmetic happens (and results are) in float32
+        expected = (A & b) if dtype == "bool" else \
+            A.astype(result.dtype) * b.astype(result.dtype)
+        np.testing.assert_array_equal(result, expected)
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(1, 6), cols=st.integers(1, 300), offset=st.integers(0, 17))
+def test_streaming_into_out_arrays_at_any_alignment(rows, cols, offset):
+    """``out=`` views starting anywhere in a buffer: the partial lines at either end
+    are written with plain stores, the rest streamed, and nothing outside is touched."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(streaming, "threshold_bytes", lambda: 0)
+        op = polyc.define(SCALE.format(t="float32"))
+        op.compile()
+    rng = np.random.default_rng(rows * 1000 + cols)
+    A = rng.standard_normal((rows, cols)).astype(np.float32)
+    b = rng.standard_normal(cols).astype(np.float32)
+    buffer = np.full(rows * cols + 40, -7.0, np.float32)
+    out = buffer[offset:offset + rows * cols].reshape(rows, cols)
+    op(A, b, out=out)
+    np.testing.assert_array_equal(out, A * b)
+    assert np.all(buffer[:offset] == -7.0) and np.all(buffer[offset + rows * cols:] == -7.0)
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=[c.name for c in CORPUS])
+def test_corpus_operators_that_stream_still_match_numpy(always_stream, entry):
+    op = polyc.define(entry.source, entry.def_name)
+    if not _streamed(op):
+        pytest.skip("no store qualifies")
+    for shape_number, sizes in enumerate(entry.shapes):
+        inputs = make_inputs(entry, sizes, np.random.default_rng(shape_number))
+        result = op(*inputs)
+        results = result if isinstance(result, tuple) else (result,)
+        for k, (actual, reference) in enumerate(zip(results, entry.reference(*inputs))):
+            assert_close(actual, reference, entry.tolerance,
+                         what=f"{entry.name} output {k} at sizes {sizes}")
