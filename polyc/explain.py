@@ -27,6 +27,7 @@ from polyc.errors import ArgumentError
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.printer import statement_to_tc, to_tc
+from polyc.poly.jam import JAM_MARK, JAM_ROWS
 from polyc.poly.packing import panel_of_mark
 from polyc.poly.privatize import privatized_tensors
 from polyc.poly.schedule import collapsed_loops
@@ -216,6 +217,15 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
                                  f"one): loops {names}")
                 else:
                     lines.append(f"  parallel (OpenMP{how}): loop {nest.outer.loops[0].name}")
+        vectorised = {s for band in nest.bands if any(m.startswith("simd") for m in band.marks)
+                      for s in band.statements}
+        jammed = sorted({s for band in nest.bands if JAM_MARK in band.marks
+                         and band.loops and band.loops[-1].walks for s in band.statements}
+                        & vectorised)
+        if jammed:
+            lines.append(f"  rows of loop {nest.outer.loops[0].name} jammed by {JAM_ROWS} "
+                         f"into the vector loops (one accumulator per row): "
+                         f"{', '.join(jammed)}")
         for band in nest.bands:
             for mark in band.marks:
                 panel = panel_of_mark(mark)

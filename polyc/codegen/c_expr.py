@@ -118,18 +118,22 @@ class ExprEmitter:
 
     def element_offset(self, tensor: ir.Tensor, indices: tuple[ir.Expr, ...]) -> str:
         """Row-major offset ``((i0) * D1 + i1) * D2 + i2`` in int64; a contracted
-        temporary's shrunk dimensions are left out (their index is always 0)."""
+        temporary's dimensions shrunk to one element are left out (their index is
+        always 0), those shrunk to a window of ``W`` are indexed ``i % W``."""
         contraction = self.contractions.get(tensor.name)
+        shape = tensor.shape
+        texts = [self.index(index, extent) for index, extent in zip(indices, shape)]
         if contraction is not None:
-            kept = [k for k, keep in enumerate(contraction.kept) if keep]
-            tensor = ir.Tensor(tensor.name, tensor.type,
-                               tuple(tensor.shape[k] for k in kept), tensor.role)
-            indices = tuple(indices[k] for k in kept)
+            shape = contraction.shape(tensor)
+            texts = [text if window is None else f"({text}) % {window}"
+                     for text, window in zip(texts, contraction.windows)]
+            kept = [k for k, window in enumerate(contraction.windows) if window != 1]
+            shape = tuple(shape[k] for k in kept)
+            texts = [texts[k] for k in kept]
         offset = ""
-        for k, index in enumerate(indices):
-            text = self.index(index, tensor.shape[k])
+        for k, text in enumerate(texts):
             offset = text if k == 0 else \
-                f"({offset}) * {_parenthesized(self.size(tensor.shape[k]))} + {text}"
+                f"({offset}) * {_parenthesized(self.size(shape[k]))} + {text}"
         return offset or "0"
 
     def index(self, index: ir.Expr, extent: sz.SizeExpr) -> str:

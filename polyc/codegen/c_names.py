@@ -104,4 +104,5 @@ STATUS_OK, STATUS_NO_MEMORY, STATUS_GATHER_OUT_OF_RANGE = 0, 1, 2
 
 def braced(node):
     """``node`` as a braced C block (a loop or branch body), unless it is one already."""
-    return node if isinstance(node, cgen.Block) else cgen.Block([node])
+    braced_already = isinstance(node, cgen.Block) and not isinstance(node, cgen.Module)
+    return node if braced_already else cgen.Block([node])

@@ -32,6 +32,7 @@ from polyc.lang import sizes as sz
 from polyc.lang import types as ty
 from polyc.lang.printer import to_tc
 from polyc.poly.dependences import is_pure_reduction
+from polyc.poly.jam import JAM_MARK
 from polyc.poly.packing import Panel, panel_of_mark
 from polyc.poly.privatize import privatized_tensors
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
@@ -234,6 +235,27 @@ class _Emitter:
                         f"{iterator} += {self._expr(node.for_get_inc())}",
                         braced(body))
 
+    def _called(self, call: isl.AstExpr) -> tuple[PolyStatement, dict[str, isl.AstExpr]]:
+        """The statement an isl AST call runs, and the expression bound to each index."""
+        stmt = self.statements[call.get_op_arg(0).get_id().get_name()]
+        return stmt, dict(zip(stmt.indices, (call.get_op_arg(k)
+                                             for k in range(1, call.get_op_n_arg()))))
+
+    def _vector_reduction_call(self, call: isl.AstExpr, iterator: str):
+        """``(stmt, bound, outer, inner)`` of a call updating a pure reduction whose element
+        does not move with the vector loop ``iterator``: the bindings of the element's
+        indices and of the others; ``None`` for any other call."""
+        stmt, bound = self._called(call)
+        statement = stmt.statement
+        if stmt.is_init or not is_pure_reduction(statement) or \
+                any(_mentions(bound[i], iterator) for i in statement.indices):
+            return None
+        outer = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)), self._expr(bound[i]))
+                 for i in statement.indices]
+        inner = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)), self._expr(bound[i]))
+                 for i in stmt.indices if i not in statement.indices]
+        return stmt, bound, outer, inner
+
     def _accumulator(self, statement: ir.Statement):
         """``(tensor, target, current, value)`` of a reduction: the C lvalue of the element
         it accumulates into, that element's value, and the right-hand side's value."""
@@ -268,6 +290,10 @@ class _Emitter:
         blocked = self._register_blocked(node, iterator)
         if blocked is not None:
             return blocked
+        if marks & {SIMD_MARK, SIMD_REDUCTION_MARK}:
+            jammed = self._jammed(node, iterator, marks)
+            if jammed is not None:
+                return jammed
         if SIMD_REDUCTION_MARK in marks:
             # Only the piece holding the reduction alone is vectorised (as a reduction);
             # peeled pieces with the initialisation or an epilogue stay scalar.
@@ -287,6 +313,92 @@ class _Emitter:
             return self._streamed(node, iterator, loop) or loop
         return loop
 
+    def _jammed(self, node: isl.AstNode, iterator: str, marks: frozenset[str]):
+        """A vector loop around a ``jam`` loop (:mod:`polyc.poly.jam`) of one statement:
+        for a full block of rows, the jam loop unrolled into the vector loop's body,
+        each row with its own accumulator when the vector loop is a reduction; the
+        loops as they are for a partial block. ``None`` for any other loop."""
+        inner = _single(node.for_get_body())
+        if inner.get_type() != isl.ast_node_type.mark or \
+                inner.mark_get_id().get_name() != JAM_MARK:
+            return None
+        rows = inner.mark_get_node()
+        if rows.get_type() != isl.ast_node_type.for_:
+            return None
+        row = self._expr(rows.for_get_iterator())
+        trip = _constant_trip(rows, row, [iterator])
+        body = _single(rows.for_get_body())
+        if trip is None or body.get_type() != isl.ast_node_type.user:
+            return None
+        call = body.user_get_expr()
+        copies = [cgen.Initializer(cgen.Value("const int64_t", row), str(k))
+                  for k in range(trip.trip)]
+        if SIMD_REDUCTION_MARK in marks:
+            full = self._jammed_reduction(node, iterator, row, call, copies)
+            if full is None:
+                return None
+        else:
+            full = cgen.Module([cgen.Pragma("omp simd"), self._loop(node, cgen.Block([
+                cgen.Block([copy, self._user(call)]) for copy in copies]), iterator)])
+        if trip.full is None:
+            return full
+        partial = self._loop(node, self.node(node.for_get_body()), iterator)
+        if SIMD_MARK in marks:
+            partial = cgen.Module([cgen.Pragma("omp simd"), partial])
+        return cgen.If(self._expr(trip.full), braced(full), braced(partial))
+
+    def _jammed_reduction(self, node: isl.AstNode, iterator: str, row: str,
+                          call: isl.AstExpr, copies: list):
+        """The vector reduction loop of :meth:`_jammed`: one accumulator per row. Rows
+        that accumulate into one element (a sum over rows too) start the accumulators
+        after the first at the identity and combine them after the loop."""
+        parts = self._vector_reduction_call(call, iterator)
+        if parts is None:
+            return None
+        stmt, bound, outer, inner = parts
+        statement = stmt.statement
+        shared = not any(_mentions(bound[i], row) for i in statement.indices)
+        tensor, target, current, value = self._accumulator(statement)
+        elem = tensor.type.compute_type
+        nan_flags = elem.is_float and statement.op in ("max", "min")
+        accs = [f"polyc_acc{k}" for k in range(len(copies))]
+        nans = [f"polyc_nan{k}" for k in range(len(copies))]
+        compare = ">" if statement.op == "max" else "<"
+        before, updates, after = [], [], []
+        for k, (copy, acc) in enumerate(zip(copies, accs)):
+            start = identity(statement.op, tensor.type) if shared and k else current
+            before.append(cgen.Statement(f"{elem.c_type} {acc}"))
+            load = [cgen.Statement(f"{acc} = {start}")]
+            if nan_flags:
+                before.append(cgen.Statement(f"int {nans[k]}"))
+                load.append(cgen.Statement(f"{nans[k]} = {acc} != {acc}"))
+            before.append(cgen.Block([copy, *outer, *load]))
+            if nan_flags:
+                update = [cgen.Initializer(cgen.Value(f"const {elem.c_type}", "polyc_v"), value),
+                          cgen.Statement(f"{acc} = polyc_v {compare} {acc} ? polyc_v : {acc}"),
+                          cgen.Statement(f"{nans[k]} |= polyc_v != polyc_v")]
+            else:
+                update = [cgen.Statement(
+                    f"{acc} = {_combine(statement.op, tensor, acc, value)}")]
+            updates.append(cgen.Block([copy, *outer, *inner, *update]))
+        results = list(zip(copies, accs, nans))
+        if shared:  # one element: fold the accumulators into the first
+            total, nan_any = accs[0], " | ".join(nans)
+            for acc in accs[1:]:
+                total = (f"({acc} {compare} {total} ? {acc} : {total})" if nan_flags
+                         else _combine(statement.op, tensor, total, acc))
+            results = [(copies[0], total, f"({nan_any})")]
+        for copy, result, nan in results:
+            if nan_flags:
+                result = f"{nan} ? ({elem.c_type})NAN : {result}"
+            after.append(cgen.Block([copy, *outer, cgen.Statement(f"{target} = {result}")]))
+        clause = f"reduction({_reduction_clause(statement.op, elem)}:{', '.join(accs)})"
+        if nan_flags:
+            clause = f"reduction({statement.op}:{', '.join(accs)}) " \
+                     f"reduction(|:{', '.join(nans)})"
+        return cgen.Block(before + [cgen.Pragma(f"omp simd {clause}"),
+                                    self._loop(node, cgen.Block(updates), iterator)] + after)
+
     def _streamed(self, node: isl.AstNode, iterator: str, plain):
         """The SIMD loop ``node`` (C: ``plain``) with streaming stores for large outputs,
         if its body is one statement writing, along ``iterator`` with step 1, an output
@@ -294,13 +406,10 @@ class _Emitter:
         body = _single(node.for_get_body())
         if not self.streamable or body.get_type() != isl.ast_node_type.user:
             return None
-        call = body.user_get_expr()
-        stmt = self.statements[call.get_op_arg(0).get_id().get_name()]
+        stmt, bound = self._called(body.user_get_expr())
         statement = stmt.statement
         if stmt.is_init or statement.tensor not in self.streamable or not statement.indices:
             return None
-        bound = dict(zip(stmt.indices, (call.get_op_arg(k)
-                                         for k in range(1, call.get_op_n_arg()))))
         *outer, last = statement.indices
         upper = _exclusive_upper_bound(node, iterator)
         if (upper is None or _coefficient(bound[last], iterator) != 1
@@ -503,12 +612,10 @@ class _Emitter:
         if not nest or node.get_type() != isl.ast_node_type.user:
             return None
         call = node.user_get_expr()
-        stmt = self.statements[call.get_op_arg(0).get_id().get_name()]
+        stmt, bound = self._called(call)
         statement = stmt.statement
         if stmt.is_init or not is_pure_reduction(statement):
             return None
-        bound = dict(zip(stmt.indices, (call.get_op_arg(k)
-                                        for k in range(1, call.get_op_n_arg()))))
         lhs_args = [bound[i] for i in statement.indices]
         iterators = [self._expr(n.for_get_iterator()) for n in nest]
         if any(_mentions(a, it) for a in lhs_args for it in chain_iterators) or not all(
@@ -710,21 +817,13 @@ class _Emitter:
             body = children.get_at(0)
         if body.get_type() != isl.ast_node_type.user:
             return None
-        call = body.user_get_expr()
-        stmt = self.statements[call.get_op_arg(0).get_id().get_name()]
+        parts = self._vector_reduction_call(body.user_get_expr(), iterator)
+        if parts is None:
+            return None
+        stmt, _, outer, inner = parts
         statement = stmt.statement
-        if stmt.is_init or not is_pure_reduction(statement):
-            return None
-        args = [call.get_op_arg(k) for k in range(1, call.get_op_n_arg())]
-        bound = dict(zip(stmt.indices, args))
-        if any(_mentions(bound[i], iterator) for i in statement.indices):
-            return None
         tensor, target, current, value = self._accumulator(statement)
         elem = tensor.type.compute_type
-        outer = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)), self._expr(bound[i]))
-                 for i in statement.indices]
-        inner = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)), self._expr(bound[i]))
-                 for i in stmt.indices if i not in statement.indices]
         if elem.is_float and statement.op in ("max", "min"):
             return cgen.Block(outer + self._nan_tracking_reduction(
                 node, iterator, statement.op, elem, inner, (target, current, value)))

@@ -25,6 +25,7 @@ import platform
 
 import cgen
 
+from polyc.codegen.c_names import braced
 from polyc.lang import ir
 from polyc.lang import types as ty
 from polyc.poly.cache_model import machine_caches
@@ -122,5 +123,5 @@ def staged_loop(iterator: str, lo: str, hi: str, element: ty.ScalarType, binding
         ]))
     return cgen.If(f"{size_bytes} >= {threshold}",
                    cgen.Block([staged, cgen.Statement("polyc_stream_fence()")]),
-                   cgen.Block([plain]))
+                   braced(plain))
 

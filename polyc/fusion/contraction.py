@@ -16,8 +16,12 @@ parallel loop; every two instances that touch the same element of the temporary
 must have the same prefix ({ a -> b : acc(a) = acc(b) } ⊆ { a -> b : P(a) = P(b) }).
 Then a dimension of the temporary is *fixed* when the prefix determines its index
 (one value per prefix: the footprint is one wide there); fixed dimensions shrink
-to extent 1 and are indexed with 0, the others keep their extent. The storage is
-declared inside the parallel loop's body, so it is private to each iteration.
+to extent 1 and are indexed with 0. A dimension whose indices for one prefix lie
+within a window of ``W`` consecutive values (``W`` at most :data:`MAX_WINDOW`:
+the rows of a block that :mod:`polyc.poly.jam` jams together) shrinks to ``W``
+and is indexed ``i % W``, which tells apart any ``W`` consecutive indices. The
+others keep their extent. The storage is declared inside the parallel loop's
+body, so it is private to each iteration.
 """
 from __future__ import annotations
 
@@ -32,16 +36,25 @@ from polyc.poly.privatize import privatized_tensors
 from polyc.poly.schedule import PARALLEL_MARK, Schedule, collapsed_loops
 
 
+MAX_WINDOW = 16  # the widest window of indices a dimension shrinks to
+
+
 @dataclass(frozen=True)
 class Contraction:
-    """How a temporary is stored: ``kept[d]`` false means dimension ``d`` shrinks to 1."""
+    """How a temporary is stored: ``windows[d]`` is ``None`` when dimension ``d`` keeps
+    its extent, else the extent it shrinks to (1: fixed, indexed 0; ``W``: indexed
+    ``i % W``)."""
 
     tensor: str
-    kept: tuple[bool, ...]
+    windows: tuple[int | None, ...]
+
+    @property
+    def kept(self) -> tuple[bool, ...]:
+        return tuple(window is None for window in self.windows)
 
     def shape(self, tensor: ir.Tensor) -> tuple[sz.SizeExpr, ...]:
-        return tuple(extent if keep else sz.const(1)
-                     for extent, keep in zip(tensor.shape, self.kept))
+        return tuple(extent if window is None else sz.const(window)
+                     for extent, window in zip(tensor.shape, self.windows))
 
     def constant_elements(self, tensor: ir.Tensor) -> int | None:
         """The number of elements when it does not depend on the sizes, else ``None``."""
@@ -72,10 +85,10 @@ def contract_temporaries(program: PolyProgram, schedule: Schedule) -> dict[str, 
         if not same_element.is_subset(same_prefix):
             continue
         footprint = prefix.reverse().apply_range(touches)  # { prefix -> T[e] }
-        kept = tuple(not _fixed_by_prefix(footprint, d) for d in range(tensor.rank))
-        if all(kept):
+        windows = tuple(_window(footprint, d) for d in range(tensor.rank))
+        if all(window is None for window in windows):
             continue
-        result[tensor.name] = Contraction(tensor.name, kept)
+        result[tensor.name] = Contraction(tensor.name, windows)
     return result
 
 
@@ -87,15 +100,25 @@ def _accesses_of(accesses: isl.UnionMap, tensor: ir.Tensor) -> isl.UnionMap:
     return result
 
 
-def _fixed_by_prefix(footprint: isl.UnionMap, dim: int) -> bool:
-    """Whether each prefix value touches a single index in dimension ``dim``."""
+def _window(footprint: isl.UnionMap, dim: int) -> int | None:
+    """The number of consecutive indices that each prefix value touches at most in
+    dimension ``dim`` (1: a single index), or ``None`` when more than
+    :data:`MAX_WINDOW` or unbounded."""
+    widest = 1
     for part in isl_items(footprint.get_map_list()):
         rank = part.dim(isl.dim_type.out)
         projected = part.project_out(isl.dim_type.out, dim + 1, rank - dim - 1) \
             .project_out(isl.dim_type.out, 0, dim)
-        if not projected.is_single_valued():
-            return False
-    return True
+        if projected.is_single_valued():
+            continue
+        # { e -> e' : one prefix touches both }; its deltas are e' - e
+        spread = projected.reverse().apply_range(projected).deltas()
+        width = next((w for w in range(2, MAX_WINDOW + 1) if spread.is_subset(
+            isl.Set(f"{{ [d] : -{w} < d < {w} }}").align_params(spread.get_space()))), None)
+        if width is None:
+            return None
+        widest = max(widest, width)
+    return widest
 
 
 def _parallel_prefix(tree: isl.Schedule) -> isl.UnionMap | None:

@@ -31,8 +31,9 @@ from polyc.fusion.distribute import distribute_shifted_members
 from polyc.poly.cache_model import machine_caches
 from polyc.poly.privatize import privatization, privatized_tensors, private_mark
 from polyc.poly.program import PolyProgram, isl_items, statements_named
-from polyc.poly.tiling import (SIMD_MARK, SIMD_REDUCTION_MARK, has_inner_band, optimize_bands,
-                               tiling_matters)
+from polyc.poly.jam import JamRules, jam_outer_rows
+from polyc.poly.tiling import (SIMD_MARK, SIMD_REDUCTION_MARK, accumulates_along, carries_reuse,
+                               has_inner_band, optimize_bands, tiling_matters)
 
 PARALLEL_MARK = "parallel"
 COLLAPSE_MARK_PREFIX = "collapse "  # "collapse 2": the parallel loop and the next one
@@ -123,6 +124,12 @@ def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
     if optimize:
         tree = distribute_shifted_members(tree, deps)
         tree = optimize_bands(tree, program, machine_caches(), deps)
+        tree = jam_outer_rows(tree, JamRules(
+            carries_reuse=lambda band: carries_reuse(band, program),
+            accumulates_along=lambda band: accumulates_along(band, program),
+            legal=lambda candidate: _is_legal(candidate, deps, program),
+            vector_marks=frozenset({SIMD_MARK, SIMD_REDUCTION_MARK}),
+            reduction_marks=frozenset({SIMD_REDUCTION_MARK})))
     if parallel:
         tree = _mark_outer_parallel(tree.get_root(), deps, program).get_schedule()
     schedule = Schedule(tree, fusion, decision)
@@ -235,6 +242,14 @@ def _mark_outer_parallel(node: isl.ScheduleNode, deps: Dependences,
     for position in range(node.n_children()):
         node = _mark_outer_parallel(node.child(position), deps, program).parent()
     return node
+
+
+def _is_legal(tree: isl.Schedule, deps: Dependences, program: PolyProgram) -> bool:
+    try:
+        check_legality(tree.get_map(), deps, program)
+    except InternalError:
+        return False
+    return True
 
 
 def check_legality(schedule_map: isl.UnionMap, deps: Dependences, program: PolyProgram) -> None:

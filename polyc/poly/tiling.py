@@ -177,6 +177,25 @@ def _reuse(members: list[Member], program: PolyProgram) -> tuple[list[bool], lis
     return carries, exponents
 
 
+def carries_reuse(node: isl.ScheduleNode, program: PolyProgram) -> bool:
+    """Whether some access of a statement below the band is invariant along its first
+    member (``x(j)`` along a matrix-vector product's rows)."""
+    members = band_members(node, program)
+    return all(m.affine for m in members) and _reuse(members[:1], program)[0][0]
+
+
+def accumulates_along(node: isl.ScheduleNode, program: PolyProgram) -> bool:
+    """Whether a reduction below the band accumulates along its first member into
+    elements that do not depend on it (``y(j) += A(i, j) tmp(i)`` along ``i``)."""
+    member = band_members(node, program)[0]
+    for name, index in member.walks.items():
+        stmt = program.statement(name)
+        if index is not None and not stmt.is_init and stmt.statement.is_reduction \
+                and index not in stmt.statement.indices:
+            return True
+    return False
+
+
 def tiling_matters(node: isl.ScheduleNode, program: PolyProgram) -> bool:
     """Whether tiling the band would keep reused blocks of data in cache: some access is
     invariant along a member of the band (reused) and varies along two others (a block,
