@@ -26,7 +26,7 @@ from polyc.codegen.c_names import PREAMBLE, braced, c_name
 from polyc.codegen.panels import iterators_around_marks, pack_code, panel_read, tile_origin
 from polyc.codegen.vector_math import declarations
 from polyc.errors import InternalError
-from polyc.fusion.layout import read_only_tensors
+from polyc.fusion.layout import read_only_tensors, write_once_outputs
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang import types as ty
@@ -156,7 +156,7 @@ class _Emitter:
         self.loops_around_marks = loops_around_marks or {}
         self.panels: dict[str, Panel] = {}  # tensor -> the packed tile that full blocks read
         self.stream_threshold = stream_threshold
-        self.streamable = (streaming.streamed_outputs(program.op)
+        self.streamable = (write_once_outputs(program.op)
                            if stream_threshold is not None else frozenset())
         self.streamed: set[str] = set()  # the outputs some loop streams
 

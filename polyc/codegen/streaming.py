@@ -9,7 +9,8 @@ into a small aligned buffer, and :func:`polyc_stream` copies it out with
 streaming stores, whole 64-byte lines only (a line written both ways would be
 read first after all). Chunks after the first start on a line boundary.
 
-Which stores qualify (:func:`streamed_outputs`, and the emitter's unit-stride
+Which stores qualify (:func:`polyc.fusion.layout.write_once_outputs`, and the
+emitter's unit-stride
 check): an output written by one ``=`` statement and read by none, in a SIMD
 loop that walks its last (contiguous) dimension with step 1. Whether to stream
 is decided per call: only when the output is at least
@@ -26,7 +27,6 @@ import platform
 import cgen
 
 from polyc.codegen.c_names import braced
-from polyc.lang import ir
 from polyc.lang import types as ty
 from polyc.poly.cache_model import machine_caches
 
@@ -75,19 +75,6 @@ def supported() -> bool:
 def threshold_bytes() -> int:
     """The output size from which stores stream: a quarter of the last-level cache."""
     return machine_caches().l3 // 4
-
-
-def streamed_outputs(op: ir.Op) -> frozenset[str]:
-    """Outputs written by exactly one ``=`` statement and read by no statement."""
-    writers: dict[str, list[ir.Statement]] = {}
-    for statement in op.statements:
-        writers.setdefault(statement.tensor, []).append(statement)
-    read = {expr.tensor for statement in op.statements for expr in ir.walk(statement.rhs)
-            if isinstance(expr, ir.Read)}
-    return frozenset(
-        t.name for t in op.outputs
-        if t.rank > 0 and t.name not in read and len(writers.get(t.name, ())) == 1
-        and writers[t.name][0].op == "=")
 
 
 def staged_loop(iterator: str, lo: str, hi: str, element: ty.ScalarType, bindings: list,

@@ -73,6 +73,21 @@ def read_only_tensors(op: ir.Op) -> frozenset[str]:
         s.tensor for s in op.statements if s.name in copies)
 
 
+def write_once_outputs(op: ir.Op) -> frozenset[str]:
+    """The outputs written by exactly one ``=`` statement and read by no statement: each
+    element is stored once and never loaded (their stores may bypass the cache,
+    :mod:`polyc.codegen.streaming`)."""
+    writers: dict[str, list[ir.Statement]] = {}
+    for statement in op.statements:
+        writers.setdefault(statement.tensor, []).append(statement)
+    read = {expr.tensor for statement in op.statements for expr in ir.walk(statement.rhs)
+            if isinstance(expr, ir.Read)}
+    return frozenset(
+        t.name for t in op.outputs
+        if t.rank > 0 and t.name not in read and len(writers.get(t.name, ())) == 1
+        and writers[t.name][0].op == "=")
+
+
 def _better_order(read: ir.Read, vector_index: str, stmt: ir.Statement
                   ) -> tuple[int, ...] | None:
     """The dimension order putting ``vector_index`` last, if this read is worth copying:

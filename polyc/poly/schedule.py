@@ -33,7 +33,8 @@ from polyc.poly.privatize import privatization, privatized_tensors, private_mark
 from polyc.poly.program import PolyProgram, isl_items, statements_named
 from polyc.poly.jam import JamRules, jam_outer_rows
 from polyc.poly.tiling import (SIMD_MARK, SIMD_REDUCTION_MARK, accumulates_along, carries_reuse,
-                               has_inner_band, optimize_bands, tiling_matters)
+                               has_inner_band, optimize_bands, tiling_matters,
+                               writes_once_below)
 
 PARALLEL_MARK = "parallel"
 COLLAPSE_MARK_PREFIX = "collapse "  # "collapse 2": the parallel loop and the next one
@@ -127,6 +128,7 @@ def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
         tree = jam_outer_rows(tree, JamRules(
             carries_reuse=lambda band: carries_reuse(band, program),
             accumulates_along=lambda band: accumulates_along(band, program),
+            writes_once=lambda band: writes_once_below(band, program),
             legal=lambda candidate: _is_legal(candidate, deps, program),
             vector_marks=frozenset({SIMD_MARK, SIMD_REDUCTION_MARK}),
             reduction_marks=frozenset({SIMD_REDUCTION_MARK})))

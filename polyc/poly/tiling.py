@@ -41,7 +41,7 @@ from polyc.lang.types import INT64
 from polyc.poly.cache_model import Caches, register_block, square_tile
 from polyc.poly.dependences import Dependences, is_pure_reduction
 from polyc.fusion.distribute import group_order
-from polyc.fusion.layout import read_only_tensors
+from polyc.fusion.layout import read_only_tensors, write_once_outputs
 from polyc.poly.packing import Panel, register_block_panels
 from polyc.poly.program import PolyProgram, PolyStatement, isl_items, statements_named
 
@@ -194,6 +194,14 @@ def accumulates_along(node: isl.ScheduleNode, program: PolyProgram) -> bool:
                 and index not in stmt.statement.indices:
             return True
     return False
+
+
+def writes_once_below(node: isl.ScheduleNode, program: PolyProgram) -> bool:
+    """Whether a statement below the band stores an output written once
+    (:func:`~polyc.fusion.layout.write_once_outputs`)."""
+    once = write_once_outputs(program.op)
+    return any(program.statement(part.get_tuple_name()).statement.tensor in once
+               for part in isl_items(node.get_domain().get_set_list()))
 
 
 def tiling_matters(node: isl.ScheduleNode, program: PolyProgram) -> bool:

@@ -13,6 +13,7 @@ import islpy as isl
 import polyc
 import polyc.codegen.streaming as streaming
 from polyc.codegen.emit import _coefficient
+from polyc.fusion.layout import write_once_outputs
 from corpus import CORPUS, assert_close, make_inputs
 
 SOFTMAX = """
@@ -45,7 +46,7 @@ def test_only_outputs_written_once_by_an_assignment_and_never_read_stream():
         "two_writers": ("def f(float(N) A) -> (B) { B(i) = A(i)  B(i) += A(i) }", set()),
     }
     for name, (source, expected) in ops.items():
-        assert streaming.streamed_outputs(polyc.define(source).ir) == expected, name
+        assert write_once_outputs(polyc.define(source).ir) == expected, name
 
 
 def test_the_call_streams_only_outputs_of_a_quarter_of_l3_or_more():

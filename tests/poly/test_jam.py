@@ -29,15 +29,21 @@ def test_a_matrix_vector_chain_is_jammed_by_rows_with_one_accumulator_each():
     c = op.compilation().c_source.text
     accumulators = ", ".join(f"polyc_acc{k}" for k in range(JAM_ROWS))
     assert f"reduction(+:{accumulators})" in c
-    # tmp lives in one block of rows: four elements, indexed modulo 4
+    # tmp lives in one block of rows: as many elements, indexed modulo their number
     assert f"float tmp[{JAM_ROWS}];" in c and f"% {JAM_ROWS}]" in c
     explained = str(op.explain())
-    assert "tmp: float32(M), contracted to float32(4)" in explained
-    assert "rows of loop i jammed by 4 into the vector loops (one accumulator per row): S0, S1" in explained
+    assert f"tmp: float32(M), contracted to float32({JAM_ROWS})" in explained
+    assert (f"rows of loop i jammed by {JAM_ROWS} into the vector loops "
+            "(one accumulator per row): S0, S1") in explained
 
 
 def test_rows_that_only_stream_are_left_alone():
-    assert not _jammed(polyc.define(ELEMENTWISE))  # nothing to share: its stores stream
+    assert not _jammed(polyc.define(ELEMENTWISE))  # its stores stream instead
+    layernorm_like = polyc.define("""def f(float(N, D) X, float(D) g) -> (Y) {
+      mu(n) +=! X(n, d)
+      Y(n, d) = (X(n, d) - mu(n)) * g(d)
+    }""")
+    assert not _jammed(layernorm_like)  # reuse of g and a reduction, but Y streams
     softmax = polyc.define("""def softmax(float(N, D) X) -> (Y) {
       row_max(n) max=! X(n, d)
       Y(n, d) = exp(X(n, d) - row_max(n))
