@@ -107,15 +107,18 @@ def test_streaming_into_out_arrays_at_any_alignment(rows, cols, offset):
     assert np.all(buffer[:offset] == -7.0) and np.all(buffer[offset + rows * cols:] == -7.0)
 
 
-@pytest.mark.parametrize("entry", CORPUS, ids=[c.name for c in CORPUS])
-def test_corpus_operators_that_stream_still_match_numpy(always_stream, entry):
-    op = polyc.define(entry.source, entry.def_name)
-    if not _streamed(op):
-        pytest.skip("no store qualifies")
-    for shape_number, sizes in enumerate(entry.shapes):
-        inputs = make_inputs(entry, sizes, np.random.default_rng(shape_number))
-        result = op(*inputs)
-        results = result if isinstance(result, tuple) else (result,)
-        for k, (actual, reference) in enumerate(zip(results, entry.reference(*inputs))):
-            assert_close(actual, reference, entry.tolerance,
-                         what=f"{entry.name} output {k} at sizes {sizes}")
+def test_corpus_operators_that_stream_still_match_numpy(always_stream):
+    streamed = []
+    for entry in CORPUS:
+        op = polyc.define(entry.source, entry.def_name)
+        if not _streamed(op):
+            continue
+        streamed.append(entry.name)
+        for shape_number, sizes in enumerate(entry.shapes):
+            inputs = make_inputs(entry, sizes, np.random.default_rng(shape_number))
+            result = op(*inputs)
+            results = result if isinstance(result, tuple) else (result,)
+            for k, (actual, reference) in enumerate(zip(results, entry.reference(*inputs))):
+                assert_close(actual, reference, entry.tolerance,
+                             what=f"{entry.name} output {k} at sizes {sizes}")
+    assert {"softmax", "layernorm", "copy2d"} <= set(streamed) and len(streamed) >= 12
