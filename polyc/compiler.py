@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from polyc.codegen.ast_build import ast_text, build_ast
 from polyc.codegen import streaming
+from polyc.codegen.ast_build import ast_text, build_ast
 from polyc.codegen.emit import CSource, emit_c
 from polyc.codegen.vector_math import simd_math_functions
 from polyc.fusion.contraction import contract_temporaries

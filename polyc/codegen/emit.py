@@ -374,9 +374,7 @@ class _Emitter:
                 load.append(cgen.Statement(f"{nans[k]} = {acc} != {acc}"))
             before.append(cgen.Block([copy, *outer, *load]))
             if nan_flags:
-                update = [cgen.Initializer(cgen.Value(f"const {elem.c_type}", "polyc_v"), value),
-                          cgen.Statement(f"{acc} = polyc_v {compare} {acc} ? polyc_v : {acc}"),
-                          cgen.Statement(f"{nans[k]} |= polyc_v != polyc_v")]
+                update = _nan_tracking_update(statement.op, elem, acc, nans[k], value)
             else:
                 update = [cgen.Statement(
                     f"{acc} = {_combine(statement.op, tensor, acc, value)}")]
@@ -846,12 +844,7 @@ class _Emitter:
         result is NaN if the element or any value was, as with numpy's max and min.
         """
         target, current, value = access
-        compare = ">" if op == "max" else "<"
-        body = inner + [
-            cgen.Initializer(cgen.Value(f"const {elem.c_type}", "polyc_v"), value),
-            cgen.Statement(f"polyc_acc = polyc_v {compare} polyc_acc ? polyc_v : polyc_acc"),
-            cgen.Statement("polyc_nan |= polyc_v != polyc_v"),
-        ]
+        body = inner + _nan_tracking_update(op, elem, "polyc_acc", "polyc_nan", value)
         return [
             cgen.Initializer(cgen.Value(elem.c_type, "polyc_acc"), current),
             cgen.Initializer(cgen.Value("int", "polyc_nan"), "polyc_acc != polyc_acc"),
@@ -1003,6 +996,15 @@ def _constant_trip(loop: isl.AstNode, iterator: str, invariant_in: list[str]) ->
             return None
         return _Trip(last + 1, other.ge(constant), bound, strict)
     return None
+
+
+def _nan_tracking_update(op: str, elem: ty.ScalarType, acc: str, nan: str, value: str) -> list:
+    """One step of a float max/min reduction kept as a plain max/min into ``acc`` and an
+    ``|`` of "this value is NaN" into ``nan``."""
+    compare = ">" if op == "max" else "<"
+    return [cgen.Initializer(cgen.Value(f"const {elem.c_type}", "polyc_v"), value),
+            cgen.Statement(f"{acc} = polyc_v {compare} {acc} ? polyc_v : {acc}"),
+            cgen.Statement(f"{nan} |= polyc_v != polyc_v")]
 
 
 def _reduction_clause(op: str, elem: ty.ScalarType) -> str:
