@@ -246,10 +246,7 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
             if tensor.name in c_source.streamed:
                 size = ""
                 if sizes:
-                    elements = 1
-                    for extent in tensor.shape:
-                        elements *= sz.evaluate(extent, sizes)
-                    count = elements * max(1, tensor.type.bits // 8)
+                    count = _element_count(tensor.shape, sizes) * max(1, tensor.type.bits // 8)
                     size = f": {_bytes(count)}, " + (
                         "streamed at these sizes" if count >= c_source.stream_threshold
                         else "plain stores at these sizes")
@@ -266,9 +263,7 @@ def _temporary_text(tensor: ir.Tensor, contraction, sizes: dict | None) -> str:
     def amount(shape) -> str:
         if not sizes:
             return ""
-        elements = 1
-        for extent in shape:
-            elements *= sz.evaluate(extent, sizes)
+        elements = _element_count(shape, sizes)
         return f" = {elements:,} element{'s' if elements != 1 else ''}, " \
                f"{_bytes(elements * bytes_each)}"
 
@@ -281,6 +276,14 @@ def _temporary_text(tensor: ir.Tensor, contraction, sizes: dict | None) -> str:
         text += f"{amount(small).replace(' = ', ': ', 1)} instead of" \
                 f"{amount(tensor.shape).replace(' = ', ' ', 1)}"
     return text
+
+
+def _element_count(shape, sizes: dict) -> int:
+    """The number of elements of an array of ``shape`` at ``sizes``."""
+    count = 1
+    for extent in shape:
+        count *= sz.evaluate(extent, sizes)
+    return count
 
 
 def _bytes(count: int) -> str:
