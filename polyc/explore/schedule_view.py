@@ -6,9 +6,9 @@ outermost band share its loops: they were fused), every band with its members
 (the loops), tile sizes and the ``parallel`` / ``simd`` / ``register`` marks
 above it, and an indented outline. For matmul with its ``!`` initialisation::
 
-    band (m - m mod 126, n - n mod 128, k - k mod 128)  [parallel] tiles 126 x 128 x 128; ...
-      band (m mod 126 - m mod 6, n mod 128 - n mod 32, k mod 128)  ...
-        band (m mod 6, 0)  [register] ...
+    band (m - m mod 128, n - n mod 128, k - k mod 128)  [parallel] tiles 128 x 128 x 128; ...
+      band (m mod 128 - m mod 8, n mod 128 - n mod 32, k mod 128)  ...
+        band (m mod 8, 0)  [register] ...
           band (n mod 32)  [simd] ...
             sequence
               - S0_init
@@ -33,7 +33,7 @@ _TILE = re.compile(r"^(?P<x>.+) - \(?(?P=x)\)? mod (?P<size>\d+)$")
 class Loop:
     """One band member: a loop, with the index each statement walks along it."""
 
-    expression: str                        # e.g. "m - m mod 126" (one statement's)
+    expression: str                        # e.g. "m - m mod 128" (one statement's)
     walks: tuple[tuple[str, str], ...]     # (statement, index) pairs, statements that move
     coincident: bool                       # no dependence is carried: may run in parallel
     tile: int | None                       # T for a tile loop ``x - x mod T``
@@ -150,7 +150,7 @@ def _program_order(program: PolyProgram, names) -> tuple[str, ...]:
 
 
 def aff_text(pw_aff: isl.PwAff) -> str:
-    """``m - m mod 126`` from ``[M] -> { S0[m, n] -> [(m - (m) mod 126)] }``."""
+    """``m - m mod 128`` from ``[M] -> { S0[m, n] -> [(m - (m) mod 128)] }``."""
     pieces = pw_aff.get_pieces()
     texts = []
     for _, aff in pieces:

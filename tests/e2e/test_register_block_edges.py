@@ -1,6 +1,6 @@
 """Register blocks at the edges of the iteration space compute exactly what numpy does.
 
-A full block is MR rows × NR lanes (6 × 32 float32 with AVX-512). At an edge the
+A full block is MR rows × NR lanes (8 × 32 float32 with AVX-512). At an edge the
 block keeps its constant shape: a row past the edge repeats the last row, and the
 vector level either moves back over the previous block's columns (``polyc_shift``;
 only its own columns are stored), or, where it may not (the first block of a
@@ -15,6 +15,7 @@ import pytest
 import polyc
 from polyc.compiler import frontend, generate
 from polyc.options import Options
+from polyc.poly.cache_model import register_block
 
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
 CONV = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
@@ -31,21 +32,24 @@ def test_edge_blocks_keep_the_register_block_shape():
     assert "polyc_shift" in text                        # moved back: full width, no masks
     assert "(polyc_lane1 < polyc_count1) ?" in text     # masked lanes read zeros
     assert "polyc_min(polyc_lane0, polyc_count0 - 1)" in text  # a row past the edge repeats
-    assert "float polyc_acc[6][16]" in text             # half-width blocks: narrow extents
-    assert "polyc_sub += 16" in text
+    assert f"float polyc_acc[{MR}][{NR // 2}]" in text   # half-width blocks: narrow extents
+    assert f"polyc_sub += {NR // 2}" in text
+
+
+MR, NR = register_block(4)  # float32: 8 × 32 with AVX-512, 6 × 16 with AVX2
 
 
 @pytest.mark.parametrize("m, k, n", [
-    (6, 5, 32),     # full blocks only
-    (7, 9, 33),     # one row and one column past full blocks: repeat and move back
-    (11, 3, 50),    # move back by 14 lanes
-    (5, 17, 20),    # narrower than one block: half-width blocks, repeated rows
-    (6, 4, 16),     # one half-width block
-    (12, 7, 24),    # a half-width block, then one moved back by 8 lanes
-    (7, 3, 17),     # the second half-width block moved back by 15 lanes
-    (9, 5, 8),      # narrower than half a block: masked lanes
+    (MR, 5, NR),                    # full blocks only
+    (MR + 1, 9, NR + 1),            # one row and one column past full blocks
+    (2 * MR - 1, 3, NR + 18),       # move back by NR - 18 lanes
+    (MR - 1, 17, NR // 2 + 4),      # narrower than one block: half-width, repeated rows
+    (MR, 4, NR // 2),               # one half-width block
+    (2 * MR, 7, 3 * NR // 4),       # a half-width block, then one moved back
+    (MR + 1, 3, NR // 2 + 1),       # the second half-width block moved back by all but one
+    (MR + 3, 5, NR // 4),           # narrower than half a block: masked lanes
     (1, 1, 1),
-    (13, 64, 97),
+    (2 * MR + 1, 64, 3 * NR + 1),
 ])
 def test_matmul_edges(m, k, n):
     rng = np.random.default_rng(m * 1000 + n)

@@ -2,7 +2,7 @@
 
 Only full register blocks read the panel; edge blocks read the tensor itself, and
 the copy takes only elements inside the statement's index ranges. The values tests
-use sizes that cross tile boundaries (tiles are 126 × 128 × 128 for float32 on
+use sizes that cross tile boundaries (tiles are 128 × 128 × 128 for float32 on
 AVX-512 machines; other machines get other sizes, and the tests hold there too).
 """
 import numpy as np
