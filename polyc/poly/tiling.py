@@ -38,7 +38,7 @@ import islpy as isl
 from polyc.lang import ir
 from polyc.lang.ranges import LinearIndex, affine_of
 from polyc.lang.types import INT64
-from polyc.poly.cache_model import Caches, register_block, square_tile
+from polyc.poly.cache_model import Caches, panel_depth, register_block, square_tile
 from polyc.poly.dependences import Dependences, is_pure_reduction
 from polyc.fusion.distribute import group_order
 from polyc.fusion.layout import read_only_tensors, write_once_outputs
@@ -302,16 +302,19 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
         blocking = _register_block_members(members, vector, program)
     element = max(t.type.bits // 8 for t in program.op.tensors.values())
     size = square_tile(exponents, element, caches.l2 // 2)
-    multiples = {}
+    multiples, least = {}, {}
     if blocking is not None:  # whole register blocks per tile
         rows, columns = register_block(element)
         multiples = {id(blocking[0]): rows, id(vector): columns}
+        inner = _block_reductions(blocking[1], program)[-1]
+        if not _is_window(inner, program):
+            least[id(inner)] = panel_depth(caches, columns, element)
     sizes = isl.MultiVal.zero(node.band_get_space())
     depth = node.get_schedule_depth()
     tile_loops = {}  # member position -> (schedule depth of its tile loop, tile size)
     for k, member in enumerate(members):
         multiple = multiples.get(id(member), 1)
-        tile_size = max(multiple, size // multiple * multiple)
+        tile_size = max(multiple, size // multiple * multiple, least.get(id(member), 0))
         if not carries[k] and id(member) not in multiples and member is not vector:
             tile_size = 1  # no reuse along it: the member stays a plain outer loop
         sizes = sizes.set_val(k, isl.Val(tile_size))
@@ -465,6 +468,13 @@ def _is_window(member: Member, program: PolyProgram) -> bool:
                for d in access.dims if d is not None)
 
 
+def _block_reductions(reductions: list[Member], program: PolyProgram) -> list[Member]:
+    """A register block's reduction members in loop order, outermost first. Window
+    offsets (the r, s of ``I(h + r, w + s)``) are usually a few steps long: they go
+    outside, so the innermost reduction loop is a long one."""
+    return sorted(reductions, key=lambda m: not _is_window(m, program))
+
+
 def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Member,
                     row: Member, reductions: list[Member], program: PolyProgram,
                     packing: _Packing | None = None) -> isl.ScheduleNode:
@@ -480,9 +490,7 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     """
     element = max(t.type.bits // 8 for t in program.op.tensors.values())
     rows, columns = register_block(element)
-    # Window offsets (the r, s of `I(h + r, w + s)`) are usually a few steps long: they
-    # go outside, so the innermost reduction loop is a long one.
-    reductions = sorted(reductions, key=lambda m: not _is_window(m, program))
+    reductions = _block_reductions(reductions, program)
     block_members = [row, *reductions, vector]
     order = [m for m in members if m not in block_members] + block_members
     point = _reorder(point, [members.index(m) for m in order])

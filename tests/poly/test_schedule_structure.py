@@ -4,7 +4,7 @@ import pytest
 
 from polyc.compiler import frontend, generate
 from polyc.options import Options
-from polyc.poly.cache_model import register_block
+from polyc.poly.cache_model import Caches, machine_caches, panel_depth, register_block
 from polyc.poly.schedule import check_legality
 
 SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
@@ -51,6 +51,30 @@ def test_matmul_is_tiled_and_register_blocked():
     c = compilation.c_source.text
     assert f"float polyc_acc[{register_block(4)[0]}][" in c
     assert "polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] +" in c
+
+
+def test_innermost_block_reduction_runs_a_panel_depth_per_visit():
+    # A convolution's 7-member band tiles by the smallest square tile; its channel loop,
+    # innermost in the register block (the windows r, s go outside), still gets BLIS's
+    # panel depth.
+    conv = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
+      O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
+    }"""
+    compilation = compiled(conv)
+    depth = panel_depth(machine_caches(), register_block(4)[1], 4)
+    assert f"c - (c) mod {depth})" in str(compilation.schedule)
+
+
+@pytest.mark.parametrize("l1, columns, element, depth", [
+    (32 * 1024, 32, 4, 128),     # AVX-512 float32: 128 steps × 32 lanes = 16 KiB
+    (48 * 1024, 32, 4, 128),     # a power of two that fits
+    (32 * 1024, 16, 8, 128),
+    (32 * 1024, 16, 4, 256),     # at most 256
+    (1024, 32, 4, 8),            # at least 8
+])
+def test_panel_depth_fills_half_of_l1(l1, columns, element, depth):
+    caches = Caches(l1=l1, l2=1 << 20, l3=1 << 25, line=64, source="test")
+    assert panel_depth(caches, columns, element) == depth
 
 
 def test_legality_check_rejects_a_reversed_schedule():
