@@ -808,26 +808,33 @@ class _Emitter:
                  C[m*N+n] = polyc_acc;
         """
         body = node.for_get_body()
-        if body.get_type() == isl.ast_node_type.block:
-            children = body.block_get_children()
-            if len(children) != 1:
-                return None
-            body = children.get_at(0)
-        if body.get_type() != isl.ast_node_type.user:
+        calls = ast_children(body) if body.get_type() == isl.ast_node_type.block else [body]
+        if not all(call.get_type() == isl.ast_node_type.user for call in calls):
             return None
-        parts = self._vector_reduction_call(body.user_get_expr(), iterator)
-        if parts is None:
+        found = [(k, self._vector_reduction_call(call.user_get_expr(), iterator))
+                 for k, call in enumerate(calls)]
+        found = [(k, parts) for k, parts in found if parts is not None]
+        if len(found) != 1:
             return None
-        stmt, _, outer, inner = parts
+        position, (stmt, _, outer, inner) = found[0]
         statement = stmt.statement
+        # The other statements of a fused pass (polyc.fusion.vector_passes) run beside
+        # the reduction; none may touch its element, which lives in the accumulator.
+        others = [self._called(call.user_get_expr())[0] for call in calls]
+        if any(other is not stmt and _touches(other.statement, statement.tensor)
+               for other in others):
+            return None
+        before = [self._user(call.user_get_expr()) for call in calls[:position]]
+        after = [self._user(call.user_get_expr()) for call in calls[position + 1:]]
         tensor, target, current, value = self._accumulator(statement)
         elem = tensor.type.compute_type
         if elem.is_float and statement.op in ("max", "min"):
             return cgen.Block(outer + self._nan_tracking_reduction(
-                node, iterator, statement.op, elem, inner, (target, current, value)))
+                node, iterator, statement.op, elem, (before, inner, after),
+                (target, current, value)))
         update = cgen.Statement(
             f"polyc_acc = {_combine(statement.op, tensor, 'polyc_acc', value)}")
-        loop = self._loop(node, cgen.Block(inner + [update]), iterator)
+        loop = self._loop(node, cgen.Block(before + inner + [update] + after), iterator)
         clause = _reduction_clause(statement.op, elem)
         return cgen.Block(outer + [
             cgen.Initializer(cgen.Value(elem.c_type, "polyc_acc"), current),
@@ -837,19 +844,21 @@ class _Emitter:
         ])
 
     def _nan_tracking_reduction(self, node: isl.AstNode, iterator: str, op: str,
-                                elem: ty.ScalarType, inner: list, access: tuple[str, str, str]):
+                                elem: ty.ScalarType, body: tuple[list, list, list],
+                                access: tuple[str, str, str]):
         """A float max/min reduction as OpenMP's own ``max``/``min`` plus an ``|`` of
         "saw a NaN": two short dependence chains per vector instead of one long one
         (compare, merge the masks, blend), about 3x faster in a row of floats. The
         result is NaN if the element or any value was, as with numpy's max and min.
         """
         target, current, value = access
-        body = inner + _nan_tracking_update(op, elem, "polyc_acc", "polyc_nan", value)
+        before, inner, after = body
+        update = inner + _nan_tracking_update(op, elem, "polyc_acc", "polyc_nan", value)
         return [
             cgen.Initializer(cgen.Value(elem.c_type, "polyc_acc"), current),
             cgen.Initializer(cgen.Value("int", "polyc_nan"), "polyc_acc != polyc_acc"),
             cgen.Pragma(f"omp simd reduction({op}:polyc_acc) reduction(|:polyc_nan)"),
-            self._loop(node, cgen.Block(body), iterator),
+            self._loop(node, cgen.Block(before + update + after), iterator),
             cgen.Statement(f"{target} = polyc_nan ? ({elem.c_type})NAN : polyc_acc"),
         ]
 
@@ -889,6 +898,12 @@ def _combine(op: str, tensor: ir.Tensor, current: str, value: str) -> str:
         return f"polyc_{op}{suffix}({current}, {value})"
     compare = ">" if op == "max" else "<"
     return f"(({value}) {compare} ({current}) ? ({value}) : ({current}))"
+
+
+def _touches(statement: ir.Statement, tensor: str) -> bool:
+    """Whether ``statement`` writes or reads ``tensor``."""
+    return statement.tensor == tensor or any(
+        isinstance(e, ir.Read) and e.tensor == tensor for e in ir.walk(statement.rhs))
 
 
 def _simd(marks: frozenset[str]) -> str:

@@ -39,6 +39,19 @@ BUILTINS["max"] = Builtin("max", 2, "minmax")
 BUILTINS["abs"] = Builtin("abs", 1, "minmax")
 
 
+# The builtins that compile to instructions with -march=native; the other math
+# builtins are calls into the math library.
+_INSTRUCTIONS = frozenset({"sqrt", "rsqrt", "fabs", "floor", "ceil", "trunc", "rint",
+                           "nearbyint", "fmax", "fmin", "copysign", "fma", "min", "max",
+                           "abs"})
+
+
+def is_library_call(name: str) -> bool:
+    """Whether builtin ``name`` is a call into the math library (``exp``, ``tanh``),
+    which clobbers every vector register, vectorised or not."""
+    return name in BUILTINS and name not in _INSTRUCTIONS
+
+
 def c_math_name(name: str, is_double: bool) -> str:
     """The C function computing builtin ``name`` (``expf`` for float32)."""
     return name if is_double else name + "f"

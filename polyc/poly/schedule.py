@@ -28,13 +28,14 @@ import islpy as isl
 from polyc.errors import InternalError
 from polyc.poly.dependences import Dependences
 from polyc.fusion.distribute import distribute_shifted_members
+from polyc.fusion.vector_passes import VectorPasses, fuse_vector_passes
 from polyc.poly.cache_model import machine_caches
 from polyc.poly.privatize import privatization, privatized_tensors, private_mark
 from polyc.poly.program import PolyProgram, isl_items, statements_named
 from polyc.poly.jam import JamRules, jam_outer_rows
 from polyc.poly.tiling import (SIMD_MARK, SIMD_REDUCTION_MARK, accumulates_along, carries_reuse,
                                has_inner_band, optimize_bands, tiling_matters,
-                               writes_once_below)
+                               calls_library, writes_once, writes_once_below)
 
 PARALLEL_MARK = "parallel"
 COLLAPSE_MARK_PREFIX = "collapse "  # "collapse 2": the parallel loop and the next one
@@ -132,6 +133,10 @@ def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
             legal=lambda candidate: _is_legal(candidate, deps, program),
             vector_marks=frozenset({SIMD_MARK, SIMD_REDUCTION_MARK}),
             reduction_marks=frozenset({SIMD_REDUCTION_MARK})))
+        tree = fuse_vector_passes(tree, deps, VectorPasses(
+            SIMD_MARK, SIMD_REDUCTION_MARK,
+            keep_apart=lambda statements: writes_once(statements, program),
+            calls_out=lambda statements: calls_library(statements, program)))
     if parallel:
         tree = _mark_outer_parallel(tree.get_root(), deps, program).get_schedule()
     schedule = Schedule(tree, fusion, decision)

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polyc.lang import ir
+from polyc.lang.builtins import is_library_call
 from polyc.lang.ranges import LinearIndex, affine_of
 from polyc.lang.types import INT64
 from polyc.poly.cache_model import Caches, panel_depth, register_block, square_tile
@@ -199,9 +200,21 @@ def accumulates_along(node: isl.ScheduleNode, program: PolyProgram) -> bool:
 def writes_once_below(node: isl.ScheduleNode, program: PolyProgram) -> bool:
     """Whether a statement below the band stores an output written once
     (:func:`~polyc.fusion.layout.write_once_outputs`)."""
+    return writes_once(node.get_domain(), program)
+
+
+def calls_library(statements: isl.UnionSet, program: PolyProgram) -> bool:
+    """Whether one of ``statements`` calls a math library function (``exp``)."""
+    return any(isinstance(e, ir.Call) and is_library_call(e.function)
+               for part in isl_items(statements.get_set_list())
+               for e in ir.walk(program.statement(part.get_tuple_name()).statement.rhs))
+
+
+def writes_once(statements: isl.UnionSet, program: PolyProgram) -> bool:
+    """Whether one of ``statements`` stores an output written once."""
     once = write_once_outputs(program.op)
     return any(program.statement(part.get_tuple_name()).statement.tensor in once
-               for part in isl_items(node.get_domain().get_set_list()))
+               for part in isl_items(statements.get_set_list()))
 
 
 def tiling_matters(node: isl.ScheduleNode, program: PolyProgram) -> bool:

@@ -1,0 +1,102 @@
+"""Consecutive vector passes over one range fused into one loop (polyc/fusion/vector_passes.py)."""
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import polyc
+
+CENTERED = """def var2(float(N, D) X) -> (v) {
+  m(n) +=! X(n, d) / D
+  c(n, d) = X(n, d) - m(n)
+  v(n) +=! c(n, d) * c(n, d)
+}"""
+SCALED_MAX = """def smax(double(N, D) X) -> (mx) {
+  c(n, d) = 2 * X(n, d)
+  mx(n) max=! c(n, d)
+}"""
+REVERSED = """def rev(float(N, D) X) -> (v) {
+  c(n, d) = 2 * X(n, d)
+  v(n) +=! c(n, d) * c(n, D - 1 - d)
+}"""
+SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
+  row_max(n) max=! X(n, d)
+  e(n, d) = exp(X(n, d) - row_max(n))
+  row_sum(n) +=! e(n, d)
+  Y(n, d) = e(n, d) / row_sum(n)
+}"""
+
+
+def _vector_loops(op: polyc.Operator) -> list[str]:
+    """The bodies of the SIMD loops of the operator's C, one string each."""
+    text = op.compilation().c_source.text
+    bodies = []
+    for pragma in re.finditer(r"#pragma omp simd[^\n]*\n", text):
+        start = text.index("{", pragma.end())
+        depth, end = 0, start
+        for end in range(start, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        bodies.append(text[start:end + 1])
+    return bodies
+
+
+def test_a_producer_and_the_reduction_of_its_values_share_one_vector_loop():
+    op = polyc.define(CENTERED)
+    loops = _vector_loops(op)
+    fused = [body for body in loops if "c[" in body and "polyc_acc" in body]
+    assert len(loops) == 2 and fused  # the mean's loop; one for c and v together
+    assert "vectorised (simd-reduction): loop d of S1, S2" in str(op.explain())
+    # The sum's initialisation moved before the fused loop.
+    text = op.compilation().c_source.text
+    assert text.index("v[n] = 0.0f") < text.index("X[(n) * D + d] - m[0]")
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(0, 9), cols=st.integers(0, 70), seed=st.integers(0, 2 ** 16))
+def test_fused_reduction_matches_numpy(rows, cols, seed):
+    X = np.random.default_rng(seed).standard_normal((rows, cols)).astype(np.float32)
+    x = X.astype(np.float64)
+    expected = ((x - x.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) if cols else \
+        np.zeros(rows)
+    np.testing.assert_allclose(polyc.define(CENTERED)(X), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("where", [None, 0, 17, 40])
+def test_fused_max_keeps_nan(where):
+    X = np.random.default_rng(1).standard_normal((3, 41))
+    if where is not None:
+        X[1, where] = np.nan
+    op = polyc.define(SCALED_MAX)
+    assert any("c[d] = " in body and "polyc_nan" in body for body in _vector_loops(op))
+    np.testing.assert_array_equal(op(X), (2 * X).max(axis=1))
+
+
+def test_a_consumer_reading_another_iterations_value_stays_apart():
+    op = polyc.define(REVERSED)
+    assert not any("c[d] = " in body and "polyc_acc" in body for body in _vector_loops(op))
+    X = np.random.default_rng(2).standard_normal((4, 9)).astype(np.float32)
+    c = 2 * X.astype(np.float64)
+    np.testing.assert_allclose(op(X), (c * c[:, ::-1]).sum(axis=1), rtol=1e-5)
+
+
+def test_passes_over_different_ranges_stay_apart():
+    source = """def part(float(N, D) X) -> (v) {
+      c(n, d) = 2 * X(n, d)
+      v(n) +=! c(n, d) * c(n, d) where d in 1:D
+    }"""
+    op = polyc.define(source)
+    assert not any("c[d] = " in body and "polyc_acc" in body for body in _vector_loops(op))
+    X = np.random.default_rng(4).standard_normal((3, 11)).astype(np.float32)
+    c = 2 * X.astype(np.float64)
+    np.testing.assert_allclose(op(X), (c[:, 1:] ** 2).sum(axis=1), rtol=1e-5)
+
+
+def test_a_library_call_stays_apart_from_a_reduction():
+    # A vector exp clobbers every vector register: the sum's accumulator would spill.
+    op = polyc.define(SOFTMAX)
+    sums = [body for body in _vector_loops(op) if "polyc_acc + e[" in body]
+    assert sums and not any("expf" in body for body in sums)
