@@ -50,7 +50,7 @@ def _distribute(band: isl.ScheduleNode, deps: Dependences) -> isl.ScheduleNode |
     filters = _leaf_groups(child)
     last = band.band_get_partial_schedule().get_at(n - 1)
     if band.band_member_get_coincident(n - 1) or \
-            sum(_walks(last, f) for f in filters) < 2:
+            sum(walks(last, f) for f in filters) < 2:
         return None  # nothing to gain: a parallel loop, or at most one real loop in it
     outer = band.get_prefix_schedule_union_map()
     if n > 1:
@@ -98,7 +98,7 @@ def _leaf_groups(node: isl.ScheduleNode) -> list[isl.UnionSet]:
     return groups
 
 
-def _walks(member: isl.UnionPwAff, group: isl.UnionSet) -> bool:
+def walks(member: isl.UnionPwAff, group: isl.UnionSet) -> bool:
     """Whether some statement of ``group`` takes more than one value of ``member``."""
     for pw_aff in isl_items(member.intersect_domain(group).get_pw_aff_list()):
         for _, aff in pw_aff.get_pieces():

@@ -46,8 +46,8 @@ from typing import Callable
 
 import islpy as isl
 
+from polyc.fusion.distribute import walks
 from polyc.poly.dependences import Dependences
-from polyc.poly.program import isl_items
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,8 @@ class VectorPasses:
 
 @dataclass(frozen=True)
 class _Pass:
-    """A child of a sequence that is one vector loop: its filter, mark and member."""
+    """A child of a sequence that is one vector loop: its position, the statement
+    instances it runs, its mark, its band's member and that member's loop type."""
 
     position: int
     statements: isl.UnionSet
@@ -131,15 +132,10 @@ def _vector_pass(sequence: isl.ScheduleNode, position: int, passes: VectorPasses
 def _has_loop(node: isl.ScheduleNode) -> bool:
     """Whether some band below ``node`` walks more than one value for a statement."""
     if node.get_type() == isl.schedule_node_type.band:
-        statements = node.get_domain()
         partial = node.band_get_partial_schedule()
-        for position in range(node.band_n_member()):
-            member = partial.get_at(position).intersect_domain(statements)
-            for pw_aff in isl_items(member.get_pw_aff_list()):
-                for _, aff in pw_aff.get_pieces():
-                    if any(not aff.get_coefficient_val(isl.dim_type.in_, d).is_zero()
-                           for d in range(aff.dim(isl.dim_type.in_))):
-                        return True
+        statements = node.get_domain()
+        if any(walks(partial.get_at(k), statements) for k in range(node.band_n_member())):
+            return True
     return any(_has_loop(node.child(k)) for k in range(node.n_children()))
 
 
