@@ -9,7 +9,9 @@ For the outermost band along each path of the schedule tree:
    an access reused along one member and varying along two others), tile the
    band; the tile size makes one tile's working set fit half the L2 cache
    (:mod:`polyc.poly.cache_model`). Members without reuse (a batch index every
-   access depends on) are not tiled and do not count in the working set.
+   access depends on) are not tiled and do not count in the working set. The
+   innermost reduction of a register block gets at least the panel depth
+   (:func:`~polyc.poly.cache_model.panel_depth`), however small the square tile.
    Inside the tile, statements that walk different members (an initialisation,
    an epilogue) get point loops of their own, in dependence order.
 3. **Intra-tile order** — inside the tile, the member along which the most
