@@ -902,8 +902,7 @@ def _combine(op: str, tensor: ir.Tensor, current: str, value: str) -> str:
 
 def _touches(statement: ir.Statement, tensor: str) -> bool:
     """Whether ``statement`` writes or reads ``tensor``."""
-    return statement.tensor == tensor or any(
-        isinstance(e, ir.Read) and e.tensor == tensor for e in ir.walk(statement.rhs))
+    return statement.tensor == tensor or tensor in statement.tensors_read
 
 
 def _simd(marks: frozenset[str]) -> str:

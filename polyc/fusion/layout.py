@@ -80,8 +80,7 @@ def write_once_outputs(op: ir.Op) -> frozenset[str]:
     writers: dict[str, list[ir.Statement]] = {}
     for statement in op.statements:
         writers.setdefault(statement.tensor, []).append(statement)
-    read = {expr.tensor for statement in op.statements for expr in ir.walk(statement.rhs)
-            if isinstance(expr, ir.Read)}
+    read = {tensor for statement in op.statements for tensor in statement.tensors_read}
     return frozenset(
         t.name for t in op.outputs
         if t.rank > 0 and t.name not in read and len(writers.get(t.name, ())) == 1

@@ -71,7 +71,7 @@ class _Pass:
     statements: isl.UnionSet
     mark: str
     member: isl.UnionPwAff
-    loop_types: isl.ast_loop_type
+    loop_type: isl.ast_loop_type
 
 
 def fuse_vector_passes(tree: isl.Schedule, deps: Dependences,
@@ -158,16 +158,13 @@ def _fusable(sequence: isl.ScheduleNode, head: _Pass, tail: _Pass, deps: Depende
     linked = deps.validity.intersect(same_outer)
     members = isl.UnionMap.from_union_pw_aff(head.member.union_add(tail.member))
     same_value = members.apply_range(members.reverse())
-    between = linked.intersect_domain(head.statements).intersect_range(tail.statements)
-    if not between.is_subset(same_value) or \
+    from_head = linked.intersect_domain(head.statements)
+    if not from_head.intersect_range(tail.statements).is_subset(same_value) or \
             not linked.intersect_domain(tail.statements).intersect_range(
                 head.statements).is_empty():
         return False
-    for position in range(head.position + 1, tail.position):
-        moved = sequence.child(position).filter_get_filter()
-        if not linked.intersect_domain(head.statements).intersect_range(moved).is_empty():
-            return False
-    return True
+    return all(from_head.intersect_range(sequence.child(k).filter_get_filter()).is_empty()
+               for k in range(head.position + 1, tail.position))
 
 
 def _fuse(sequence: isl.ScheduleNode, head: _Pass, tail: _Pass, passes: VectorPasses
@@ -193,6 +190,6 @@ def _fuse(sequence: isl.ScheduleNode, head: _Pass, tail: _Pass, passes: VectorPa
     reduction = next((part for part in (head, tail) if part.mark == passes.reduction), None)
     band = inner.insert_partial_schedule(isl.MultiUnionPwAff.from_union_pw_aff(
         head.member.union_add(tail.member))).band_set_permutable(1)
-    band = band.band_member_set_ast_loop_type(0, (reduction or head).loop_types)
+    band = band.band_member_set_ast_loop_type(0, (reduction or head).loop_type)
     mark = passes.plain if reduction is None else passes.reduction
     return band.insert_mark(isl.Id(mark)).parent().parent()

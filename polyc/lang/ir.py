@@ -143,6 +143,11 @@ class Statement:
     def is_reduction(self) -> bool:
         return self.op != "="
 
+    @property
+    def tensors_read(self) -> frozenset[str]:
+        """The tensors its right-hand side reads (gather indices included)."""
+        return frozenset(e.tensor for e in walk(self.rhs) if isinstance(e, Read))
+
     def range_of(self, index: str) -> IndexRange:
         return next(r for r in self.domain if r.index == index)
 

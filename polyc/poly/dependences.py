@@ -65,8 +65,7 @@ class Dependences:
 
 def is_pure_reduction(statement: ir.Statement) -> bool:
     """A reduction whose right-hand side does not read the tensor it accumulates into."""
-    return statement.is_reduction and not any(
-        isinstance(e, ir.Read) and e.tensor == statement.tensor for e in ir.walk(statement.rhs))
+    return statement.is_reduction and statement.tensor not in statement.tensors_read
 
 
 def compute_dependences(program: PolyProgram) -> Dependences:

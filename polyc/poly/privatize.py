@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import islpy as isl
 
-from polyc.lang import ir
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, PolyStatement, isl_items
 
@@ -90,4 +89,4 @@ def privatization(band: isl.ScheduleNode, deps: Dependences,
 def _reads(stmt: PolyStatement) -> set[str]:
     if stmt.is_init:
         return set()
-    return {e.tensor for e in ir.walk(stmt.statement.rhs) if isinstance(e, ir.Read)}
+    return set(stmt.statement.tensors_read)
