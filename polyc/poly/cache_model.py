@@ -65,15 +65,84 @@ def machine_caches() -> Caches:
                   source="sysfs")
 
 
-def square_tile(footprint_exponents: list[int], element_bytes: int, budget: int,
-                smallest: int = 8, largest: int = 256) -> int:
-    """The largest power-of-two ``T`` with ``sum(T ** e) * element_bytes <= budget``.
+@dataclass(frozen=True)
+class Footprint:
+    """The block of one array that a tile touches, per array dimension: the band members
+    whose tiles it spans, with their coefficients. ``I(n, c, h + r)`` under a band
+    ``(n, h, r, c)`` is ``(((0, 1),), ((3, 1),), ((1, 1), (2, 1)))``: a sliding window's
+    dimension spans ``t_h + t_r - 1`` elements, not their product."""
 
-    ``footprint_exponents`` has one entry per array the tile touches: the number
-    of tiled dimensions its accesses span (matmul: ``[2, 2, 2]``).
+    dims: tuple[tuple[tuple[int, int], ...], ...]
+
+    def elements(self, tiles: list[int]) -> int:
+        total = 1
+        for dim in self.dims:
+            total *= 1 + sum(abs(c) * (tiles[m] - 1) for m, c in dim)
+        return total
+
+
+def tile_sizes(footprints: list[Footprint], start: list[int], largest: list[int],
+               element_bytes: int, budget: int,
+               spans: dict[int, int] | None = None) -> list[int]:
+    """Tile sizes for a band by greedy doubling, from ``start``.
+
+    The cost of a tile is the data it brings into the cache per iteration it runs,
+    ``sum(footprints) / prod(tiles)``. Each step doubles the member that lowers that
+    cost the most per byte the working set grows, while the working set stays within
+    ``budget`` bytes and no member passes its ``largest`` (one whose ``largest`` is its
+    ``start`` stays as it is). A member with a ``spans`` entry counts at most that many
+    steps per tile (the window offset of a small filter).
+
+    Matmul's three arrays come out as a cube. A convolution keeps few images of its
+    batch per tile (along the batch only the small filter is reused) and spends the
+    cache on output rows and channels, which reuse the input block.
     """
+    tiles = list(start)
+    spans = spans or {}
+
+    def steps(trial: list[int]) -> list[int]:
+        return [min(t, spans.get(m, t)) for m, t in enumerate(trial)]
+
+    def working_set(trial: list[int]) -> int:
+        return sum(f.elements(steps(trial)) for f in footprints) * element_bytes
+
+    def traffic(trial: list[int]) -> float:
+        points = 1
+        for t in steps(trial):
+            points *= t
+        return working_set(trial) / points
+
+    while True:
+        best, best_gain = None, 0.0
+        size, cost = working_set(tiles), traffic(tiles)
+        for member in range(len(tiles)):
+            if tiles[member] * 2 > largest[member]:
+                continue
+            trial = list(tiles)
+            trial[member] *= 2
+            grown = working_set(trial)
+            if grown > budget:
+                continue
+            saved = cost - traffic(trial)
+            gain = saved / (grown - size) if grown > size else float("inf")
+            if saved > 0 and gain > best_gain:
+                best, best_gain = trial, gain
+        if best is None:
+            return tiles
+        tiles = best
+
+
+def square_tile(footprints: list[Footprint], tiled: list[bool], element_bytes: int,
+                budget: int, spans: dict[int, int] | None = None, smallest: int = 8,
+                largest: int = 256) -> int:
+    """The largest power-of-two ``T`` whose tile, ``T`` along every ``tiled`` member and
+    1 along the others, fits in ``budget`` bytes (at least ``smallest``)."""
+    spans = spans or {}
     tile = largest
-    while tile > smallest and sum(tile ** e for e in footprint_exponents) * element_bytes > budget:
+    while tile > smallest and element_bytes * sum(
+            f.elements([min(tile, spans.get(m, tile)) if t else 1
+                        for m, t in enumerate(tiled)])
+            for f in footprints) > budget:
         tile //= 2
     return tile
 

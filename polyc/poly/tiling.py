@@ -7,11 +7,13 @@ For the outermost band along each path of the schedule tree:
    cache while the reduction sweeps.
 2. **Tile** — when tiling keeps a block of data in cache (:func:`tiling_matters`:
    an access reused along one member and varying along two others), tile the
-   band; the tile size makes one tile's working set fit half the L2 cache
-   (:mod:`polyc.poly.cache_model`). Members without reuse (a batch index every
-   access depends on) are not tiled and do not count in the working set. The
-   innermost reduction of a register block gets at least the panel depth
-   (:func:`~polyc.poly.cache_model.panel_depth`), however small the square tile.
+   band. Each member gets its own tile size (:func:`~polyc.poly.cache_model.tile_sizes`):
+   from one register block, the member whose doubling saves the most traffic per
+   byte grows first, while the working set (each array's block, a sliding window's
+   ``h + r`` counted as a sum) fits half the L2 cache and no tile passes the cube
+   tile that would fit. Members without reuse (a batch index every access depends
+   on) are not tiled. The innermost reduction of a register block runs the panel
+   depth (:func:`~polyc.poly.cache_model.panel_depth`).
    Inside the tile, statements that walk different members (an initialisation,
    an epilogue) get point loops of their own, in dependence order.
 3. **Intra-tile order** — inside the tile, the member along which the most
@@ -41,7 +43,8 @@ from polyc.lang import ir
 from polyc.lang.builtins import is_library_call
 from polyc.lang.ranges import LinearIndex, affine_of
 from polyc.lang.types import INT64
-from polyc.poly.cache_model import Caches, panel_depth, register_block, square_tile
+from polyc.poly.cache_model import (Caches, Footprint, panel_depth, register_block,
+                                   square_tile, tile_sizes)
 from polyc.poly.dependences import Dependences, is_pure_reduction
 from polyc.fusion.distribute import group_order
 from polyc.fusion.layout import read_only_tensors, write_once_outputs
@@ -165,26 +168,38 @@ def _is_vector_reduction(member: Member, program: PolyProgram) -> bool:
         index not in statement.indices
 
 
-def _reuse(members: list[Member], program: PolyProgram) -> tuple[list[bool], list[int]]:
-    """For each member, whether it carries data reuse (some access of a statement walking
-    it is invariant along it); and for each access, the number of reuse-carrying members
-    it spans (the exponent of its tile footprint). A member that every access depends on
-    (a batch index) gains nothing from tiling."""
+def _carries_reuse(members: list[Member], program: PolyProgram) -> list[bool]:
+    """For each member, whether it carries data reuse: some access of a statement walking
+    it is invariant along it. A member that every access depends on (a batch index) gains
+    nothing from tiling."""
     accesses = [(name, access) for name in set().union(*(m.walks for m in members))
                 for access in statement_accesses(program.statement(name), program.op)]
-    carries = [any(m.walks.get(name) is not None and not _uses(access, m.walks[name])
-                   for name, access in accesses) for m in members]
-    exponents = [sum(1 for m, carry in zip(members, carries)
-                     if carry and m.walks.get(name) is not None and _uses(access, m.walks[name]))
-                 for name, access in accesses]
-    return carries, exponents
+    return [any(m.walks.get(name) is not None and not _uses(access, m.walks[name])
+                for name, access in accesses) for m in members]
+
+
+def _footprints(members: list[Member], program: PolyProgram) -> list[Footprint]:
+    """The block of each array a tile of the band touches (one per tensor and index
+    pattern: an accumulator's read and write count once). A gathered dimension may span
+    every member its statement walks."""
+    footprints = set()
+    for name in set().union(*(m.walks for m in members)):
+        walked = [(k, m.walks[name]) for k, m in enumerate(members)
+                  if m.walks.get(name) is not None]
+        for access in statement_accesses(program.statement(name), program.op):
+            footprints.add((access.tensor, Footprint(tuple(
+                tuple((k, 1) for k, _ in walked) if d is None else
+                tuple((k, d.coefficient(index)) for k, index in walked
+                      if d.coefficient(index))
+                for d in access.dims))))
+    return [footprint for _, footprint in sorted(footprints, key=repr)]
 
 
 def carries_reuse(node: isl.ScheduleNode, program: PolyProgram) -> bool:
     """Whether some access of a statement below the band is invariant along its first
     member (``x(j)`` along a matrix-vector product's rows)."""
     members = band_members(node, program)
-    return all(m.affine for m in members) and _reuse(members[:1], program)[0][0]
+    return all(m.affine for m in members) and _carries_reuse(members[:1], program)[0]
 
 
 def accumulates_along(node: isl.ScheduleNode, program: PolyProgram) -> bool:
@@ -308,7 +323,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
     vector = _vector_member(members, program)
     innermost = not has_inner_band(node)
 
-    carries, exponents = _reuse(members, program)
+    carries = _carries_reuse(members, program)
     tiled = tile and n >= 2 and any(carries) and tiling_matters(node, program)
     if not tiled:
         return _optimize_point_band(node, members, vector, None, program, innermost), False
@@ -316,22 +331,19 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
     if vector is not None and vector.coincident and innermost:
         blocking = _register_block_members(members, vector, program)
     element = max(t.type.bits // 8 for t in program.op.tensors.values())
-    size = square_tile(exponents, element, caches.l2 // 2)
-    multiples, least = {}, {}
-    if blocking is not None:  # whole register blocks per tile
-        rows, columns = register_block(element)
-        multiples = {id(blocking[0]): rows, id(vector): columns}
-        inner = _block_reductions(blocking[1], program)[-1]
-        if not _is_window(inner, program):
-            least[id(inner)] = panel_depth(caches, columns, element)
+    footprints = _footprints(members, program)
+    windows = {k: WINDOW_SPAN for k, m in enumerate(members)
+               if not m.coincident and _is_window(m, program)}
+    budget = caches.l2 // 2
+    square = square_tile(footprints, [c or m is vector for c, m in zip(carries, members)],
+                         element, budget, windows)
+    start, largest = _tile_start(members, carries, vector, blocking, program, caches,
+                                 element, square)
+    chosen = tile_sizes(footprints, start, largest, element, budget, windows)
     sizes = isl.MultiVal.zero(node.band_get_space())
     depth = node.get_schedule_depth()
     tile_loops = {}  # member position -> (schedule depth of its tile loop, tile size)
-    for k, member in enumerate(members):
-        multiple = multiples.get(id(member), 1)
-        tile_size = max(multiple, size // multiple * multiple, least.get(id(member), 0))
-        if not carries[k] and id(member) not in multiples and member is not vector:
-            tile_size = 1  # no reuse along it: the member stays a plain outer loop
+    for k, (member, tile_size) in enumerate(zip(members, chosen)):
         sizes = sizes.set_val(k, isl.Val(tile_size))
         tile_loops[member.position] = (depth + k, tile_size)
     point = node.band_tile(sizes).child(0)
@@ -360,6 +372,54 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
                                     packing)
         point = band.parent().parent()
     return point.parent(), True
+
+
+# The tile of a window offset (the r, s of ``I(h + r, w + s)``): one tile spans the
+# usual filters (3 × 3 to 7 × 7) whatever their size, which the kernel learns at run
+# time; the tile model counts WINDOW_SPAN steps of it (a 3 × 3 filter).
+WINDOW_TILE = 8
+WINDOW_SPAN = 3
+
+
+def _tile_start(members: list[Member], carries: list[bool], vector: Member | None, blocking,
+                program: PolyProgram, caches: Caches, element: int, square: int
+                ) -> tuple[list[int], list[int]]:
+    """Where :func:`~polyc.poly.cache_model.tile_sizes` starts each member, and how far it
+    may grow it.
+
+    No member grows past ``square``, the cube tile that fits the cache: the extents
+    are run-time sizes, and a band of many members (a tensor contraction) usually has
+    short ones, where a long tile along one member would be mostly empty while the
+    model counts it full. Within that bound the vector member starts at two vectors and
+    a register block's row member at its rows (both grow by doublings, so by whole
+    blocks); a member without reuse stays a plain loop (tile 1); any other member starts
+    at 1. A register block's reductions are fixed: the innermost runs the panel depth,
+    window offsets :data:`WINDOW_TILE`, any other ``square`` (each tile of a reduction
+    reloads the block's accumulators).
+    """
+    rows, columns = register_block(element)
+    first = {id(vector): columns} if vector is not None else {}
+    fixed = {}
+    if blocking is not None:
+        row, reductions = blocking
+        first[id(row)] = rows
+        fixed = {id(r): WINDOW_TILE if _is_window(r, program) else square
+                 for r in reductions}
+        inner = _block_reductions(reductions, program)[-1]
+        if not _is_window(inner, program):
+            fixed[id(inner)] = panel_depth(caches, columns, element)
+    start, largest = [], []
+    for k, member in enumerate(members):
+        if id(member) in fixed:
+            start.append(fixed[id(member)])
+            largest.append(fixed[id(member)])
+        elif id(member) in first:
+            start.append(first[id(member)])
+            largest.append(max(first[id(member)], square))
+        else:
+            start.append(1)
+            largest.append(square if carries[k] else 1)
+    return start, largest
 
 
 def _vector_member(members: list[Member], program: PolyProgram) -> Member | None:

@@ -1,10 +1,14 @@
 """Structure of the schedules polyc builds: fusion, distribution, tiling, marks, legality."""
+import re
+
 import islpy as isl
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from polyc.compiler import frontend, generate
 from polyc.options import Options
-from polyc.poly.cache_model import Caches, machine_caches, panel_depth, register_block
+from polyc.poly.cache_model import (Caches, Footprint, machine_caches, panel_depth,
+                                    register_block, tile_sizes)
 from polyc.poly.schedule import check_legality
 
 SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
@@ -53,16 +57,85 @@ def test_matmul_is_tiled_and_register_blocked():
     assert "polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] +" in c
 
 
+CONV = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
+  O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
+}"""
+
+
+def tile_of(schedule: str, index: str) -> int:
+    """The tile size of ``index`` in a printed schedule (1: not tiled)."""
+    found = re.search(rf"\({index} - \({index}\) mod (\d+)\)", schedule)
+    return int(found.group(1)) if found else 1
+
+
 def test_innermost_block_reduction_runs_a_panel_depth_per_visit():
-    # A convolution's 7-member band tiles by the smallest square tile; its channel loop,
-    # innermost in the register block (the windows r, s go outside), still gets BLIS's
-    # panel depth.
-    conv = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
-      O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
-    }"""
-    compilation = compiled(conv)
+    # A convolution's 7-member band has small tiles; its channel loop, innermost in the
+    # register block (the windows r, s go outside), still gets BLIS's panel depth.
+    compilation = compiled(CONV)
     depth = panel_depth(machine_caches(), register_block(4)[1], 4)
-    assert f"c - (c) mod {depth})" in str(compilation.schedule)
+    assert tile_of(str(compilation.schedule), "c") == depth
+
+
+def test_convolution_tiles_few_images_and_more_output_rows():
+    # Along the batch only the small filter is reused; output rows reuse the input's
+    # rows (a window) and the filter. A cube tile gave both 8 (conv2d 12.8 ms; 11.3 ms
+    # with the batch tile at 2).
+    schedule = str(compiled(CONV).schedule)
+    assert tile_of(schedule, "n") < tile_of(schedule, "h")
+
+
+def test_footprint_counts_a_sliding_window_as_a_sum():
+    # I(n, c, h + r) under the band (n, h, r, c)
+    image = Footprint((((0, 1),), ((3, 1),), ((1, 1), (2, 1))))
+    assert image.elements([2, 8, 3, 16]) == 2 * 16 * (8 + 3 - 1)
+    strided = Footprint((((0, 2), (1, 1)),))  # X(2 i + j)
+    assert strided.elements([4, 5]) == 2 * 3 + 4 + 1
+
+
+MATMUL_FOOTPRINTS = [Footprint((((0, 1),), ((2, 1),))),   # A(i, k)
+                     Footprint((((2, 1),), ((1, 1),))),   # B(k, j)
+                     Footprint((((0, 1),), ((1, 1),)))]   # C(i, j)
+
+
+def test_matmul_tiles_grow_from_one_register_block_to_a_cube():
+    tiles = tile_sizes(MATMUL_FOOTPRINTS, start=[8, 32, 128], largest=[128, 128, 128],
+                       element_bytes=4, budget=512 * 1024)
+    assert tiles == [128, 128, 128]
+    small = tile_sizes(MATMUL_FOOTPRINTS, start=[1, 1, 1], largest=[256] * 3,
+                       element_bytes=4, budget=3 * 16 * 16 * 4)
+    assert small == [16, 16, 16]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 2)),
+                                  min_size=1, max_size=2), min_size=1, max_size=3),
+                min_size=1, max_size=4),
+       st.lists(st.sampled_from([1, 2, 8]), min_size=4, max_size=4),
+       st.integers(12, 18))
+def test_tile_sizes_stop_at_a_budgeted_local_optimum(arrays, start, budget_log):
+    footprints = [Footprint(tuple(tuple(dim) for dim in dims)) for dims in arrays]
+    largest = [64, 64, 64, start[3]]  # the last member is fixed
+    budget = 2 ** budget_log
+
+    def size(tiles):
+        return 4 * sum(f.elements(tiles) for f in footprints)
+
+    def cost(tiles):
+        points = 1
+        for t in tiles:
+            points *= t
+        return size(tiles) / points
+
+    tiles = tile_sizes(footprints, start, largest, 4, budget)
+    assert all(s <= t <= max(s, high) for s, t, high in zip(start, tiles, largest))
+    assert tiles[3] == start[3]
+    if size(start) <= budget:
+        assert size(tiles) <= budget
+    for member in range(4):  # no single doubling left that fits and saves traffic
+        trial = list(tiles)
+        trial[member] *= 2
+        assert trial[member] > largest[member] or size(trial) > budget \
+            or cost(trial) >= cost(tiles)
 
 
 @pytest.mark.parametrize("l1, columns, element, depth", [
