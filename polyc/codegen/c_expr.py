@@ -233,9 +233,10 @@ class ExprEmitter:
         elem = e.type.compute_type
         args = [self.expr(a, elem) for a in e.args]
         double = elem.bits == 64
+        if e.function in ("fmin", "fmax") or (e.function in ("min", "max") and elem.is_float):
+            name = e.function if e.function.startswith("f") else "f" + e.function
+            return f"polyc_{c_math_name(name, double)}({args[0]}, {args[1]})"
         if e.function in ("min", "max"):
-            if elem.is_float:
-                return f"{c_math_name('f' + e.function, double)}({args[0]}, {args[1]})"
             compare = "<" if e.function == "min" else ">"
             return f"(({args[0]}) {compare} ({args[1]}) ? ({args[0]}) : ({args[1]}))"
         if e.function == "abs":

@@ -39,8 +39,9 @@ BUILTINS["max"] = Builtin("max", 2, "minmax")
 BUILTINS["abs"] = Builtin("abs", 1, "minmax")
 
 
-# The builtins that compile to instructions with -march=native; the other math
-# builtins are calls into the math library.
+# The builtins that compile to instructions with -march=native (fmax and fmin as
+# polyc's inline compare and select); the other math builtins are calls into the
+# math library.
 _INSTRUCTIONS = frozenset({"sqrt", "rsqrt", "fabs", "floor", "ceil", "trunc", "rint",
                            "nearbyint", "fmax", "fmin", "copysign", "fma", "min", "max",
                            "abs"})

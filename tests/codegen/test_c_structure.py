@@ -130,3 +130,13 @@ def test_every_corpus_kernel_parses():
     for entry in CORPUS:
         text = generate(frontend(entry.source, entry.def_name), Options()).c_source.text
         parse_entry(text)
+
+
+def test_relu_epilogue_vectorises_without_a_libm_call():
+    text = generated("""def fc(float(B, K) X, float(K, N) W, float(N) bias) -> (O) {
+      O(b, n) +=! X(b, k) * W(k, n)
+      O(b, n) = fmax(O(b, n) + bias(n), 0)
+    }""")
+    assert "polyc_fmaxf(" in text and not re.search(r"(?<!polyc_)fmaxf\(", text)
+    epilogue = text.index("polyc_fmaxf((O[")
+    assert "#pragma omp simd" in text[text.rindex("for (", 0, epilogue) - 40:epilogue]

@@ -58,6 +58,27 @@ def test_vectorised_max_and_min_see_a_nan_anywhere_in_a_long_row(dtype):
     assert "reduction(max:polyc_acc)" in row_max.compilation().c_source.text
 
 
+@pytest.mark.parametrize("dtype", ["float", "double"])
+def test_elementwise_fmax_and_fmin_take_the_number_over_a_nan(dtype):
+    # Inline compare-and-select in the C, not libm's fmax: same rule (C99 F.9.9.2).
+    op = polyc.define(f"""def mm(%s(N) A, %s(N) B) -> (O, P, Q, R) {{
+      O(i) = fmax(A(i), B(i))
+      P(i) = fmin(A(i), B(i))
+      Q(i) = max(A(i), B(i))
+      R(i) = min(A(i), B(i))
+    }}""" % (dtype, dtype))
+    values = [np.nan, 1.0, -1.0, 0.0, -0.0, np.inf, -np.inf]
+    pairs = [(a, b) for a in values for b in values] * 3  # long enough to vectorise
+    np_type = np.float32 if dtype == "float" else np.float64
+    A = np.array([a for a, _ in pairs], np_type)
+    B = np.array([b for _, b in pairs], np_type)
+    O, P, Q, R = op(A, B)
+    np.testing.assert_array_equal(O, np.fmax(A, B))
+    np.testing.assert_array_equal(P, np.fmin(A, B))
+    np.testing.assert_array_equal(Q, np.fmax(A, B))
+    np.testing.assert_array_equal(R, np.fmin(A, B))
+
+
 def test_many_threads_call_one_operator_at_once():
     rng = np.random.default_rng(3)
     cases = [(rng.standard_normal((n, 17)).astype(np.float32),
