@@ -433,22 +433,41 @@ def _vector_member(members: list[Member], program: PolyProgram) -> Member | None
 
 def _point_groups(point: isl.ScheduleNode, members: list[Member], program: PolyProgram,
                   deps: Dependences) -> list[tuple[isl.UnionSet, set[str]]] | None:
-    """The statements of a tile's point band grouped by the members they walk, as
+    """The statements of a tile's point band in groups that walk the same members, as
     ``(filter, names)`` in an order the dependences inside one tile allow; ``None``
-    when there is one group or no such order."""
-    signatures: dict[tuple[bool, ...], set[str]] = {}
-    for name in sorted(set().union(*(m.walks for m in members))):
-        signature = tuple(m.walks.get(name) is not None for m in members)
-        signatures.setdefault(signature, set()).add(name)
-    if len(signatures) < 2:
+    when there is one group or no such order.
+
+    Statements are ordered one by one and consecutive ones walking the same members
+    merged: an initialisation, the reduction and an epilogue make three nests. Grouped
+    by members alone, the initialisation and the epilogue were one group, which isl
+    fused with the reduction, peeling the first step of every reduction tile out of
+    the register block (mlp 8.5 → 8.0 ms). Where the statements cannot be ordered
+    one by one, they are grouped by the members they walk."""
+    names = sorted(set().union(*(m.walks for m in members)))
+    signature = {name: tuple(m.walks.get(name) is not None for m in members)
+                 for name in names}
+    if len(set(signature.values())) < 2:
         return None
     domain = point.get_domain()
-    filters = [statements_named(domain, names) for names in signatures.values()]
-    order = group_order(filters, point.get_prefix_schedule_union_map(), deps)
+    outer = point.get_prefix_schedule_union_map()
+    order = group_order([statements_named(domain, {name}) for name in names], outer, deps)
+    if order is not None:
+        runs: list[list[str]] = []
+        for k in order:
+            if runs and signature[runs[-1][-1]] == signature[names[k]]:
+                runs[-1].append(names[k])
+            else:
+                runs.append([names[k]])
+        return [(statements_named(domain, set(run)), set(run)) for run in runs]
+    by_signature: dict[tuple[bool, ...], set[str]] = {}
+    for name in names:
+        by_signature.setdefault(signature[name], set()).add(name)
+    filters = [statements_named(domain, group) for group in by_signature.values()]
+    order = group_order(filters, outer, deps)
     if order is None:
         return None
-    names = list(signatures.values())
-    return [(filters[k], names[k]) for k in order]
+    groups = list(by_signature.values())
+    return [(filters[k], groups[k]) for k in order]
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,21 @@ def test_bias_relu_epilogue_runs_inside_the_contraction_tile():
     assert all(len(lines[k]) - len(lines[k].lstrip()) > indent for k in epilogues)
 
 
+def test_initialisation_reduction_and_epilogue_are_three_nests_in_the_tile():
+    # Grouped by the loops they walk, the initialisation and the epilogue formed one
+    # group in a cycle with the reduction; fused, isl peeled the first step of every
+    # reduction tile into a loop outside the register block (mlp 8.5 -> 8.0 ms).
+    source = """def fc(float(B, M) I, float(M, N) W, float(N) bias) -> (O) {
+      O(b, n) +=! I(b, m) * W(m, n)
+      O(b, n) = fmax(O(b, n) + bias(n), 0)
+    }"""
+    tree = str(compiled(source).schedule)
+    nests = re.findall(r'- filter: "[^"]*\{ (S\w+)\[', tree)
+    assert nests == ["S0_init", "S0", "S1"]
+    reduction = tree[tree.index('- filter: "[B, M, N] -> { S0['):]
+    assert 'mark: "register"' in reduction.split("- filter:")[1]
+
+
 def test_independent_statements_sharing_inputs_are_fused_horizontally():
     source = """def moments(float(N, D) X) -> (mean, var) {
       mean(n) +=! X(n, d) / D
