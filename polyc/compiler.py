@@ -29,6 +29,7 @@ from polyc.lang.sema import analyze
 from polyc.options import Options
 from polyc.poly.bounds import prove_accesses_in_bounds
 from polyc.poly.dependences import Dependences, compute_dependences
+from polyc.poly.folding import folded_inits
 from polyc.poly.program import PolyProgram, build_poly_program
 from polyc.poly.schedule import Schedule, compute_schedule
 
@@ -95,8 +96,9 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     simd_math = simd_math_functions() if options.optimize else frozenset()
     stream = (streaming.threshold_bytes()
               if options.optimize and streaming.supported() else None)
+    folded = folded_inits(schedule.tree, dependences, program) if options.optimize else {}
     c_source = emit_c(program, ast, settings_text(options), simd_math, contractions,
-                      options.check_gathers, stream)
+                      options.check_gathers, stream, folded)
     lap("c")
     compilation = Compilation(op, options, program, dependences, schedule, ast, c_source,
                               seconds, contractions)

@@ -298,3 +298,42 @@ def isl_expr_to_c(expr: isl.AstExpr, names: dict[str, str]) -> str:
     if op in (isl.ast_expr_op_type.cond, isl.ast_expr_op_type.select):
         return f"({args[0]} ? {args[1]} : {args[2]})"
     raise InternalError(f"unsupported isl AST expression {expr.to_C_str()}")
+
+
+def set_to_c(condition: isl.Set, names: dict[str, str]) -> tuple[str, frozenset[str]] | None:
+    """C text of an isl set over schedule dimensions as a condition on the AST's loop
+    iterators (dimension ``k`` is ``c<k>``), with the iterators it uses; ``names`` maps
+    isl parameter names to C. ``None`` when the set needs existentially quantified
+    variables."""
+    condition = condition.coalesce()
+    disjuncts, used = [], set()
+    for piece in _basic_sets(condition):
+        piece = piece.remove_redundancies()
+        if piece.dim(isl.dim_type.div):
+            return None
+        terms = []
+        for constraint in piece.get_constraints():
+            parts = []
+            for kind in (isl.dim_type.set, isl.dim_type.param):
+                for k in range(piece.dim(kind)):
+                    value = constraint.get_coefficient_val(kind, k).to_python()
+                    if not value:
+                        continue
+                    if kind == isl.dim_type.set:
+                        name = f"c{k}"
+                        used.add(name)
+                    else:
+                        name = names.get(piece.get_dim_name(kind, k), piece.get_dim_name(kind, k))
+                    parts.append(f"{value} * {name}")
+            parts.append(str(constraint.get_constant_val().to_python()))
+            relation = "==" if constraint.is_equality() else ">="
+            terms.append(f"({' + '.join(parts)} {relation} 0)")
+        disjuncts.append(" && ".join(terms) or "1")
+    text = "(" + " || ".join(f"({d})" for d in disjuncts) + ")" if disjuncts else "0"
+    return text, frozenset(used)
+
+
+def _basic_sets(condition: isl.Set) -> list[isl.BasicSet]:
+    found = []
+    condition.foreach_basic_set(found.append)
+    return found

@@ -21,7 +21,7 @@ import islpy as isl
 import polyc
 from polyc.codegen import streaming
 from polyc.codegen.ast_build import ast_children
-from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to_c
+from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to_c, set_to_c
 from polyc.codegen.c_names import PREAMBLE, braced, c_name
 from polyc.codegen.panels import iterators_around_marks, pack_code, panel_read, tile_origin
 from polyc.codegen.vector_math import declarations
@@ -32,6 +32,7 @@ from polyc.lang import sizes as sz
 from polyc.lang import types as ty
 from polyc.lang.printer import to_tc
 from polyc.poly.dependences import is_pure_reduction
+from polyc.poly.folding import FoldedInit
 from polyc.poly.jam import JAM_MARK
 from polyc.poly.packing import Panel, panel_of_mark
 from polyc.poly.privatize import privatized_tensors
@@ -59,24 +60,32 @@ def entry_name(op: ir.Op) -> str:
 
 def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
            simd_math: frozenset[str] = frozenset(), contractions=None,
-           check_gathers: bool = True, stream_threshold: int | None = None) -> CSource:
+           check_gathers: bool = True, stream_threshold: int | None = None,
+           folded: dict[str, FoldedInit] | None = None) -> CSource:
     """The C translation unit for ``program`` scheduled as ``ast``.
 
     ``settings`` describes the options (for the header comment); ``simd_math`` names
     the math functions with vector versions to declare (:mod:`polyc.codegen.vector_math`);
     outputs of at least ``stream_threshold`` bytes written once get streaming stores
-    (:mod:`polyc.codegen.streaming`; ``None``: never).
+    (:mod:`polyc.codegen.streaming`; ``None``: never); ``folded`` names the reductions
+    whose initialisation folds into their register blocks (:mod:`polyc.poly.folding`).
     """
     op = program.op
     contractions = contractions or {}
     emitter = _Emitter(program, contractions, check_gathers, iterators_around_marks(ast),
                        stream_threshold)
+    emitter.fold_inits(folded or {}, ast)
+    code = emitter.node(ast)
+    if not emitter.folds_complete():  # some register mark was not emitted as a block
+        emitter = _Emitter(program, contractions, check_gathers,
+                           iterators_around_marks(ast), stream_threshold)
+        code = emitter.node(ast)
     parameters = _parameters(op)
     shared = tuple(t for t in op.temporaries if t.name not in contractions)
     body = [cgen.Statement("int polyc_status = 0")]
     body.append(cgen.Initializer(cgen.Value("const int64_t", "polyc_work"), _work(program)))
     body += _allocate_temporaries(shared, emitter.exprs)
-    body.append(emitter.node(ast))
+    body.append(code)
     if shared:
         body.append(cgen.Line("polyc_done:"))
         body += [cgen.Statement(f"free({c_name(t.name)})") for t in shared]
@@ -159,12 +168,49 @@ class _Emitter:
         self.streamable = (write_once_outputs(program.op)
                            if stream_threshold is not None else frozenset())
         self.streamed: set[str] = set()  # the outputs some loop streams
+        # Folded initialisations: reduction -> C condition of a block visit that starts
+        # from the identity; initialisation -> C condition under which its nest is skipped.
+        self.first_visits: dict[str, str] = {}
+        self.skipped_inits: dict[str, str] = {}
+        self.register_marks: dict[str, int] = {}  # statement -> its register marks
+        self.blocked: dict[str, int] = {}         # statement -> those emitted as blocks
+
+    def folds_complete(self) -> bool:
+        """Whether every register mark of a folded statement became a register block,
+        where its first visits start from the identity (elsewhere an update would read
+        the output that a skipped init nest never wrote)."""
+        return all(self.blocked.get(name, 0) == self.register_marks.get(name, 0)
+                   for name in self.first_visits)
+
+    def fold_inits(self, folded: dict[str, FoldedInit], ast: isl.AstNode) -> None:
+        """Take up the folded initialisations (:mod:`polyc.poly.folding`) whose conditions
+        C can test where the code runs: every iterator a condition names must be a loop
+        around each register block (or init nest) it guards; isl emits no loop for a
+        dimension with one value. Only outputs narrower than a block fold."""
+        marks, nests = _scopes(ast, self)
+        for names, _ in marks:
+            for name in names:
+                self.register_marks[name] = self.register_marks.get(name, 0) + 1
+        for fold in folded.values():
+            first = set_to_c(fold.first_visits, self.names)
+            blocks = [scope for names, scope in marks if names == {fold.statement}]
+            if first is None or not blocks or not all(first[1] <= scope for scope in blocks):
+                continue
+            vector = self.statements[fold.statement].statement.range_of(fold.vector_index)
+            narrow = (f"({self.exprs.size(vector.hi)} - ({self.exprs.size(vector.lo)})"
+                      f" < {fold.lanes})")
+            self.first_visits[fold.statement] = f"({narrow} && {first[0]})"
+            skipped = (set_to_c(fold.skipped_inits, self.names)
+                       if fold.skipped_inits is not None else None)
+            inits = [scope for names, scope in nests if names == {fold.init}]
+            if skipped is not None and all(skipped[1] <= scope for scope in inits):
+                self.skipped_inits[fold.init] = f"({narrow} && {skipped[0]})"
 
     def node(self, node: isl.AstNode):
         kind = node.get_type()
         if kind == isl.ast_node_type.block:
             children = node.block_get_children()
-            return cgen.Block([self.node(children.get_at(k))
+            return cgen.Block([self._sequenced(children.get_at(k))
                                for k in range(children.n_ast_node())])
         if kind == isl.ast_node_type.for_:
             return self._for(node, marks=frozenset())
@@ -186,6 +232,22 @@ class _Emitter:
         if kind == isl.ast_node_type.user:
             return self._user(node.user_get_expr())
         raise InternalError(f"unexpected isl AST node {node.to_C_str()}")
+
+    def _sequenced(self, node: isl.AstNode):
+        """One nest of a sequence; the nest of a folded initialisation runs only where
+        some of its instances are live (:mod:`polyc.poly.folding`)."""
+        code = self.node(node)
+        names = self._statements_in(node)
+        if len(names) == 1:
+            skipped = self.skipped_inits.get(next(iter(names)))
+            if skipped is not None:
+                return cgen.If(f"!{skipped}", braced(code))
+        return code
+
+    def _statements_in(self, node: isl.AstNode) -> set[str]:
+        if node.get_type() == isl.ast_node_type.user:
+            return {self._called(node.user_get_expr())[0].name}
+        return set().union(*(self._statements_in(child) for child in ast_children(node)))
 
     def _marked(self, node: isl.AstNode, marks: frozenset[str]):
         """The code of the node below ``marks``."""
@@ -624,6 +686,7 @@ class _Emitter:
         if any(trip is None for trip in trips):
             return None
         block = _RegisterBlock(chain, stmt, iterators, simd_levels, trips, call)
+        self.blocked[stmt.name] = self.blocked.get(stmt.name, 0) + 1
         full = [self._expr(trip.full) for trip in trips if trip.full is not None]
         if not full:
             return self._emit_register_block(block, _FULL)
@@ -771,12 +834,17 @@ class _Emitter:
             f"{acc} = {_combine(statement.op, tensor, acc, value)}")])
         for reduction_loop in reversed(block.chain):
             reduction = self._loop(reduction_loop, reduction)
-        return cgen.Block([
-            cgen.Statement(f"{elem.c_type} polyc_acc" + "".join(f"[{w}]" for w in widths)),
-            nest_loops(bind_lhs + [cgen.Statement(f"{acc} = {current}")]),
-            reduction,
-            nest_loops(bind_lhs + [store]),
-        ])
+        declare = cgen.Statement(f"{elem.c_type} polyc_acc" + "".join(f"[{w}]" for w in widths))
+        load = nest_loops(bind_lhs + [cgen.Statement(f"{acc} = {current}")])
+        block_code = cgen.Block([declare, load, reduction, nest_loops(bind_lhs + [store])])
+        first = self.first_visits.get(stmt.name)
+        if first is None:
+            return block_code
+        # A visit holding the first updates starts from the identity: the whole block
+        # twice, since gcc compiled the block ~15% slower around a branch between loads.
+        start = nest_loops([cgen.Statement(f"{acc} = {identity(statement.op, tensor.type)}")])
+        return cgen.If(first, cgen.Block([declare, start, reduction,
+                                          nest_loops(bind_lhs + [store])]), block_code)
 
     def _panel_reads(self, block: _RegisterBlock) -> dict:
         """The reads of a full block that go to packed panels: those of the block's
@@ -885,6 +953,59 @@ class _Emitter:
             return f"{target} = {value}"
         current = exprs.expr(ir.Read(tensor.type, tensor.name, lhs_indices))
         return f"{target} = {_combine(statement.op, tensor, current, value)}"
+
+
+def _scopes(ast: isl.AstNode, emitter: "_Emitter"):
+    """``(marks, nests)``: for each ``register`` mark and each nest of a sequence (a
+    child of a block), the statements under it and the loop iterators around it. For a
+    mark, those around its accumulator load: outside the chain of loops directly above
+    it that do not move the block's elements (the reduction loops, as
+    ``_register_blocked`` takes them)."""
+    marks, nests = [], []
+
+    def walk(node: isl.AstNode, scope: frozenset[str], in_block: bool,
+             path: tuple[str, ...]) -> set[str]:
+        kind = node.get_type()
+        children = ast_children(node)
+        inner, inner_path = scope, ()
+        if kind == isl.ast_node_type.for_:
+            iterator = node.for_get_iterator().get_id().get_name()
+            inner, inner_path = scope | {iterator}, path + (iterator,)
+        elif kind == isl.ast_node_type.block and len(children) == 1:
+            inner_path = path
+        if kind == isl.ast_node_type.user:
+            names = {emitter._called(node.user_get_expr())[0].name}
+        else:
+            names = set()
+            for child in children:
+                names |= walk(child, inner, kind == isl.ast_node_type.block, inner_path)
+        if kind == isl.ast_node_type.mark and node.mark_get_id().get_name() == REGISTER_MARK:
+            marks.append((names, scope - set(_reduction_chain(node, path, emitter))))
+        if in_block:
+            nests.append((names, scope))
+        return names
+
+    walk(ast, frozenset(), False, ())
+    return marks, nests
+
+
+def _reduction_chain(mark: isl.AstNode, path: tuple[str, ...], emitter: "_Emitter"):
+    """The longest run of ``path``'s innermost loops that no index of the block's
+    element mentions."""
+    node = mark
+    while node.get_type() != isl.ast_node_type.user:
+        children = ast_children(node)
+        if not children:
+            return ()
+        node = children[0]
+    stmt, bound = emitter._called(node.user_get_expr())
+    element = [bound[i] for i in stmt.statement.indices]
+    chain = []
+    for iterator in reversed(path):
+        if any(_mentions(arg, iterator) for arg in element):
+            break
+        chain.append(iterator)
+    return tuple(chain)
 
 
 def _combine(op: str, tensor: ir.Tensor, current: str, value: str) -> str:

@@ -1,0 +1,68 @@
+"""Folding a reduction's initialisation into its register block (polyc.poly.folding)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import polyc
+from polyc.codegen.c_expr import set_to_c
+from polyc.compiler import frontend, generate
+from polyc.options import Options
+from polyc.poly.folding import folded_inits
+
+# A product whose output rows (D) are narrower than a register block.
+NARROW = """def narrow(float(M, N, R) X, float(D, R) W) -> (Y) {
+  Y(m, n, d) +=! X(m, n, r) * W(d, r)
+}"""
+NARROW_MAX = """def narrow_max(float(M, N, R) X, float(D, R) W) -> (Y) {
+  Y(m, n, d) max=! X(m, n, r) * W(d, r)
+}"""
+
+
+def compiled(source):
+    return generate(frontend(source), Options())
+
+
+def test_first_visits_start_from_the_identity_and_the_init_nest_is_skipped():
+    compilation = compiled(NARROW)
+    fold = folded_inits(compilation.schedule.tree, compilation.dependences,
+                        compilation.program)["S0"]
+    assert fold.init == "S0_init" and fold.vector_index == "d"
+    first, _ = set_to_c(fold.first_visits, {})
+    assert "== 0" in first                      # the first reduction tile
+    skipped, _ = set_to_c(fold.skipped_inits, {})
+    assert "R" in skipped                       # only where the reduction is not empty
+    c = compilation.c_source.text
+    assert "if (!((D - (0) < " in c              # the init nest, guarded
+    assert c.count("polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;") >= 1
+
+
+@pytest.mark.parametrize("source, identity", [(NARROW, 0.0), (NARROW_MAX, -np.inf)])
+def test_an_empty_reduction_still_gets_its_identity(source, identity):
+    op = polyc.define(source)
+    X = np.ones((3, 5, 0), np.float32)
+    W = np.ones((7, 0), np.float32)
+    Y = np.full((3, 5, 7), 42.0, np.float32)
+    op(X, W, out=Y)
+    assert np.all(Y == identity)
+
+
+@settings(max_examples=25, deadline=None)
+@given(m=st.integers(1, 10), n=st.integers(1, 20), r=st.integers(0, 140),
+       d=st.integers(1, 40), seed=st.integers(0, 2**16))
+def test_folded_products_match_numpy_on_both_sides_of_the_width_test(m, n, r, d, seed):
+    # d < 32 folds (AVX-512 float32 blocks are 32 wide), d >= 32 does not; r > 128
+    # spans two reduction tiles, so only the first visit starts from the identity.
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n, r)).astype(np.float32)
+    W = rng.standard_normal((d, r)).astype(np.float32)
+    Y = np.full((m, n, d), np.nan, np.float32)   # garbage the fold must never read
+    polyc.define(NARROW)(X, W, out=Y)
+    expected = np.einsum("mnr,dr->mnd", X.astype(np.float64), W.astype(np.float64))
+    np.testing.assert_allclose(Y, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_set_to_c_names_the_iterators_it_uses():
+    import islpy as isl
+    text, used = set_to_c(isl.Set("[K] -> { [i0, i1, i2] : i2 = 0 and K > 0 }"), {"K": "K"})
+    assert used == {"c2"} and "c2" in text and "K" in text
+    assert set_to_c(isl.Set("{ [i0] : exists e : i0 = 2e }"), {}) is None
