@@ -43,25 +43,23 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from polyc.poly.cache_model import register_block
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, isl_items
-from polyc.poly.cache_model import register_block
 from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK
 
 
 @dataclass(frozen=True)
 class FoldedInit:
     """What code generation needs to fold ``init`` into the register blocks of
-    ``statement``: the loop values (depth ``visit_depth``) at which a block visit starts
-    from the identity, and those (depth ``init_depth``) at which the init nest is
-    skipped."""
+    ``statement``: the values of the loops around a block visit at which it starts from
+    the identity, and those of the loops around the init nest at which the nest is
+    skipped (sets over the schedule dimensions, outermost first)."""
 
     statement: str
     init: str
     first_visits: isl.Set
-    visit_depth: int
     skipped_inits: isl.Set | None
-    init_depth: int
     vector_index: str   # the index the block's vector lanes walk
     lanes: int          # the block's lanes along it
 
@@ -122,7 +120,6 @@ def _fold(mark: isl.ScheduleNode, statement: str, init: str, deps: Dependences,
         return None
     depth = prefix.dim(isl.dim_type.out)
     visit = prefix.project_out(isl.dim_type.out, depth - reductions, reductions)
-    visit_depth = depth - reductions
 
     inits = _statement_set(program.domain, init)
     flow = deps.dep_flow
@@ -148,9 +145,8 @@ def _fold(mark: isl.ScheduleNode, statement: str, init: str, deps: Dependences,
         return None
     element = max(t.type.bits // 8 for t in program.op.tensors.values())
     dead = _dead_inits(from_init, first)
-    skipped, init_depth = _skipped_inits(tree, init, inits, dead, program)
-    return FoldedInit(statement, init, condition, visit_depth, skipped, init_depth, vector,
-                      register_block(element)[1])
+    skipped = _skipped_inits(tree, init, inits, dead, program)
+    return FoldedInit(statement, init, condition, skipped, vector, register_block(element)[1])
 
 
 def _vector_index(mark: isl.ScheduleNode, indices: tuple[str, ...]) -> str | None:
@@ -190,23 +186,22 @@ def _dead_inits(from_init: isl.UnionMap, first: isl.UnionSet) -> isl.UnionSet:
 
 
 def _skipped_inits(tree: isl.Schedule, init: str, inits: isl.Set, dead: isl.UnionSet,
-                   program: PolyProgram) -> tuple[isl.Set | None, int]:
+                   program: PolyProgram) -> isl.Set | None:
     """The values of the loops around the init nest at which all its instances are
-    dead, and the nest's depth; ``None`` when the initialisation does not run as a
-    nest of its own."""
+    dead; ``None`` when the initialisation does not run as one nest of its own."""
     node = _nest_of(tree.get_root(), init)
-    if node is None or dead.is_empty():
-        return None, 0
-    prefix = _single_map(node.get_prefix_schedule_union_map().intersect_domain(
-        isl.UnionSet.from_set(inits)))
+    every = isl.UnionSet.from_set(inits)
+    if node is None or dead.is_empty() or not node.child(0).get_domain().is_equal(every):
+        return None
+    prefix = _single_map(node.get_prefix_schedule_union_map().intersect_domain(every))
     if prefix is None:
-        return None, 0
+        return None
     runs = isl.UnionMap.from_map(prefix)
-    live = isl.UnionSet.from_set(inits).subtract(dead)
-    skipped = runs.intersect_domain(dead).range().subtract(runs.intersect_domain(live).range())
-    condition = _as_set(skipped.gist(runs.range()).gist_params(program.context)) \
-        if not skipped.is_empty() else None
-    return condition, prefix.dim(isl.dim_type.out)
+    skipped = runs.intersect_domain(dead).range().subtract(
+        runs.intersect_domain(every.subtract(dead)).range())
+    if skipped.is_empty():
+        return None
+    return _as_set(skipped.gist(runs.range()).gist_params(program.context))
 
 
 def _nest_of(node: isl.ScheduleNode, name: str) -> isl.ScheduleNode | None:
