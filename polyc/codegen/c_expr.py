@@ -20,6 +20,7 @@ from polyc.lang import sizes as sz
 from polyc.lang import types as ty
 from polyc.lang.builtins import c_math_name
 from polyc.lang.ranges import affine_of
+from polyc.poly.program import isl_items
 
 _INT_LIMITS = {t: (f"INT{t.bits}_MIN", f"INT{t.bits}_MAX") for t in
                (ty.INT8, ty.INT16, ty.INT32, ty.INT64)}
@@ -307,7 +308,7 @@ def set_to_c(condition: isl.Set, names: dict[str, str]) -> tuple[str, frozenset[
     variables."""
     condition = condition.coalesce()
     disjuncts, used = [], set()
-    for piece in _basic_sets(condition):
+    for piece in isl_items(condition.get_basic_set_list()):
         piece = piece.remove_redundancies()
         if piece.dim(isl.dim_type.div):
             return None
@@ -332,8 +333,3 @@ def set_to_c(condition: isl.Set, names: dict[str, str]) -> tuple[str, frozenset[
     text = "(" + " || ".join(f"({d})" for d in disjuncts) + ")" if disjuncts else "0"
     return text, frozenset(used)
 
-
-def _basic_sets(condition: isl.Set) -> list[isl.BasicSet]:
-    found = []
-    condition.foreach_basic_set(found.append)
-    return found

@@ -237,6 +237,8 @@ class _Emitter:
         """One nest of a sequence; the nest of a folded initialisation runs only where
         some of its instances are live (:mod:`polyc.poly.folding`)."""
         code = self.node(node)
+        if not self.skipped_inits:
+            return code
         names = self._statements_in(node)
         if len(names) == 1:
             skipped = self.skipped_inits.get(next(iter(names)))
