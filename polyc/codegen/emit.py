@@ -838,15 +838,15 @@ class _Emitter:
             reduction = self._loop(reduction_loop, reduction)
         declare = cgen.Statement(f"{elem.c_type} polyc_acc" + "".join(f"[{w}]" for w in widths))
         load = nest_loops(bind_lhs + [cgen.Statement(f"{acc} = {current}")])
-        block_code = cgen.Block([declare, load, reduction, nest_loops(bind_lhs + [store])])
+        save = nest_loops(bind_lhs + [store])
+        block_code = cgen.Block([declare, load, reduction, save])
         first = self.first_visits.get(stmt.name)
         if first is None:
             return block_code
         # A visit holding the first updates starts from the identity: the whole block
         # twice, since gcc compiled the block ~15% slower around a branch between loads.
         start = nest_loops([cgen.Statement(f"{acc} = {identity(statement.op, tensor.type)}")])
-        return cgen.If(first, cgen.Block([declare, start, reduction,
-                                          nest_loops(bind_lhs + [store])]), block_code)
+        return cgen.If(first, cgen.Block([declare, start, reduction, save]), block_code)
 
     def _panel_reads(self, block: _RegisterBlock) -> dict:
         """The reads of a full block that go to packed panels: those of the block's
