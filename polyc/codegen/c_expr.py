@@ -81,6 +81,7 @@ class ExprEmitter:
         self.mask: tuple[frozenset[str], str] | None = None
         self.renames: dict[str, str] = {}  # tensor -> the C array that stands for it
         self.redirects: dict = {}  # tensor -> indices -> C of the element elsewhere, or None
+        self.substitutes: dict[ir.Expr, str] = {}  # expression -> C of its value elsewhere
 
     def renamed(self, renames: dict[str, str]) -> "ExprEmitter":
         """This emitter, but accesses of the tensors in ``renames`` go to other C arrays of
@@ -95,6 +96,13 @@ class ExprEmitter:
         :mod:`polyc.codegen.panels`)."""
         view = copy.copy(self)
         view.redirects = {**self.redirects, **redirects}
+        return view
+
+    def substituted(self, substitutes: dict[ir.Expr, str]) -> "ExprEmitter":
+        """This emitter, but an expression in ``substitutes`` is the C given for it (a
+        packed row factor's element, :mod:`polyc.codegen.panels`)."""
+        view = copy.copy(self)
+        view.substitutes = {**self.substitutes, **substitutes}
         return view
 
     def masked(self, indices: frozenset[str], condition: str) -> "ExprEmitter":
@@ -181,6 +189,8 @@ class ExprEmitter:
         return f"(({target.c_type})({text}))"
 
     def _expr(self, e: ir.Expr) -> str:
+        if self.substitutes and e in self.substitutes:
+            return self.substitutes[e]
         if isinstance(e, ir.Const):
             return literal(e.value, e.type.compute_type)
         if isinstance(e, ir.Index):

@@ -23,7 +23,8 @@ from polyc.codegen import streaming
 from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to_c, set_to_c
 from polyc.codegen.c_names import PREAMBLE, braced, c_name
-from polyc.codegen.panels import iterators_around_marks, pack_code, panel_read, tile_origin
+from polyc.codegen.panels import (iterators_around_marks, pack_code, panel_element, panel_read,
+                                  tile_origin)
 from polyc.codegen.vector_math import declarations
 from polyc.errors import InternalError
 from polyc.fusion.layout import read_only_tensors, write_once_outputs
@@ -34,7 +35,7 @@ from polyc.lang.printer import to_tc
 from polyc.poly.dependences import is_pure_reduction
 from polyc.poly.folding import FoldedInit
 from polyc.poly.jam import JAM_MARK
-from polyc.poly.packing import Panel, panel_of_mark
+from polyc.poly.packing import Panel, operand_expr, panel_of_mark
 from polyc.poly.privatize import privatized_tensors
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.poly.schedule import PARALLEL_MARK, collapsed_loops
@@ -163,7 +164,7 @@ class _Emitter:
         self.names = {isl_name(s): c_name(s) for s in program.op.sizes}
         self.private: dict[str, str] = {}  # tensor -> this thread's private accumulator
         self.loops_around_marks = loops_around_marks or {}
-        self.panels: dict[str, Panel] = {}  # tensor -> the packed tile that full blocks read
+        self.panels: dict[str, Panel] = {}  # operand -> the packed tile that full blocks read
         self.stream_threshold = stream_threshold
         self.streamable = (write_once_outputs(program.op)
                            if stream_threshold is not None else frozenset())
@@ -274,7 +275,7 @@ class _Emitter:
         for panel in usable:
             code += pack_code(panel, self.statements[panel.statement].statement, self.exprs)
         saved = self.panels
-        self.panels = {**saved, **{panel.tensor: panel for panel in usable}}
+        self.panels = {**saved, **{panel.operand: panel for panel in usable}}
         try:
             code.append(self._marked(node, marks))
         finally:
@@ -792,7 +793,7 @@ class _Emitter:
         elif mode == _SHIFTED:
             store_condition = f"{vector_lanes[0][0]} >= polyc_own"
         elif mode == _FULL:
-            exprs = exprs.redirected(self._panel_reads(block))
+            exprs = self._panel_reads(block, exprs)
         saved, self.exprs = self.exprs, exprs
         try:
             tensor, target, current, value = self._accumulator(statement)
@@ -848,20 +849,23 @@ class _Emitter:
         start = nest_loops([cgen.Statement(f"{acc} = {identity(statement.op, tensor.type)}")])
         return cgen.If(first, cgen.Block([declare, start, reduction, save]), block_code)
 
-    def _panel_reads(self, block: _RegisterBlock) -> dict:
-        """The reads of a full block that go to packed panels: those of the block's
-        statement, in panels blocked along an index that one level of the block walks,
-        as wide as that level."""
-        reads, bound = {}, block.bound
-        for tensor, panel in self.panels.items():
+    def _panel_reads(self, block: _RegisterBlock, exprs: ExprEmitter) -> ExprEmitter:
+        """``exprs``, but the reads of a full block that go to packed panels do: those of
+        the block's statement, in panels blocked along an index that one level of the
+        block walks, as wide as that level; a row factor's panel, the whole factor."""
+        reads, factors, bound = {}, {}, block.bound
+        statement = block.stmt.statement
+        for operand, panel in self.panels.items():
             if panel.statement != block.stmt.name:
+                continue
+            if not panel.lanes:  # row-major: any block inside the tile reads it
+                factors[operand_expr(panel, statement)] = panel_element(panel, "")
                 continue
             levels = [k for k, it in enumerate(block.iterators)
                       if _mentions(bound[panel.dims[0].index], it)]
             if len(levels) == 1 and block.trips[levels[0]].trip == panel.lanes:
-                reads[tensor] = panel_read(panel, block.stmt.statement,
-                                           block.iterators[levels[0]])
-        return reads
+                reads[operand] = panel_read(panel, statement, block.iterators[levels[0]])
+        return exprs.redirected(reads).substituted(factors)
 
     def _trip_count(self, trip: _Trip) -> str:
         bound = self._expr(trip.bound)

@@ -30,7 +30,7 @@ from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter
 from polyc.codegen.c_names import braced, c_name
 from polyc.lang import ir
-from polyc.poly.packing import Panel
+from polyc.poly.packing import Panel, PanelDim, operand_expr, source_order
 
 
 def tile_origin(depth: int) -> str:
@@ -39,22 +39,65 @@ def tile_origin(depth: int) -> str:
 
 
 def buffer_name(panel: Panel) -> str:
-    return f"polyc_panel_{c_name(panel.tensor)}"
-
-
-def panel_indices(panel: Panel, statement: ir.Statement) -> tuple[ir.Expr, ...]:
-    """The indices the statement reads the packed tensor with (all its reads agree)."""
-    return next(read.indices for read in ir.walk(statement.rhs)
-                if isinstance(read, ir.Read) and read.tensor == panel.tensor)
+    if panel.is_factor:
+        return f"polyc_factor_{c_name(panel.statement)}"
+    return f"polyc_panel_{c_name(panel.operand)}"
 
 
 def pack_code(panel: Panel, statement: ir.Statement, exprs: ExprEmitter) -> list:
     """The declaration of the panel buffer and the loops that fill it. The loops walk
-    the tensor's dimensions in its own order (rows of the source read whole), the
-    vector dimension as blocks of lanes."""
-    tensor = exprs.tensors[panel.tensor]
+    the operand's dimensions in its own order (rows of the source read whole); a
+    blocked panel's vector dimension as blocks of lanes."""
+    operand = operand_expr(panel, statement)
+    if panel.is_factor:
+        ctype, value = operand.type.compute_type.c_type, exprs.expr(operand)
+    else:
+        ctype = exprs.tensors[panel.operand].type.c_type
+        value = exprs.access(panel.operand, operand.indices)
+    copy = _blocked_copy if panel.lanes else _row_major_copy
+    name = buffer_name(panel)
+    # Read through a restrict pointer: read straight from the array, gcc no longer
+    # keeps the block's accumulators in registers.
+    return [
+        cgen.Statement(f"_Alignas(64) {ctype} {name}_storage[{panel.elements}]"),
+        cgen.Initializer(cgen.Value(f"{ctype} *restrict", name), f"{name}_storage"),
+        braced(copy(panel, operand, value, statement, exprs))]
+
+
+def _bounds(dim: PanelDim, statement: ir.Statement, exprs: ExprEmitter) -> tuple[str, str]:
+    """The C of the first and past-the-last offset into the tile along ``dim`` that lie
+    inside the statement's index range."""
+    index_range = statement.range_of(dim.index)
+    origin = tile_origin(dim.depth)
+    return (f"polyc_max(0, {exprs.size(index_range.lo)} - {origin})",
+            f"polyc_min({dim.extent}, {exprs.size(index_range.hi)} - {origin})")
+
+
+def _row_major_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Statement,
+                    exprs: ExprEmitter):
+    """The copy into an unblocked panel: one loop per dimension, the last a vector loop."""
+    offset = ""
+    for k, dim in enumerate(panel.dims):
+        offset = f"polyc_p{k}" if k == 0 else f"({offset}) * {dim.extent} + polyc_p{k}"
+    body = cgen.Block(
+        [cgen.Initializer(cgen.Value("const int64_t", c_name(dim.index)),
+                          f"{tile_origin(dim.depth)} + polyc_p{k}")
+         for k, dim in enumerate(panel.dims)]
+        + [cgen.Statement(f"{buffer_name(panel)}[{offset}] = {value}")])
+    for k in reversed(range(len(panel.dims))):
+        low, high = _bounds(panel.dims[k], statement, exprs)
+        body = cgen.For(f"int64_t polyc_p{k} = {low}", f"polyc_p{k} < {high}",
+                        f"polyc_p{k} += 1", braced(body))
+        if k == len(panel.dims) - 1:
+            body = cgen.Module([cgen.Pragma("omp simd"), body])
+    return body
+
+
+def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Statement,
+                  exprs: ExprEmitter):
+    """The copy into a blocked panel: the vector dimension as blocks of lanes."""
     vector, lanes = panel.dims[0], panel.lanes
-    indices = panel_indices(panel, statement)
+    indices = source_order(operand, [dim.index for dim in panel.dims])
     position = {dim.index: k for k, dim in enumerate(panel.dims)}  # buffer order
     offset = "polyc_block"
     for k, dim in enumerate(panel.dims[1:], 1):
@@ -66,15 +109,12 @@ def pack_code(panel: Panel, statement: ir.Statement, exprs: ExprEmitter) -> list
                             f"{tile_origin(dim.depth)} + polyc_p{k}")
            for k, dim in enumerate(panel.dims[1:], 1)]
         + [cgen.Statement(f"{buffer_name(panel)}[({offset}) * {lanes} + polyc_lane] = "
-                          f"{exprs.access(panel.tensor, indices)}")])
+                          f"{value}")])
     body = copy
-    for read_index in reversed(indices):
-        k = position[read_index.name]
+    for index in reversed(indices):
+        k = position[index]
         dim = panel.dims[k]
-        index_range = statement.range_of(dim.index)
-        origin = tile_origin(dim.depth)
-        low = f"polyc_max(0, {exprs.size(index_range.lo)} - {origin})"
-        high = f"polyc_min({dim.extent}, {exprs.size(index_range.hi)} - {origin})"
+        low, high = _bounds(dim, statement, exprs)
         if k:
             body = cgen.For(f"int64_t polyc_p{k} = {low}", f"polyc_p{k} < {high}",
                             f"polyc_p{k} += 1", braced(body))
@@ -100,33 +140,34 @@ def pack_code(panel: Panel, statement: ir.Statement, exprs: ExprEmitter) -> list
             cgen.Initializer(cgen.Value("const int64_t", "polyc_end"), high),
             cgen.For("int64_t polyc_block = polyc_start / " + str(lanes),
                      f"polyc_block * {lanes} < polyc_end", "polyc_block += 1", block)])
-    ctype, name = tensor.type.c_type, buffer_name(panel)
-    # Read through a restrict pointer: read straight from the array, gcc no longer
-    # keeps the block's accumulators in registers.
-    return [
-        cgen.Statement(f"_Alignas(64) {ctype} {name}_storage[{panel.elements}]"),
-        cgen.Initializer(cgen.Value(f"{ctype} *restrict", name), f"{name}_storage"),
-        braced(body)]
+    return body
 
 
 def panel_read(panel: Panel, statement: ir.Statement,
                lane_iterator: str) -> Callable[[tuple], str | None]:
     """The C of a full register block's read of the packed tensor, given the read's
     indices (``None`` for a read the panel does not hold)."""
+    packed = operand_expr(panel, statement).indices
+    element = panel_element(panel, lane_iterator)
+    return lambda indices: element if indices == packed else None
+
+
+def panel_element(panel: Panel, lane_iterator: str) -> str:
+    """The C of the panel's element that a full register block's lane reads (the lane
+    iterator of the level that walks a blocked panel's blocked dimension)."""
+    if not panel.lanes:
+        offset = ""
+        for dim in panel.dims:
+            relative = f"({c_name(dim.index)} - {tile_origin(dim.depth)})"
+            offset = f"({offset}) * {dim.extent} + {relative}" if offset else relative
+        return f"{buffer_name(panel)}[{offset}]"
     vector, others = panel.dims[0], panel.dims[1:]
-    packed = panel_indices(panel, statement)
-
-    def read(indices: tuple[ir.Expr, ...]) -> str | None:
-        if indices != packed:
-            return None
-        v = c_name(vector.index)
-        offset = f"({v} - {lane_iterator} - {tile_origin(vector.depth)}) / {panel.lanes}"
-        for dim in others:
-            offset = (f"({offset}) * {dim.extent} + "
-                      f"({c_name(dim.index)} - {tile_origin(dim.depth)})")
-        return f"{buffer_name(panel)}[({offset}) * {panel.lanes} + {lane_iterator}]"
-
-    return read
+    v = c_name(vector.index)
+    offset = f"({v} - {lane_iterator} - {tile_origin(vector.depth)}) / {panel.lanes}"
+    for dim in others:
+        offset = (f"({offset}) * {dim.extent} + "
+                  f"({c_name(dim.index)} - {tile_origin(dim.depth)})")
+    return f"{buffer_name(panel)}[({offset}) * {panel.lanes} + {lane_iterator}]"
 
 
 def iterators_around_marks(node: isl.AstNode) -> dict[str, frozenset[str]]:

@@ -125,7 +125,7 @@ class ScheduleSummary:
 def _short_mark(mark: str) -> str:
     """A mark as the one-line summary names it: a pack mark by its tensor alone."""
     panel = panel_of_mark(mark)
-    return f"pack {panel.tensor}" if panel is not None else mark
+    return f"pack {panel.operand}" if panel is not None else mark
 
 
 def summarize_schedule(schedule, program: PolyProgram) -> ScheduleSummary:

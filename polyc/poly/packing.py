@@ -31,12 +31,23 @@ an operand is packed when
   the vector index's tile extent is a whole number of blocks, and the buffer
   fits the budget (it lives on the stack of the thread that runs the tile).
 
+A *row factor* is packed too: the part of the product that varies with the block's
+rows and not its vector lanes, when it is more than a read (``alpha * A(m, k)`` in
+``alpha * A(m, k) * B(k, n)``). In place, the block evaluates it once per row, per
+step of the reduction, per block of columns: a scalar multiply per vector FMA pair
+on the FMA ports (2mm's first product ran ×1.39 slower than the plain matmul).
+Packed, it is evaluated once per element of the tile, in the same order, so the
+values are the same; the block reads it like a broadcast operand. It pays from
+``MIN_FACTOR_REUSE`` blocks of columns on (the copy is one pass over the tile).
+
 The decision travels to code generation as a mark above the tile's point loops:
 ``pack S0 B: n@1+128/32, k@2+128`` — tensor ``B`` of statement ``S0``; the
 buffer's dimensions outermost first, each ``index@depth+extent`` (the tile's
 first ``index`` is the iterator ``c<depth>`` of the tile loop), the vector
-dimension first, split into blocks of 32 lanes that go innermost. Only full
-register blocks read the panel; edge blocks read the tensor itself.
+dimension first, split into blocks of 32 lanes that go innermost. A row factor's
+mark names the factor's text in parentheses: ``pack S0 (alpha * A(m, k)): m@0+128,
+k@2+128``, its panel unblocked, row-major. Only full register blocks read the panel; edge blocks read the tensor
+itself.
 """
 from __future__ import annotations
 
@@ -46,7 +57,9 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from polyc.errors import InternalError
 from polyc.lang import ir
+from polyc.lang.printer import expr_to_tc
 
 PACK_MARK_PREFIX = "pack "
 # The register blocks of a tile that must read each panel for the copy to pay. Measured
@@ -54,7 +67,11 @@ PACK_MARK_PREFIX = "pack "
 # made gemm 1024³ 15.9 ms against 19.1 unpacked and mlp 9.5 against 12.4; packing A too,
 # each of its panels read by only 4 blocks of columns, lost part of that (16.8, 11.1).
 MIN_REUSE = 8
-_MARK = re.compile(r"pack (\w+) (\w+): (.*)")
+# Blocks of columns that must read each element of a packed row factor: each saves the
+# factor's arithmetic per row and step; the copy costs about one block's share.
+MIN_FACTOR_REUSE = 2
+_DIM_TEXT = r"\w+@\d+\+\d+(?:/\d+)?"
+_MARK = re.compile(rf"pack (\w+) (\w+|\(.+\)): ({_DIM_TEXT}(?:, {_DIM_TEXT})*)")
 _DIM = re.compile(r"(\w+)@(\d+)\+(\d+)(?:/(\d+))?")
 
 
@@ -72,16 +89,24 @@ class PanelDim:
 @dataclass(frozen=True)
 class Panel:
     """An operand's tile, packed into panels of ``lanes`` along one index (the vector
-    index of a streamed operand, the row index of a broadcast one).
+    index of a streamed operand, the row index of a broadcast one or a row factor).
 
+    ``operand`` is the packed tensor's name, or a row factor's TC text in parentheses.
     ``dims`` is the buffer's order, outermost first: ``dims[0]`` is that blocked index
     (its blocks of ``lanes``; the lanes themselves go innermost), then the others in
-    the order the register block's loops walk them."""
+    the order the register block's loops walk them. A row factor's panel is not
+    blocked (``lanes == 0``): its dims are in the order its copy walks them, row-major
+    like its source, so that the copy is a vector loop; the block reads it by
+    broadcasts, as it would read the source."""
 
     statement: str
-    tensor: str
+    operand: str
     dims: tuple[PanelDim, ...]
     lanes: int
+
+    @property
+    def is_factor(self) -> bool:
+        return self.operand.startswith("(")
 
     @property
     def elements(self) -> int:
@@ -89,16 +114,20 @@ class Panel:
 
     @property
     def blocks(self) -> int:
-        return self.dims[0].extent // self.lanes
+        return self.dims[0].extent // self.lanes if self.lanes else 1
 
     def mark(self) -> isl.Id:
-        dims = ", ".join(f"{d.index}@{d.depth}+{d.extent}" + (f"/{self.lanes}" if k == 0 else "")
+        dims = ", ".join(f"{d.index}@{d.depth}+{d.extent}"
+                         + (f"/{self.lanes}" if k == 0 and self.lanes else "")
                          for k, d in enumerate(self.dims))
-        return isl.Id(f"{PACK_MARK_PREFIX}{self.statement} {self.tensor}: {dims}")
+        return isl.Id(f"{PACK_MARK_PREFIX}{self.statement} {self.operand}: {dims}")
 
     def describe(self) -> str:
         others = " × ".join(f"{d.index} {d.extent}" for d in self.dims[1:])
-        return (f"{self.tensor} packed per tile into {self.blocks} panel"
+        if self.is_factor:
+            extents = " × ".join(f"{d.index} {d.extent}" for d in self.dims)
+            return f"row factor {self.operand[1:-1]} evaluated per tile into {extents}"
+        return (f"{self.operand} packed per tile into {self.blocks} panel"
                 f"{'s' if self.blocks != 1 else ''} of {others} × {self.lanes} lanes "
                 f"along {self.dims[0].index}")
 
@@ -108,16 +137,79 @@ def panel_of_mark(name: str) -> Panel | None:
     match = _MARK.fullmatch(name)
     if match is None:
         return None
-    statement, tensor, text = match.groups()
+    statement, operand, text = match.groups()
     dims, lanes = [], 0
     for k, part in enumerate(text.split(", ")):
         dim = _DIM.fullmatch(part)
-        if dim is None or (k == 0) != (dim.group(4) is not None):
+        blocked = k == 0 and not operand.startswith("(")
+        if dim is None or blocked != (dim.group(4) is not None):
             return None
         dims.append(PanelDim(dim.group(1), int(dim.group(2)), int(dim.group(3))))
-        if k == 0:
+        if blocked:
             lanes = int(dim.group(4))
-    return Panel(statement, tensor, tuple(dims), lanes)
+    return Panel(statement, operand, tuple(dims), lanes)
+
+
+def operand_expr(panel: Panel, statement: ir.Statement) -> ir.Expr:
+    """The expression ``panel`` holds the values of: the read of its tensor (all the
+    statement's reads of it agree), or the row factor its mark names."""
+    for e in ir.walk(statement.rhs):
+        if panel.is_factor and f"({expr_to_tc(e)})" == panel.operand:
+            return e
+        if not panel.is_factor and isinstance(e, ir.Read) and e.tensor == panel.operand:
+            return e
+    raise InternalError(f"{statement.name} has no operand {panel.operand}")
+
+
+def source_order(operand: ir.Expr, names: list[str]) -> list[str]:
+    """``names`` in the order a copy of ``operand`` walks them, outermost first: the
+    indices of the operand's widest read in that read's order (rows of the source read
+    whole), then the others in the order given."""
+    reads = [e for e in ir.walk(operand) if isinstance(e, ir.Read)]
+    widest = max(reads, key=lambda read: len(read.indices)).indices if reads else ()
+    first = [i.name for i in widest if isinstance(i, ir.Index) and i.name in names]
+    return first + [n for n in names if n not in first]
+
+
+def row_factor(rhs: ir.Expr, vector_index: str, row_index: str) -> ir.Expr | None:
+    """The one maximal part of ``rhs`` that uses ``row_index`` and not ``vector_index``
+    when it is more than a read or a conversion of one: ``alpha * A(m, k)`` in
+    ``alpha * A(m, k) * B(k, n)``. ``None`` when there is none, or several."""
+    found = []
+
+    def visit(e: ir.Expr) -> None:
+        names = _index_names(e)
+        if vector_index not in names:
+            if row_index in names:
+                found.append(e)
+            return
+        for child in _children(e):
+            visit(child)
+
+    visit(rhs)
+    if len(found) != 1:
+        return None
+    factor = found[0]
+    plain = factor.operand if isinstance(factor, ir.Cast) else factor
+    return None if isinstance(plain, ir.Read) else factor
+
+
+def _children(e: ir.Expr) -> tuple[ir.Expr, ...]:
+    if isinstance(e, ir.Read):
+        return e.indices
+    if isinstance(e, (ir.Unary, ir.Cast)):
+        return (e.operand,)
+    if isinstance(e, ir.Binary):
+        return (e.lhs, e.rhs)
+    if isinstance(e, ir.Select):
+        return (e.cond, e.then, e.other)
+    if isinstance(e, ir.Call):
+        return e.args
+    return ()
+
+
+def _index_names(e: ir.Expr) -> set[str]:
+    return {i.name for i in ir.walk(e) if isinstance(i, ir.Index)}
 
 
 def register_block_panels(statement_name: str, statement: ir.Statement, op: ir.Op,
@@ -133,6 +225,10 @@ def register_block_panels(statement_name: str, statement: ir.Statement, op: ir.O
     walked by a tiled member with no offset; ``read_only``: the tensors nothing
     writes while the loops run; ``budget``: the largest buffer, in bytes.
     """
+    factor = _factor_panel(statement_name, statement, op, read_only, vector_index,
+                           row_index, loop_order, tiles, rows, columns, budget)
+    inside = {read.tensor for read in ir.walk(factor[0])
+              if isinstance(read, ir.Read)} if factor else set()
     reads: dict[str, set[tuple[ir.Expr, ...]]] = {}
     for read in ir.walk(statement.rhs):
         if isinstance(read, ir.Read) and op.tensor(read.tensor).rank:
@@ -141,6 +237,8 @@ def register_block_panels(statement_name: str, statement: ir.Statement, op: ir.O
     for tensor, variants in sorted(reads.items()):
         if tensor == statement.tensor or tensor not in read_only or len(variants) != 1:
             continue
+        if tensor in inside:
+            continue  # the factor's panel holds what the block reads of it
         indices = next(iter(variants))
         if not all(isinstance(i, ir.Index) for i in indices):
             continue
@@ -162,4 +260,30 @@ def register_block_panels(statement_name: str, statement: ir.Statement, op: ir.O
         panel = Panel(statement_name, tensor, dims, lanes)
         if panel.elements * max(1, op.tensor(tensor).type.bits // 8) <= budget:
             panels.append(panel)
-    return panels
+    return panels + ([factor[1]] if factor else [])
+
+
+def _factor_panel(statement_name: str, statement: ir.Statement, op: ir.Op,
+                  read_only: frozenset[str], vector_index: str, row_index: str,
+                  loop_order: list[str], tiles: dict[str, tuple[int, int]],
+                  rows: int, columns: int, budget: int) -> tuple[ir.Expr, Panel] | None:
+    """The row factor of ``statement`` and its panel, where packing it is possible and
+    pays (module docstring); arguments as for :func:`register_block_panels`."""
+    factor = row_factor(statement.rhs, vector_index, row_index)
+    if factor is None:
+        return None
+    reads = [e for e in ir.walk(factor) if isinstance(e, ir.Read)]
+    if any(read.tensor not in read_only or
+           not all(isinstance(i, ir.Index) for i in read.indices) for read in reads):
+        return None  # a value written while the loops run, or a gather
+    names = _index_names(factor)
+    if not names <= tiles.keys():
+        return None
+    if tiles.get(vector_index, (0, 0))[1] < MIN_FACTOR_REUSE * columns:
+        return None
+    order = source_order(factor, sorted(names, key=loop_order.index))
+    dims = tuple(PanelDim(n, *tiles[n]) for n in order)
+    panel = Panel(statement_name, f"({expr_to_tc(factor)})", dims, 0)
+    if panel.elements * max(1, factor.type.compute_type.bits // 8) > budget:
+        return None
+    return factor, panel

@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 import polyc
 from polyc.compiler import frontend, generate
 from polyc.options import Options
-from polyc.poly.packing import Panel, PanelDim, panel_of_mark
+from polyc.lang.printer import expr_to_tc
+from polyc.poly.packing import Panel, PanelDim, panel_of_mark, row_factor
 
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
 TRANSPOSED = "def mt(float(M,K) A, float(N,K) B) -> (C) { C(m, n) +=! A(m, k) * B(n, k) }"
@@ -41,7 +42,7 @@ def test_mark_round_trip():
 
 def test_matmul_packs_the_streamed_operand_only():
     panels = _pack_marks(MATMUL)
-    assert [p.tensor for p in panels] == ["B"]
+    assert [p.operand for p in panels] == ["B"]
     panel = panels[0]
     assert [d.index for d in panel.dims] == ["n", "k"]   # blocks of n, then k, then lanes
     assert panel.dims[0].extent % panel.lanes == 0
@@ -78,7 +79,7 @@ def test_a_tensor_written_in_the_kernel_is_not_packed():
     # Unfused, D's loops are a register-blocked matmul over T, or over B.
     assert "register" in str(_compiled(chain.replace("READ", "T"), fusion="min").schedule)
     assert _pack_marks(chain.replace("READ", "T"), fusion="min") == []
-    assert [p.tensor for p in _pack_marks(chain.replace("READ", "B"), fusion="min")] == ["B"]
+    assert [p.operand for p in _pack_marks(chain.replace("READ", "B"), fusion="min")] == ["B"]
 
 
 def _check_matmul(m, k, n, seed=0):
@@ -110,13 +111,13 @@ def test_packed_transposed_and_batched_operands():
     rng = np.random.default_rng(3)
     A = rng.standard_normal((40, 150)).astype(np.float32)
     B = rng.standard_normal((140, 150)).astype(np.float32)
-    assert [p.tensor for p in _pack_marks(TRANSPOSED)] == ["B_t10"]   # the layout copy
+    assert [p.operand for p in _pack_marks(TRANSPOSED)] == ["B_t10"]   # the layout copy
     np.testing.assert_allclose(polyc.define(TRANSPOSED)(A, B),
                                A.astype(np.float64) @ B.T.astype(np.float64),
                                rtol=1e-4, atol=1e-3)
     X = rng.standard_normal((3, 20, 130)).astype(np.float32)
     Y = rng.standard_normal((3, 130, 70)).astype(np.float32)
-    assert [p.tensor for p in _pack_marks(BATCHED)] == ["Y"]
+    assert [p.operand for p in _pack_marks(BATCHED)] == ["Y"]
     np.testing.assert_allclose(polyc.define(BATCHED)(X, Y),
                                X.astype(np.float64) @ Y.astype(np.float64),
                                rtol=1e-4, atol=1e-3)
@@ -142,3 +143,64 @@ def test_the_copy_stays_inside_the_index_ranges(fusion):
     got_c, got_d = polyc.define(source, fusion=fusion)(A, B)
     np.testing.assert_allclose(got_c, C, rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(got_d, D, rtol=1e-4, atol=1e-3)
+
+
+# ---------------------------------------------------------------- row factors
+
+SCALED = "def smm(float alpha, float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! FACTOR * B(k, n) }"
+
+
+def _factor(rhs_factor: str) -> str | None:
+    statement = frontend(SCALED.replace("FACTOR", rhs_factor).replace(
+        "float alpha", "float alpha, float(M) s")).statements[-1]
+    factor = row_factor(statement.rhs, "n", "m")
+    return None if factor is None else expr_to_tc(factor)
+
+
+def test_row_factor_is_the_one_part_varying_with_rows_only():
+    assert _factor("alpha * A(m, k)") == "alpha * A(m, k)"
+    assert _factor("(A(m, k) + s(m))") == "A(m, k) + s(m)"
+    assert _factor("exp(A(m, k))") == "exp(A(m, k))"
+    assert _factor("A(m, k)") is None                    # a plain read: packed as a tensor
+    assert _factor("A(m, k) * s(m) * B(k, n) * alpha * s(m) * A(m, k)") is None  # two parts
+
+
+def test_factor_mark_round_trip():
+    panel = Panel("S0", "(alpha * A(m, k))", (PanelDim("m", 0, 128), PanelDim("k", 2, 128)), 0)
+    assert panel.mark().get_name() == "pack S0 (alpha * A(m, k)): m@0+128, k@2+128"
+    assert panel_of_mark(panel.mark().get_name()) == panel
+    assert panel.is_factor and not Panel("S0", "B", panel.dims, 32).is_factor
+    assert panel_of_mark("pack S0 (alpha * A(m, k)): m@0+128/8, k@2+128") is None
+
+
+def test_scaled_matmul_evaluates_its_factor_once_per_tile():
+    source = SCALED.replace("FACTOR", "alpha * A(m, k)")
+    assert [p.operand for p in _pack_marks(source)] == ["(alpha * A(m, k))", "B"]
+    text = _compiled(source).c_source.text
+    # The copy evaluates the factor; full blocks read it, edge blocks evaluate it in place.
+    assert "polyc_factor_S0[(polyc_p0) * 128 + polyc_p1] = (alpha * A[(m) * K + k]);" in text
+    assert "(polyc_factor_S0[((m - c0)) * 128 + (k - c2)] * polyc_panel_B[" in text
+    assert "((alpha * A[(m) * K + k]) * B[(k) * N + n])" in text
+    op = polyc.define(source)
+    explanation = op.explain(1.5, np.ones((20, 10), np.float32), np.ones((10, 40), np.float32))
+    assert "row factor alpha * A(m, k) evaluated per tile into m 128 × k 128" \
+        in explanation.section("fusion")
+
+
+@settings(max_examples=10, deadline=None)
+@given(m=st.integers(1, 140), k=st.integers(1, 140), n=st.integers(1, 300),
+       form=st.sampled_from(["alpha * A(m, k)", "(A(m, k) + s(m))", "exp(A(m, k)) * alpha"]),
+       dtype=st.sampled_from(["float", "double"]))
+def test_packed_factor_values(m, k, n, form, dtype):
+    source = SCALED.replace("FACTOR", form).replace("float alpha", "float alpha, float(M) s")
+    source = source.replace("float", dtype)
+    numpy_type = np.float32 if dtype == "float" else np.float64
+    rng = np.random.default_rng(m * 7 + k * 3 + n)
+    A = rng.standard_normal((m, k)).astype(numpy_type)
+    B = rng.standard_normal((k, n)).astype(numpy_type)
+    s = rng.standard_normal(m).astype(numpy_type)
+    A64, s64 = A.astype(np.float64), s.astype(np.float64)[:, None]
+    factor = {"alpha * A(m, k)": 1.5 * A64, "(A(m, k) + s(m))": A64 + s64,
+              "exp(A(m, k)) * alpha": np.exp(A64) * 1.5}[form]
+    got = polyc.define(source)(1.5, s, A, B)
+    np.testing.assert_allclose(got, factor @ B.astype(np.float64), rtol=1e-4, atol=1e-3)
