@@ -32,6 +32,7 @@ from polyc.poly.dependences import Dependences, compute_dependences
 from polyc.poly.folding import folded_inits
 from polyc.poly.program import PolyProgram, build_poly_program
 from polyc.poly.schedule import Schedule, compute_schedule
+from polyc.poly.threads import partition_nests
 
 
 def check(program: syntax.Program, name: str | None = None) -> ir.Op:
@@ -89,7 +90,11 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     schedule = compute_schedule(program, dependences, options.fusion, options.parallel,
                                 options.optimize, prologue=layout_copies(op))
     lap("schedule")
-    ast = build_ast(program, schedule)
+    shared = schedule.tree
+    partitions = {}
+    if options.optimize and options.parallel:
+        shared, partitions = partition_nests(schedule.tree)
+    ast = build_ast(program, shared)
     lap("ast")
     contractions = contract_temporaries(program, schedule) if options.optimize else {}
     lap("contraction")
@@ -98,7 +103,7 @@ def generate(op: ir.Op, options: Options) -> Compilation:
               if options.optimize and streaming.supported() else None)
     folded = folded_inits(schedule.tree, dependences, program) if options.optimize else {}
     c_source = emit_c(program, ast, settings_text(options), simd_math, contractions,
-                      options.check_gathers, stream, folded)
+                      options.check_gathers, stream, folded, partitions)
     lap("c")
     compilation = Compilation(op, options, program, dependences, schedule, ast, c_source,
                               seconds, contractions)

@@ -19,7 +19,7 @@ def run(*args, stdin=None):
     ("domains", "S0[m, n, k]"),
     ("deps", "flow  S0 -> S0"),
     ("schedule", 'mark: "parallel"'),
-    ("ast", "for (int c0 = 0; c0 < M; c0 += "),
+    ("ast", "c0 < min(M, polyc_hi0_0); c0 += "),
     ("c", "int polyc_matmul(int64_t M"),
 ])
 def test_every_stage_prints(stage, fragment):

@@ -8,12 +8,11 @@ from __future__ import annotations
 import islpy as isl
 
 from polyc.poly.program import PolyProgram
-from polyc.poly.schedule import Schedule
 
 
-def build_ast(program: PolyProgram, schedule: Schedule) -> isl.AstNode:
+def build_ast(program: PolyProgram, tree: isl.Schedule) -> isl.AstNode:
     build = isl.AstBuild.from_context(program.context)
-    return build.node_from_schedule(schedule.tree)
+    return build.node_from_schedule(tree)
 
 
 def ast_children(node: isl.AstNode) -> list[isl.AstNode]:

@@ -23,6 +23,7 @@ from polyc.codegen import streaming
 from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to_c, set_to_c
 from polyc.codegen.c_names import PREAMBLE, braced, c_name
+from polyc.codegen.thread_boxes import GRID_HELPER, box_code
 from polyc.codegen.panels import (iterators_around_marks, pack_code, panel_element, panel_read,
                                   tile_origin)
 from polyc.codegen.vector_math import declarations
@@ -36,6 +37,7 @@ from polyc.poly.dependences import is_pure_reduction
 from polyc.poly.folding import FoldedInit
 from polyc.poly.jam import JAM_MARK
 from polyc.poly.packing import Panel, operand_expr, panel_of_mark
+from polyc.poly.threads import Partition, partition_number
 from polyc.poly.privatize import privatized_tensors
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.poly.schedule import PARALLEL_MARK, collapsed_loops
@@ -62,24 +64,26 @@ def entry_name(op: ir.Op) -> str:
 def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
            simd_math: frozenset[str] = frozenset(), contractions=None,
            check_gathers: bool = True, stream_threshold: int | None = None,
-           folded: dict[str, FoldedInit] | None = None) -> CSource:
+           folded: dict[str, FoldedInit] | None = None,
+           partitions: dict[int, Partition] | None = None) -> CSource:
     """The C translation unit for ``program`` scheduled as ``ast``.
 
     ``settings`` describes the options (for the header comment); ``simd_math`` names
     the math functions with vector versions to declare (:mod:`polyc.codegen.vector_math`);
     outputs of at least ``stream_threshold`` bytes written once get streaming stores
     (:mod:`polyc.codegen.streaming`; ``None``: never); ``folded`` names the reductions
-    whose initialisation folds into their register blocks (:mod:`polyc.poly.folding`).
+    whose initialisation folds into their register blocks (:mod:`polyc.poly.folding`);
+    ``partitions`` the nests whose threads share out boxes (:mod:`polyc.poly.threads`).
     """
     op = program.op
     contractions = contractions or {}
     emitter = _Emitter(program, contractions, check_gathers, iterators_around_marks(ast),
-                       stream_threshold)
+                       stream_threshold, partitions)
     emitter.fold_inits(folded or {}, ast)
     code = emitter.node(ast)
     if not emitter.folds_complete():  # some register mark was not emitted as a block
         emitter = _Emitter(program, contractions, check_gathers,
-                           iterators_around_marks(ast), stream_threshold)
+                           iterators_around_marks(ast), stream_threshold, partitions)
         code = emitter.node(ast)
     parameters = _parameters(op)
     shared = tuple(t for t in op.temporaries if t.name not in contractions)
@@ -98,7 +102,8 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     header = _header_comment(op, settings)
     vector_math = declarations(emitter.exprs.math_calls, simd_math)
     stream = streaming.HELPERS if emitter.streamed else ""
-    text = "\n".join([header, PREAMBLE, stream, vector_math, "", str(function), ""])
+    grid = GRID_HELPER if emitter.shared_out else ""
+    text = "\n".join([header, PREAMBLE, stream, grid, vector_math, "", str(function), ""])
     return CSource(text, entry_name(op), parameters, frozenset(emitter.streamed),
                    stream_threshold)
 
@@ -156,8 +161,11 @@ def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter
 class _Emitter:
     def __init__(self, program: PolyProgram, contractions, check_gathers: bool = True,
                  loops_around_marks: dict[str, frozenset[str]] | None = None,
-                 stream_threshold: int | None = None):
+                 stream_threshold: int | None = None,
+                 partitions: dict[int, Partition] | None = None):
         self.program = program
+        self.partitions = partitions or {}
+        self.shared_out = False  # some nest's threads share out boxes
         self.contractions = contractions
         self.exprs = ExprEmitter(program.op, contractions, check_gathers)
         self.statements = {s.name: s for s in program.statements}
@@ -367,6 +375,11 @@ class _Emitter:
                 return reduction
             marks = marks - {SIMD_REDUCTION_MARK}
         if PARALLEL_MARK in marks:
+            box = self._box(marks)
+            if box is not None:
+                loop = self._loop(node, self.node(node.for_get_body()), iterator)
+                return cgen.Module([cgen.Pragma(f"omp parallel {_IF_ENOUGH_WORK}"),
+                                    cgen.Block(box + [loop])])
             nest = self._collapsible(node, marks)
             loop = self._loops(nest, self.node(nest[-1].for_get_body()))
             return cgen.Module([cgen.Pragma(
@@ -490,6 +503,15 @@ class _Emitter:
             bindings, self.exprs.access(tensor.name, lhs),
             self.exprs.expr(statement.rhs, tensor.type), size, self.stream_threshold, plain)
 
+    def _box(self, marks: frozenset[str]) -> list | None:
+        """The C declaring this thread's box, for a nest under a ``threads`` mark
+        (:mod:`polyc.codegen.thread_boxes`); ``None`` for any other."""
+        numbers = [n for n in map(partition_number, marks) if n is not None]
+        if not numbers:
+            return None
+        self.shared_out = True
+        return box_code(self.partitions[numbers[0]], self.program.context, self.names)
+
     def _collapsible(self, node: isl.AstNode, marks: frozenset[str]) -> list[isl.AstNode]:
         """The loops, ``node`` first, that a ``collapse N`` mark lets OpenMP share out as
         one: up to N perfectly nested loops whose bounds do not depend on each other,
@@ -575,7 +597,8 @@ class _Emitter:
               #pragma omp for: the loop, its body skipped if the allocation failed
               free(e); }
         """
-        nest = self._collapsible(node, marks)
+        box = self._box(marks)
+        nest = [node] if box is not None else self._collapsible(node, marks)
         body_node = nest[-1].for_get_body()
         decls, allocated = self._private_temporaries(body_node)
         fixed = [d for d, c_var in decls if c_var not in allocated]
@@ -583,15 +606,20 @@ class _Emitter:
         if fixed:
             body = cgen.Block(fixed + [body])
         clauses = f"{_simd(marks)}{_collapse(nest)} schedule(static)"
+        # Shared out in boxes, each thread runs the loops of its box; else OpenMP's.
+        share = box if box is not None else [cgen.Pragma(f"omp for{clauses}")]
         if not allocated:
-            return cgen.Module([cgen.Pragma(
-                f"omp parallel for{clauses} {_IF_ENOUGH_WORK}"),
-                self._loops(nest, body)])
+            if box is None:
+                return cgen.Module([cgen.Pragma(
+                    f"omp parallel for{clauses} {_IF_ENOUGH_WORK}"),
+                    self._loops(nest, body)])
+            return cgen.Module([cgen.Pragma(f"omp parallel {_IF_ENOUGH_WORK}"),
+                                cgen.Block(box + [self._loops(nest, body)])])
         failed = " || ".join(f"!{c_var}" for c_var in allocated)
         loop = self._loops(nest, cgen.If(" && ".join(allocated), braced(body)))
         region = cgen.Block(
             [d for d, c_var in decls if c_var in allocated]
-            + [cgen.Pragma(f"omp for{clauses}"), loop,
+            + share + [loop,
                cgen.If(failed, cgen.Block([cgen.Pragma("omp atomic write"),
                                            cgen.Statement("polyc_status = 1")]))]
             + [cgen.Statement(f"free({c_var})") for c_var in allocated])
@@ -1125,18 +1153,30 @@ def _constant_trip(loop: isl.AstNode, iterator: str, invariant_in: list[str]) ->
         last = bound.get_val().to_python() - (1 if strict else 0)
         return _Trip(last + 1, None, bound, strict) if last >= 0 else None
     if bound.get_type() == isl.ast_expr_type.op and \
-            bound.get_op_type() == isl.ast_expr_op_type.min and bound.get_op_n_arg() == 2:
-        args = [bound.get_op_arg(0), bound.get_op_arg(1)]
+            bound.get_op_type() == isl.ast_expr_op_type.min:
+        args = _min_operands(bound)
         constants = [a for a in args if a.get_type() == isl.ast_expr_type.int]
         if len(constants) != 1:
             return None
         constant = constants[0]
-        other = args[1] if constant is args[0] else args[0]
         last = constant.get_val().to_python() - (1 if strict else 0)
         if last < 0:
             return None
-        return _Trip(last + 1, other.ge(constant), bound, strict)
+        full = None  # every other bound reaches the constant (a thread's box: two)
+        for other in args:
+            if other is not constant:
+                full = other.ge(constant) if full is None else full.and_(other.ge(constant))
+        return _Trip(last + 1, full, bound, strict)
     return None
+
+
+def _min_operands(expr: isl.AstExpr) -> list[isl.AstExpr]:
+    """The operands of nested ``min`` expressions, flattened."""
+    if expr.get_type() != isl.ast_expr_type.op or \
+            expr.get_op_type() != isl.ast_expr_op_type.min:
+        return [expr]
+    return [leaf for k in range(expr.get_op_n_arg())
+            for leaf in _min_operands(expr.get_op_arg(k))]
 
 
 def _nan_tracking_update(op: str, elem: ty.ScalarType, acc: str, nan: str, value: str) -> list:

@@ -65,12 +65,16 @@ def test_entry_point_signature_and_parallel_loop():
     assert [name for name, _ in params] == ["M", "K", "N", "A", "B", "C"]
     assert params[3][1] == "restrict" and params[5][1] == "restrict"
     assert "const" in function.decl.type.args.params[3].type.type.quals
-    (pragma, loop) = finder.pragmas[0]
-    assert pragma.startswith("omp parallel for")
+    # The threads share out boxes of rows and columns: a parallel region computes this
+    # thread's box, then runs the outermost loop over it.
+    (pragma, region) = finder.pragmas[0]
+    assert pragma.startswith("omp parallel ") and "for" not in pragma
     assert "if(polyc_work" in pragma
-    assert isinstance(loop, c_ast.For)
-    assert loop is finder.fors[0], "the pragma sits on the outermost loop"
+    assert isinstance(region, c_ast.Compound)
+    loop = region.block_items[-1]
+    assert loop is finder.fors[0], "the region ends with the outermost loop"
     assert loop.init.decls[0].type.type.names == ["int64_t"]
+    assert "polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts)" in text
 
 
 def test_header_comment_names_operator_version_and_options():

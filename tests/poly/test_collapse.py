@@ -24,10 +24,11 @@ def compiled(source, **options):
     return generate(frontend(source), Options().with_(**options))
 
 
-def test_matmul_row_and_column_tiles_are_one_parallel_loop():
+def test_matmul_row_and_column_tiles_are_shared_out_together():
+    # Both loops are shared out, in boxes of rows and columns (polyc.poly.threads).
     compilation = compiled(MATMUL)
-    assert "// collapse 2" in compilation.ast_text
-    assert "#pragma omp parallel for collapse(2) schedule(static)" in compilation.c_source.text
+    assert "// collapse 2" in compilation.ast_text and "// threads 0" in compilation.ast_text
+    assert "polyc_thread_grid(omp_get_num_threads(), 2," in compilation.c_source.text
 
 
 def test_the_innermost_loop_is_never_collapsed():

@@ -1,0 +1,110 @@
+"""Thread partition: the threads of a parallel tiled nest share out boxes of the
+parallel loops' values (polyc.poly.threads), each cut in whole register blocks.
+
+Values are checked under several thread counts (set through libgomp, the OpenMP
+runtime the kernels run on): a box that overlapped another would add a product
+twice, a gap would leave elements at their initial value.
+"""
+import contextlib
+import ctypes
+import ctypes.util
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import polyc
+from polyc.compiler import frontend, generate
+from polyc.options import Options
+from polyc.poly.threads import partition_nests
+
+MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
+SCALED = """def smm(float alpha, float(M,K) A, float(K,N) B) -> (C) {
+  C(m, n) +=! alpha * A(m, k) * B(k, n)
+}"""
+NARROW = """def narrow(float(M, N, R) X, float(D, R) W) -> (Y) {
+  Y(m, n, d) +=! X(m, n, r) * W(d, r)
+}"""
+
+
+def _gomp():
+    path = ctypes.util.find_library("gomp")
+    return ctypes.CDLL(path) if path else None
+
+
+@contextlib.contextmanager
+def threads(count: int):
+    gomp = _gomp()
+    if gomp is None:
+        pytest.skip("no libgomp to set the thread count with")
+    before = gomp.omp_get_max_threads()
+    gomp.omp_set_num_threads(count)
+    try:
+        yield
+    finally:
+        gomp.omp_set_num_threads(before)
+
+
+def _partitions(source: str):
+    compilation = generate(frontend(source), Options())
+    return partition_nests(compilation.schedule.tree)[1], compilation
+
+
+def test_matmul_shares_rows_and_columns_in_whole_register_blocks():
+    partitions, compilation = _partitions(MATMUL)
+    (partition,) = partitions.values()
+    rows, columns = partition.loops
+    assert str(rows.value).endswith("-> [(m)] }") and str(columns.value).endswith("-> [(n)] }")
+    assert rows.unit > 1 and columns.unit > 1          # the register block's rows, columns
+    c = compilation.c_source.text
+    assert f"{rows.unit} * (polyc_units[0] * polyc_t0 / polyc_parts[0])" in c
+    # The box's parameters bound the loops, and never appear outside the region.
+    assert "c0 < min(M, polyc_hi0_0)" in compilation.ast_text
+    region = c[c.index("#pragma omp parallel if"):]
+    assert c.index("polyc_lo0_0") > c.index("#pragma omp parallel if") and region
+
+
+def test_other_nests_keep_the_openmp_schedule():
+    elementwise = "def add(float(M, N) A, float(M, N) B) -> (C) { C(m, n) = A(m, n) + B(m, n) }"
+    partitions, compilation = _partitions(elementwise)
+    assert partitions == {}
+    assert "omp parallel for" in compilation.c_source.text
+    # A batch loop has no register block: boxes would cut where its tiles do.
+    batched = """def bmm(float(P,M,K) X, float(P,K,N) Y) -> (Z) {
+      Z(p, m, n) +=! X(p, m, k) * Y(p, k, n)
+    }"""
+    partitions, compilation = _partitions(batched)
+    assert partitions == {} and "omp parallel for collapse(" in compilation.c_source.text
+    serial = generate(frontend(MATMUL), Options().with_(parallel=False))
+    assert "polyc_thread_grid" not in serial.c_source.text
+
+
+def _check(source, args, expected):
+    got = polyc.define(source)(*args)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 7])
+def test_values_under_each_thread_count(count):
+    rng = np.random.default_rng(count)
+    A = rng.standard_normal((203, 70)).astype(np.float32)
+    B = rng.standard_normal((70, 150)).astype(np.float32)
+    X = rng.standard_normal((9, 13, 40)).astype(np.float32)
+    W = rng.standard_normal((37, 40)).astype(np.float32)
+    A64, B64 = A.astype(np.float64), B.astype(np.float64)
+    with threads(count):
+        _check(MATMUL, (A, B), A64 @ B64)
+        _check(SCALED, (1.5, A, B), 1.5 * A64 @ B64)
+        _check(NARROW, (X, W), np.einsum("mnr,dr->mnd", X.astype(np.float64),
+                                         W.astype(np.float64)))
+
+
+@settings(max_examples=10, deadline=None)
+@given(m=st.integers(1, 300), k=st.integers(1, 60), n=st.integers(1, 300),
+       count=st.integers(1, 6))
+def test_matmul_values_property(m, k, n, count):
+    rng = np.random.default_rng(m * 5 + k * 3 + n)
+    A = rng.standard_normal((m, k)).astype(np.float32)
+    B = rng.standard_normal((k, n)).astype(np.float32)
+    with threads(count):
+        _check(MATMUL, (A, B), A.astype(np.float64) @ B.astype(np.float64))
