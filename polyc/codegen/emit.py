@@ -23,9 +23,9 @@ from polyc.codegen import streaming
 from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to_c, set_to_c
 from polyc.codegen.c_names import PREAMBLE, braced, c_name
-from polyc.codegen.thread_boxes import GRID_HELPER, box_code
 from polyc.codegen.panels import (iterators_around_marks, pack_code, panel_element, panel_read,
                                   tile_origin)
+from polyc.codegen.thread_boxes import GRID_HELPER, box_code
 from polyc.codegen.vector_math import declarations
 from polyc.errors import InternalError
 from polyc.fusion.layout import read_only_tensors, write_once_outputs
@@ -37,10 +37,10 @@ from polyc.poly.dependences import is_pure_reduction
 from polyc.poly.folding import FoldedInit
 from polyc.poly.jam import JAM_MARK
 from polyc.poly.packing import Panel, operand_expr, panel_of_mark
-from polyc.poly.threads import Partition, partition_number
 from polyc.poly.privatize import privatized_tensors
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.poly.schedule import PARALLEL_MARK, collapsed_loops
+from polyc.poly.threads import Partition, partition_number
 from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK
 
 # Statement instances below which a parallel loop runs on one thread.
