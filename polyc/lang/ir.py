@@ -212,20 +212,23 @@ class Op:
         return to_tc(self)
 
 
+def children(expr: Expr) -> tuple[Expr, ...]:
+    """The sub-expressions directly under ``expr``."""
+    if isinstance(expr, Read):
+        return expr.indices
+    if isinstance(expr, (Unary, Cast)):
+        return (expr.operand,)
+    if isinstance(expr, Binary):
+        return (expr.lhs, expr.rhs)
+    if isinstance(expr, Select):
+        return (expr.cond, expr.then, expr.other)
+    if isinstance(expr, Call):
+        return expr.args
+    return ()
+
+
 def walk(expr: Expr):
     """Every sub-expression of ``expr``, pre-order."""
     yield expr
-    if isinstance(expr, Read):
-        children = expr.indices
-    elif isinstance(expr, Unary) or isinstance(expr, Cast):
-        children = (expr.operand,)
-    elif isinstance(expr, Binary):
-        children = (expr.lhs, expr.rhs)
-    elif isinstance(expr, Select):
-        children = (expr.cond, expr.then, expr.other)
-    elif isinstance(expr, Call):
-        children = expr.args
-    else:
-        children = ()
-    for child in children:
+    for child in children(expr):
         yield from walk(child)

@@ -183,7 +183,7 @@ def row_factor(rhs: ir.Expr, vector_index: str, row_index: str) -> ir.Expr | Non
             if row_index in names:
                 found.append(e)
             return
-        for child in _children(e):
+        for child in ir.children(e):
             visit(child)
 
     visit(rhs)
@@ -192,20 +192,6 @@ def row_factor(rhs: ir.Expr, vector_index: str, row_index: str) -> ir.Expr | Non
     factor = found[0]
     plain = factor.operand if isinstance(factor, ir.Cast) else factor
     return None if isinstance(plain, ir.Read) else factor
-
-
-def _children(e: ir.Expr) -> tuple[ir.Expr, ...]:
-    if isinstance(e, ir.Read):
-        return e.indices
-    if isinstance(e, (ir.Unary, ir.Cast)):
-        return (e.operand,)
-    if isinstance(e, ir.Binary):
-        return (e.lhs, e.rhs)
-    if isinstance(e, ir.Select):
-        return (e.cond, e.then, e.other)
-    if isinstance(e, ir.Call):
-        return e.args
-    return ()
 
 
 def _index_names(e: ir.Expr) -> set[str]:
