@@ -261,8 +261,7 @@ class ExprEmitter:
 
 def index_names(indices: tuple[ir.Expr, ...]) -> frozenset[str]:
     """The loop indices that some of ``indices`` use (inside gathers too)."""
-    return frozenset(e.name for index in indices for e in ir.walk(index)
-                     if isinstance(e, ir.Index))
+    return ir.index_names(*indices)
 
 
 def _parenthesized(text: str) -> str:

@@ -15,8 +15,10 @@ columns ``j`` (unit 32) among the threads of the parallel region::
     polyc_place /= polyc_parts[1];
     const int64_t polyc_t0 = polyc_place % polyc_parts[0];
     polyc_place /= polyc_parts[0];
-    const int64_t polyc_lo0_0 = polyc_first0 + 8 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
-    const int64_t polyc_hi0_0 = polyc_first0 + 8 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
+    const int64_t polyc_lo0_0 =
+        polyc_first0 + 8 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
+    const int64_t polyc_hi0_0 =
+        polyc_first0 + 8 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
     ...
 
 Part ``t`` of ``p`` along a loop holds units ``[u t / p, u (t + 1) / p)``: the parts

@@ -227,6 +227,11 @@ def children(expr: Expr) -> tuple[Expr, ...]:
     return ()
 
 
+def index_names(*exprs: Expr) -> frozenset[str]:
+    """The loop indices that some of ``exprs`` use (inside gathers too)."""
+    return frozenset(e.name for expr in exprs for e in walk(expr) if isinstance(e, Index))
+
+
 def walk(expr: Expr):
     """Every sub-expression of ``expr``, pre-order."""
     yield expr

@@ -46,8 +46,8 @@ buffer's dimensions outermost first, each ``index@depth+extent`` (the tile's
 first ``index`` is the iterator ``c<depth>`` of the tile loop), the vector
 dimension first, split into blocks of 32 lanes that go innermost. A row factor's
 mark names the factor's text in parentheses: ``pack S0 (alpha * A(m, k)): m@0+128,
-k@2+128``, its panel unblocked, row-major. Only full register blocks read the panel; edge blocks read the tensor
-itself.
+k@2+128``, its panel unblocked, row-major. Only full register blocks read the
+panel; edge blocks read the tensor itself.
 """
 from __future__ import annotations
 
@@ -178,7 +178,7 @@ def row_factor(rhs: ir.Expr, vector_index: str, row_index: str) -> ir.Expr | Non
     found = []
 
     def visit(e: ir.Expr) -> None:
-        names = _index_names(e)
+        names = ir.index_names(e)
         if vector_index not in names:
             if row_index in names:
                 found.append(e)
@@ -192,10 +192,6 @@ def row_factor(rhs: ir.Expr, vector_index: str, row_index: str) -> ir.Expr | Non
     factor = found[0]
     plain = factor.operand if isinstance(factor, ir.Cast) else factor
     return None if isinstance(plain, ir.Read) else factor
-
-
-def _index_names(e: ir.Expr) -> set[str]:
-    return {i.name for i in ir.walk(e) if isinstance(i, ir.Index)}
 
 
 def register_block_panels(statement_name: str, statement: ir.Statement, op: ir.Op,
@@ -262,7 +258,7 @@ def _factor_panel(statement_name: str, statement: ir.Statement, op: ir.Op,
     if any(read.tensor not in read_only or
            not all(isinstance(i, ir.Index) for i in read.indices) for read in reads):
         return None  # a value written while the loops run, or a gather
-    names = _index_names(factor)
+    names = ir.index_names(factor)
     if not names <= tiles.keys():
         return None
     if tiles.get(vector_index, (0, 0))[1] < MIN_FACTOR_REUSE * columns:
