@@ -83,7 +83,8 @@ class Footprint:
 
 def tile_sizes(footprints: list[Footprint], start: list[int], largest: list[int],
                element_bytes: int, budget: int,
-               spans: dict[int, int] | None = None) -> list[int]:
+               spans: dict[int, int] | None = None,
+               streams: dict[int, int] | None = None) -> list[int]:
     """Tile sizes for a band by greedy doubling, from ``start``.
 
     The cost of a tile is the data it brings into the cache per iteration it runs,
@@ -91,7 +92,10 @@ def tile_sizes(footprints: list[Footprint], start: list[int], largest: list[int]
     cost the most per byte the working set grows, while the working set stays within
     ``budget`` bytes and no member passes its ``largest`` (one whose ``largest`` is its
     ``start`` stays as it is). A member with a ``spans`` entry counts at most that many
-    steps per tile (the window offset of a small filter).
+    steps per tile (the window offset of a small filter). A member with a ``streams``
+    entry walks its tile that many steps at a time, outermost, and never returns: the
+    working set counts one such stride of it (a register block's rows, whose blocks of
+    the operands pass through the cache one after another), the traffic the whole tile.
 
     Matmul's three arrays come out as a cube. A convolution keeps few images of its
     batch per tile (along the batch only the small filter is reused) and spends the
@@ -99,12 +103,14 @@ def tile_sizes(footprints: list[Footprint], start: list[int], largest: list[int]
     """
     tiles = list(start)
     spans = spans or {}
+    streams = streams or {}
 
     def steps(trial: list[int]) -> list[int]:
         return [min(t, spans.get(m, t)) for m, t in enumerate(trial)]
 
     def working_set(trial: list[int]) -> int:
-        return sum(f.elements(steps(trial)) for f in footprints) * element_bytes
+        resident = [min(t, streams.get(m, t)) for m, t in enumerate(steps(trial))]
+        return sum(f.elements(resident) for f in footprints) * element_bytes
 
     def traffic(trial: list[int]) -> float:
         points = 1

@@ -10,6 +10,7 @@ from polyc.options import Options
 from polyc.poly.cache_model import (Caches, Footprint, machine_caches, panel_depth,
                                     register_block, tile_sizes)
 from polyc.poly.schedule import check_legality
+from polyc.poly.tiling import ROW_TILES
 
 SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
   row_max(n) max=! X(n, d)
@@ -104,6 +105,26 @@ def test_matmul_tiles_grow_from_one_register_block_to_a_cube():
     small = tile_sizes(MATMUL_FOOTPRINTS, start=[1, 1, 1], largest=[256] * 3,
                        element_bytes=4, budget=3 * 16 * 16 * 4)
     assert small == [16, 16, 16]
+
+
+def test_streamed_rows_do_not_count_against_the_cache():
+    # A register block's rows (8 at a time) stream: the cache holds one block's rows of
+    # A and C, so the rows grow to their bound while the budget still holds a cube.
+    tiles = tile_sizes(MATMUL_FOOTPRINTS, start=[8, 32, 128], largest=[512, 128, 128],
+                       element_bytes=4, budget=512 * 1024, streams={0: 8})
+    assert tiles == [512, 128, 128]
+    counted = tile_sizes(MATMUL_FOOTPRINTS, start=[8, 32, 128], largest=[512, 128, 128],
+                         element_bytes=4, budget=512 * 1024)
+    assert counted[0] < 512 and 4 * (counted[0] * 128 * 2 + 128 * 128) <= 512 * 1024
+
+
+def test_matmul_rows_span_several_cubes_and_convolution_rows_do_not():
+    # Matmul's register block rows are the outermost loop of its tile; a convolution
+    # runs image rows outside its block of output channels, which then count in full.
+    matmul = str(compiled(MATMUL).schedule)
+    assert tile_of(matmul, "m") == ROW_TILES * tile_of(matmul, "n")
+    conv = str(compiled(CONV).schedule)
+    assert tile_of(conv, "k") <= tile_of(conv, "h")
 
 
 @settings(max_examples=60, deadline=None)
