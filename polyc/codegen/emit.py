@@ -23,6 +23,7 @@ from polyc.codegen import streaming
 from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to_c, set_to_c
 from polyc.codegen.c_names import PREAMBLE, braced, c_name
+from polyc.codegen.prefetch import LINE_BYTES, RowPrefetch, chunked_loop
 from polyc.codegen.panels import (iterators_around_marks, pack_code, panel_element, panel_read,
                                   tile_origin)
 from polyc.codegen.thread_boxes import GRID_HELPER, box_code
@@ -183,6 +184,7 @@ class _Emitter:
         self.skipped_inits: dict[str, str] = {}
         self.register_marks: dict[str, int] = {}  # statement -> its register marks
         self.blocked: dict[str, int] = {}         # statement -> those emitted as blocks
+        self.prefetch: RowPrefetch | None = None  # for the SIMD loop of a row's last pass
 
     def folds_complete(self) -> bool:
         """Whether every register mark of a folded statement became a register block,
@@ -381,15 +383,84 @@ class _Emitter:
                 return cgen.Module([cgen.Pragma(f"omp parallel {_IF_ENOUGH_WORK}"),
                                     cgen.Block(box + [loop])])
             nest = self._collapsible(node, marks)
-            loop = self._loops(nest, self.node(nest[-1].for_get_body()))
+            prefetch = self._row_prefetch(node, iterator) if len(nest) == 1 else None
+            loop = self._loops(nest, self._row_body(nest[-1].for_get_body(), prefetch))
             return cgen.Module([cgen.Pragma(
                 f"omp parallel for{_simd(marks)}{_collapse(nest)} schedule(static) "
                 f"{_IF_ENOUGH_WORK}"), loop])
-        loop = self._loop(node, self.node(node.for_get_body()), iterator)
         if SIMD_MARK in marks:
-            loop = cgen.Module([cgen.Pragma("omp simd"), loop])
-            return self._streamed(node, iterator, loop) or loop
-        return loop
+            prefetch, self.prefetch = self.prefetch, None
+            body = self.node(node.for_get_body())
+            loop = cgen.Module([cgen.Pragma("omp simd"), self._loop(node, body, iterator)])
+            upper = _exclusive_upper_bound(node, iterator)
+            if prefetch is not None and upper is not None:
+                loop = chunked_loop(prefetch, iterator, self._expr(node.for_get_init()),
+                                    self._expr(upper), body)
+            return self._streamed(node, iterator, loop, prefetch) or loop
+        body = self._row_body(node.for_get_body(), self._row_prefetch(node, iterator))
+        return self._loop(node, body, iterator)
+
+    def _row_prefetch(self, row: isl.AstNode, iterator: str) -> RowPrefetch | None:
+        """What the last pass of a row loop (``row``, a loop around a sequence of passes
+        ending in a SIMD loop) fetches of the next row (:mod:`polyc.codegen.prefetch`);
+        ``None`` when there is nothing to fetch."""
+        body, row_end = row.for_get_body(), _exclusive_upper_bound(row, iterator)
+        if body.get_type() != isl.ast_node_type.block or row_end is None:
+            return None
+        children = body.block_get_children()
+        passes = [children.get_at(k) for k in range(len(children))]
+        last, marks = passes[-1], set()
+        while last.get_type() == isl.ast_node_type.mark:
+            marks.add(last.mark_get_id().get_name())
+            last = last.mark_get_node()
+        if SIMD_MARK not in marks or last.get_type() != isl.ast_node_type.for_ or \
+                _single(last.for_get_body()).get_type() != isl.ast_node_type.user:
+            return None
+        first = next((loop for node in passes[:-1] for loop in _innermost_loops(node)), None)
+        if first is None:
+            return None
+        first_iterator = self._expr(first.for_get_iterator())
+        first_end = _exclusive_upper_bound(first, first_iterator)
+        stmt, bound = self._called(_single(first.for_get_body()).user_get_expr())
+        known = {iterator, first_iterator, *self.names}
+        if first_end is None or stmt.is_init or not all(_identifiers(e) <= known for e in (
+                first.for_get_init(), first_end, *bound.values())):
+            return None  # the first pass's loop is not the row's child
+        addresses, widths = {}, []
+        for read in ir.walk(stmt.statement.rhs):
+            if not isinstance(read, ir.Read) or not read.indices:
+                continue
+            tensor = self.program.op.tensor(read.tensor)
+            *outer, inner = read.indices
+            if (tensor.role != ir.INPUT or not isinstance(inner, ir.Index)
+                    or not index_names(read.indices) <= bound.keys()
+                    or any(isinstance(e, ir.Read) for i in outer for e in ir.walk(i))
+                    or _coefficient(bound[inner.name], first_iterator) != 1
+                    or any(_mentions(bound[n], first_iterator) for n in index_names(outer))
+                    or not any(_mentions(bound[n], iterator)
+                               for n in index_names(read.indices))):
+                continue
+            addresses[self.exprs.access(read.tensor, read.indices)] = None
+            widths.append(max(1, tensor.type.bits // 8))
+        if not addresses:
+            return None
+        bindings = tuple((c_name(index), self._expr(arg)) for index, arg in bound.items())
+        return RowPrefetch(iterator, f"({iterator} + 1)", self._expr(row_end), first_iterator,
+                           self._expr(first.for_get_init()), self._expr(first_end),
+                           bindings, tuple(addresses), max(1, LINE_BYTES // min(widths)))
+
+    def _row_body(self, body: isl.AstNode, prefetch: RowPrefetch | None):
+        """The code of a row loop's ``body``; its last pass fetches for the next row."""
+        if prefetch is None:
+            return self.node(body)
+        children = body.block_get_children()
+        code = [self._sequenced(children.get_at(k)) for k in range(len(children) - 1)]
+        self.prefetch = prefetch
+        try:
+            code.append(self._sequenced(children.get_at(len(children) - 1)))
+        finally:
+            self.prefetch = None
+        return cgen.Block(code)
 
     def _jammed(self, node: isl.AstNode, iterator: str, marks: frozenset[str]):
         """A vector loop around a ``jam`` loop (:mod:`polyc.poly.jam`) of one statement:
@@ -475,10 +546,12 @@ class _Emitter:
         return cgen.Block(before + [cgen.Pragma(f"omp simd {clause}"),
                                     self._loop(node, cgen.Block(updates), iterator)] + after)
 
-    def _streamed(self, node: isl.AstNode, iterator: str, plain):
+    def _streamed(self, node: isl.AstNode, iterator: str, plain,
+                  prefetch: RowPrefetch | None = None):
         """The SIMD loop ``node`` (C: ``plain``) with streaming stores for large outputs,
         if its body is one statement writing, along ``iterator`` with step 1, an output
-        written once (:mod:`polyc.codegen.streaming`); else ``None``."""
+        written once (:mod:`polyc.codegen.streaming`), each chunk after the prefetches of
+        ``prefetch``; else ``None``."""
         body = _single(node.for_get_body())
         if not self.streamable or body.get_type() != isl.ast_node_type.user:
             return None
@@ -501,7 +574,8 @@ class _Emitter:
         return streaming.staged_loop(
             iterator, self._expr(node.for_get_init()), self._expr(upper), tensor.type,
             bindings, self.exprs.access(tensor.name, lhs),
-            self.exprs.expr(statement.rhs, tensor.type), size, self.stream_threshold, plain)
+            self.exprs.expr(statement.rhs, tensor.type), size, self.stream_threshold, plain,
+            prefetch)
 
     def _box(self, marks: frozenset[str]) -> list | None:
         """The C declaring this thread's box, for a nest under a ``threads`` mark
@@ -602,7 +676,9 @@ class _Emitter:
         body_node = nest[-1].for_get_body()
         decls, allocated = self._private_temporaries(body_node)
         fixed = [d for d, c_var in decls if c_var not in allocated]
-        body = self.node(body_node)
+        prefetch = (self._row_prefetch(node, self._expr(node.for_get_iterator()))
+                    if box is None and len(nest) == 1 else None)
+        body = self._row_body(body_node, prefetch)
         if fixed:
             body = cgen.Block(fixed + [body])
         clauses = f"{_simd(marks)}{_collapse(nest)} schedule(static)"
@@ -1076,6 +1152,25 @@ def _has_loop(node: isl.AstNode) -> bool:
     """Whether a ``for`` loop runs somewhere under an AST node."""
     return node.get_type() == isl.ast_node_type.for_ or any(
         _has_loop(child) for child in ast_children(node))
+
+
+def _innermost_loops(node: isl.AstNode) -> list[isl.AstNode]:
+    """The loops under an AST node (itself included) whose body is one statement, in
+    order."""
+    if node.get_type() == isl.ast_node_type.for_ and \
+            _single(node.for_get_body()).get_type() == isl.ast_node_type.user:
+        return [node]
+    return [loop for child in ast_children(node) for loop in _innermost_loops(child)]
+
+
+def _identifiers(expr: isl.AstExpr) -> set[str]:
+    """The identifiers an isl AST expression uses."""
+    if expr.get_type() == isl.ast_expr_type.id:
+        return {expr.get_id().get_name()}
+    if expr.get_type() == isl.ast_expr_type.op:
+        return set().union(*(_identifiers(expr.get_op_arg(k))
+                             for k in range(expr.get_op_n_arg())))
+    return set()
 
 
 def _statement_names(node: isl.AstNode) -> set[str]:

@@ -29,6 +29,7 @@ import platform
 import cgen
 
 from polyc.codegen.c_names import braced
+from polyc.codegen.prefetch import RowPrefetch
 from polyc.lang import types as ty
 from polyc.poly.cache_model import machine_caches
 
@@ -80,10 +81,13 @@ def threshold_bytes() -> int:
 
 
 def staged_loop(iterator: str, lo: str, hi: str, element: ty.ScalarType, bindings: list,
-                target: str, value: str, size_bytes: str, threshold: int, plain):
+                target: str, value: str, size_bytes: str, threshold: int, plain,
+                prefetch: RowPrefetch | None = None):
     """The C of a SIMD loop ``for (iterator = lo; iterator < hi; ++iterator) { bindings;
     target = value; }`` that streams its stores when ``size_bytes >= threshold``, else
-    runs ``plain`` (the loop as usual). ``target`` is contiguous along ``iterator``."""
+    runs ``plain`` (the loop as usual). ``target`` is contiguous along ``iterator``;
+    each chunk starts with the prefetches of ``prefetch`` (:mod:`polyc.codegen.prefetch`)
+    for its values."""
     ctype = element.c_type
     chunk = STAGE_BYTES // max(1, element.bits // 8)
     at_chunk = cgen.Block([cgen.Initializer(cgen.Value("const int64_t", iterator),
@@ -100,6 +104,7 @@ def staged_loop(iterator: str, lo: str, hi: str, element: ty.ScalarType, binding
             cgen.Statement(
                 f"polyc_end = polyc_min({hi}, polyc_chunk + {chunk} - "
                 f"(int64_t)(((uintptr_t)polyc_to & 63) / sizeof({ctype})))"),
+            *(prefetch.code("polyc_chunk", "polyc_end", lo) if prefetch is not None else []),
             cgen.Statement(f"_Alignas(64) {ctype} polyc_stage[{chunk}]"),
             cgen.Pragma("omp simd"),
             cgen.For(f"int64_t {iterator} = polyc_chunk", f"{iterator} < polyc_end",

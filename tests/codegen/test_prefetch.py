@@ -1,0 +1,79 @@
+"""Next-row prefetches in the last pass of a row (polyc/codegen/prefetch.py).
+
+A prefetch never changes a value, so the values tests here are about what the
+chunked last pass computes: every element once, with passes of different
+lengths and on the last row; the structure tests pin what is fetched and where.
+"""
+import re
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import polyc
+
+SOFTMAX = """
+def softmax(float(N, D) X) -> (Y) {
+  row_max(n) max=! X(n, d)
+  e(n, d) = exp(X(n, d) - row_max(n))
+  row_sum(n) +=! e(n, d)
+  Y(n, d) = e(n, d) / row_sum(n)
+}
+"""
+# The first pass walks D values of a row, the last E: a row's passes of different lengths.
+SHIFTED = """
+def shifted(float(N, D) X, float(N, E) Z) -> (Y) {
+  m(n) max=! X(n, d)
+  Y(n, j) = Z(n, j) - m(n)
+}
+"""
+GATHERED = """
+def gathered(float(R, D) X, int32(N) rows) -> (Y) {
+  m(n) max=! X(rows(n), d)
+  Y(n, d) = X(rows(n), d) - m(n)
+}
+"""
+
+
+def _c(source: str, **options) -> str:
+    return polyc.define(source, **options).compilation().c_source.text
+
+
+def test_the_last_pass_fetches_the_next_rows_first_pass_reads():
+    text = _c(SOFTMAX)
+    fetches = re.findall(r"__builtin_prefetch\(&(\w+)\[", text)
+    assert fetches and set(fetches) == {"X"}  # the input, never the temporary e
+    # in the last pass (the division), once per line of the next row, on rows that exist
+    last_pass = text[text.index("__builtin_prefetch"):]
+    assert "row_sum[0]" in last_pass and "exp" not in last_pass.split("row_sum[0]")[0]
+    assert "if ((c0 + 1) < N)" in text
+    assert "const int64_t c0 = polyc_next_row;" in text
+
+
+def test_no_prefetch_without_a_row_of_passes_or_through_a_gather():
+    assert "__builtin_prefetch" not in _c("def f(float(N, D) A) -> (B) { B(n, d) = A(n, d) * 2 }")
+    assert "__builtin_prefetch" not in _c(SOFTMAX, optimize=False)
+    text = _c(GATHERED)
+    assert "__builtin_prefetch" not in text  # its address would read rows(n + 1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 200), st.integers(1, 200))
+def test_passes_of_different_lengths_compute_every_element(rows, first, last):
+    op = polyc.define(SHIFTED)
+    assert "__builtin_prefetch" in op.compilation().c_source.text
+    rng = np.random.default_rng(rows * 40000 + first * 200 + last)
+    X = rng.standard_normal((rows, first)).astype(np.float32)
+    Z = rng.standard_normal((rows, last)).astype(np.float32)
+    np.testing.assert_array_equal(op(X, Z), Z - X.max(axis=1, keepdims=True))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 9), st.integers(1, 300))
+def test_softmax_with_prefetches_matches_numpy(rows, cols):
+    op = polyc.define(SOFTMAX)
+    X = np.random.default_rng(rows * 1000 + cols).standard_normal((rows, cols))
+    X = X.astype(np.float32)
+    expected = np.exp(X.astype(np.float64) - X.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(op(X), expected, rtol=1e-5, atol=1e-7)
