@@ -4,7 +4,10 @@
 dependence (validity), keeps producers near consumers (proximity) and finds
 loops without loop-carried dependences (coincidence). The fusion strategy
 picks isl's options: ``"max"`` fuses whole components, ``"min"`` serialises
-strongly connected components (no fusion), ``"default"`` leaves isl's choice.
+strongly connected components (no fusion), ``"default"`` fuses as much as keeps
+the outer loop parallel and every band tiling needs: everything, isl's own
+choice, or groups of consecutive statements (a contraction with its epilogue),
+in that order of preference.
 
 The outermost band member that isl found coincident along each path of the
 tree gets a ``parallel`` mark; code generation turns it into an OpenMP loop.
@@ -31,7 +34,7 @@ from polyc.fusion.distribute import distribute_shifted_members
 from polyc.fusion.vector_passes import VectorPasses, fuse_vector_passes
 from polyc.poly.cache_model import machine_caches
 from polyc.poly.privatize import privatization, privatized_tensors, private_mark
-from polyc.poly.program import PolyProgram, isl_items, statements_named
+from polyc.poly.program import INIT_SUFFIX, PolyProgram, isl_items, statements_named
 from polyc.poly.jam import JamRules, jam_outer_rows
 from polyc.poly.tiling import (SIMD_MARK, SIMD_REDUCTION_MARK, accumulates_along, carries_reuse,
                                has_inner_band, optimize_bands, tiling_matters,
@@ -96,33 +99,64 @@ def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
                    .set_proximity(deps.dep_flow.union(deps.dep_reuse))
                    .set_coincidence(deps.coincidence))
     if fusion == "default":
-        # Fuse as much as possible while the outer loop stays parallel and no statement
-        # loses depth of its outermost permutable band (its tiling and register blocking).
-        unfused = _isl_schedule(constraints, program, serialize_sccs=True)
-        depths = _outer_band_depths(unfused, program, tiled_only=True)
-        tree, decision, rejected = unfused, "", []
-        for name, candidate in (("maximal fusion", dict(whole_component=True)),
-                                ("isl's default fusion", {})):
-            fused = _isl_schedule(constraints, program, **candidate)
-            fused_depth = _outer_band_depths(fused, program)
-            if not _outer_loop_parallel(fused, deps, program):
-                rejected.append(f"{name} would serialise the outer loop")
-            elif any(fused_depth.get(s, 0) < d for s, d in depths.items()):
-                rejected.append(f"{name} would shrink the permutable bands tiling needs")
-            else:
-                tree = fused
-                private = _outer_private_tensors(fused, deps, program)
-                how = (f"in parallel with private accumulators for {', '.join(private)}"
-                       if private else "parallel")
-                decision = f"{name} (the outer loop stays {how}, no band loses depth)"
-                break
-        if not decision:
-            decision = f"no fusion ({'; '.join(rejected)})"
+        tree, decision = _default_fusion(constraints, program, deps, parallel, optimize)
     else:
-        tree = _isl_schedule(constraints, program, whole_component=fusion == "max",
-                             serialize_sccs=fusion == "min")
+        tree = _finish(_isl_schedule(constraints, program, whole_component=fusion == "max",
+                                     serialize_sccs=fusion == "min"),
+                       program, deps, parallel, optimize)
         decision = {"max": "maximal fusion (fusion='max')",
                     "min": "no fusion (fusion='min')"}[fusion]
+    schedule = Schedule(tree, fusion, decision)
+    check_legality(schedule.schedule_map, deps, program)
+    check_parallel(tree, deps, program)
+    return schedule
+
+
+def _default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
+                    deps: Dependences, parallel: bool, optimize: bool
+                    ) -> tuple[isl.Schedule, str]:
+    """The default strategy's final tree and its decision: fuse as much as possible while
+    the outer loop stays parallel and no statement loses depth of its outermost
+    permutable band (its tiling and register blocking): everything, else isl's
+    default, else in groups (:func:`_fused_groups`), else nothing."""
+    unfused = _isl_schedule(constraints, program, serialize_sccs=True)
+    depths = _outer_band_depths(unfused, program, tiled_only=True)
+    rejected = []
+    for name, candidate in (("maximal fusion", dict(whole_component=True)),
+                            ("isl's default fusion", {})):
+        fused = _isl_schedule(constraints, program, **candidate)
+        fused_depth = _outer_band_depths(fused, program)
+        if not _outer_loop_parallel(fused, deps, program):
+            rejected.append(f"{name} would serialise the outer loop")
+        elif any(fused_depth.get(s, 0) < d for s, d in depths.items()):
+            rejected.append(f"{name} would shrink the permutable bands tiling needs")
+        else:
+            private = _outer_private_tensors(fused, deps, program)
+            how = (f"in parallel with private accumulators for {', '.join(private)}"
+                   if private else "parallel")
+            return (_finish(fused, program, deps, parallel, optimize),
+                    f"{name} (the outer loop stays {how}, no band loses depth)")
+    reasons = "; ".join(rejected)
+    separate = _finish(unfused, program, deps, parallel, optimize)
+    grouped = _fused_groups(program, deps, depths, _innermost_indices(unfused))
+    if grouped is None:
+        return separate, f"no fusion ({reasons})"
+    tree, groups = grouped
+    tree = _finish(tree, program, deps, parallel, optimize)
+    if parallel and _serial_nests(tree) > _serial_nests(separate):
+        # Optimised, a group lost what its nests had apart (gemver: a column walk that
+        # runs in parallel with private accumulators only on its own).
+        return separate, (f"no fusion ({reasons}; fusion in groups would leave a loop "
+                          "nest without an outer parallel loop)")
+    listed = " | ".join(", ".join(group) for group in groups)
+    return tree, (f"fusion in {len(groups)} groups: {listed} (the outer loops stay "
+                  f"parallel, no band loses depth; across groups {reasons})")
+
+
+def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, parallel: bool,
+            optimize: bool) -> isl.Schedule:
+    """The fused tree optimised (tiling, register blocks, jams, vector passes) and with
+    its parallel marks."""
     if optimize:
         tree = distribute_shifted_members(tree, deps)
         tree = optimize_bands(tree, program, machine_caches(), deps)
@@ -139,10 +173,144 @@ def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
             calls_out=lambda statements: calls_library(statements, program)))
     if parallel:
         tree = _mark_outer_parallel(tree.get_root(), deps, program).get_schedule()
-    schedule = Schedule(tree, fusion, decision)
-    check_legality(schedule.schedule_map, deps, program)
-    check_parallel(tree, deps, program)
-    return schedule
+    return tree
+
+
+def _serial_nests(tree: isl.Schedule) -> int:
+    """The loop nests of a marked tree that do not start with a parallel loop."""
+    return sum(1 for nest in _outer_nests(tree)
+               if _has_band(nest) and nest.get_type() != isl.schedule_node_type.mark)
+
+
+def _has_band(node: isl.ScheduleNode) -> bool:
+    """Whether a loop runs somewhere under a schedule tree node."""
+    return node.get_type() == isl.schedule_node_type.band or any(
+        _has_band(node.child(k)) for k in range(node.n_children()))
+
+
+def _fused_groups(program: PolyProgram, deps: Dependences, depths: dict[str, int],
+                  innermost: dict[str, frozenset[int]]
+                  ) -> tuple[isl.Schedule, list[list[str]]] | None:
+    """Maximal fusion within groups of consecutive statements, the groups in sequence:
+    ``(schedule, groups)``, or ``None`` when no two statements of the program could
+    share loops.
+
+    The statements go in program order (a reduction with its initialisation), each
+    joining the group before it when the group's maximal fusion keeps its outer loop
+    parallel, every band its tiling needs (``depths``: the band depths of the unfused
+    schedule) and every statement's innermost loop (``innermost``: the indices it
+    walks in the unfused schedule, the order its accesses were laid out for), and
+    reuses data in place (:func:`_reused_in_place`). The original program runs
+    statements in this order, so every dependence between two groups goes forward. 2mm's second product fuses with its
+    ``+ beta * D`` epilogue, as mlp's with its bias, while the first product, whose
+    rows the second reads whole, stays a nest of its own."""
+    units: list[list[str]] = []
+    for stmt in program.statements:
+        if units and units[-1][-1] == stmt.name + INIT_SUFFIX and not stmt.is_init:
+            units[-1].append(stmt.name)
+        else:
+            units.append([stmt.name])
+    groups: list[tuple[list[str], isl.Schedule]] = []
+    for unit in units:
+        if groups:
+            joined = groups[-1][0] + unit
+            tree = _fused_group(program, deps, depths, joined)
+            if (tree is not None and _reused_in_place(tree, deps, groups[-1][0], unit, program)
+                    and all(innermost.get(name) == walked for name, walked
+                            in _innermost_indices(tree).items())):
+                groups[-1] = (joined, tree)
+                continue
+        tree = _fused_group(program, deps, depths, unit)
+        if tree is None:
+            tree = _isl_schedule(_group_constraints(program, deps, unit), program,
+                                 serialize_sccs=True)
+        groups.append((unit, tree))
+    if len(groups) == len(program.statements) or len(groups) == 1:
+        return None
+    tree = groups[0][1]
+    for _, later in groups[1:]:
+        tree = tree.sequence(later)
+    return tree, [names for names, _ in groups]
+
+
+def _fused_group(program: PolyProgram, deps: Dependences, depths: dict[str, int],
+                 names: list[str]) -> isl.Schedule | None:
+    """The maximal fusion of the statements ``names`` if its outer loop is parallel as it
+    is (no private accumulators) and no band is shallower than ``depths``, else
+    ``None``."""
+    tree = _isl_schedule(_group_constraints(program, deps, names), program,
+                         whole_component=True)
+    fused_depth = _outer_band_depths(tree, program)
+    if not _outer_loop_parallel(tree, deps, program) or _outer_private_tensors(
+            tree, deps, program) or any(
+            fused_depth.get(name, 0) < depths[name] for name in names if name in depths):
+        return None
+    return tree
+
+
+def _reused_in_place(tree: isl.Schedule, deps: Dependences, group: list[str],
+                     unit: list[str], program: PolyProgram) -> bool:
+    """Whether fusing ``unit`` into ``group`` (``tree``: their maximal fusion) reuses data
+    in place: some value ``unit`` reads is written or read by ``group`` (flow or reuse
+    dependences), always in the same iteration of the fused outer band. Fusion that
+    only shares loops, or meets a value in another iteration (a transposed read of a
+    producer's output), keeps the reuse distance of separate nests and may lose the
+    access order each nest had."""
+    band = tree.get_root().child(0)
+    if band.get_type() != isl.schedule_node_type.band:
+        return False
+    sources = statements_named(program.domain, group)
+    sinks = statements_named(program.domain, unit)
+    links = (deps.dep_flow.union(deps.dep_reuse)
+             .intersect_domain(sources).intersect_range(sinks))
+    if links.is_empty():
+        return False
+    parallel = [k for k in range(band.band_n_member()) if band.band_member_get_coincident(k)]
+    if not parallel or parallel[0] != 0:
+        return False  # the shared loops start with a parallel one, else nothing to share
+    schedule = isl.UnionMap.from_multi_union_pw_aff(
+        band.band_get_partial_schedule().drop_dims(isl.dim_type.set, parallel[-1] + 1,
+                                                   band.band_n_member() - parallel[-1] - 1))
+    same = schedule.apply_range(schedule.reverse())
+    return links.is_subset(same)
+
+
+def _innermost_indices(tree: isl.Schedule) -> dict[str, frozenset[int]]:
+    """For each statement, the positions of its indices that the last schedule
+    dimension varying with them uses (its innermost loop; ``frozenset()`` when the
+    schedule is not an affine function of them)."""
+    walked = {}
+    for relation in isl_items(tree.get_map().get_map_list()):
+        name = relation.get_tuple_name(isl.dim_type.in_)
+        count = relation.dim(isl.dim_type.in_)
+        walked[name] = frozenset()
+        try:
+            schedule = isl.PwMultiAff.from_map(relation)
+        except isl.Error:
+            continue
+        for position in reversed(range(schedule.dim(isl.dim_type.out))):
+            value = schedule.get_pw_aff(position)
+            used = frozenset(k for k in range(count)
+                             if value.involves_dims(isl.dim_type.in_, k, 1))
+            if used:
+                walked[name] = used
+                break
+    return walked
+
+
+def _group_constraints(program: PolyProgram, deps: Dependences,
+                       names: list[str]) -> isl.ScheduleConstraints:
+    """The scheduling constraints of the statements ``names`` alone."""
+    domain = statements_named(program.domain, names)
+
+    def within(relation: isl.UnionMap) -> isl.UnionMap:
+        return relation.intersect_domain(domain).intersect_range(domain)
+
+    return (isl.ScheduleConstraints.on_domain(domain)
+            .set_context(program.context)
+            .set_validity(within(deps.validity))
+            .set_proximity(within(deps.dep_flow.union(deps.dep_reuse)))
+            .set_coincidence(within(deps.coincidence)))
 
 
 def _isl_schedule(constraints: isl.ScheduleConstraints, program: PolyProgram,

@@ -11,6 +11,7 @@ from polyc.poly.cache_model import (Caches, Footprint, machine_caches, panel_dep
                                     register_block, tile_sizes)
 from polyc.poly.schedule import check_legality
 from polyc.poly.tiling import ROW_TILES
+from corpus import CORPUS
 
 SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
   row_max(n) max=! X(n, d)
@@ -264,3 +265,49 @@ def test_shifted_passes_nested_in_groups_are_distributed():
     c = compiled(source).c_source.text
     assert c.count("#pragma omp parallel for") == 1
     assert c.count("omp simd reduction") == 2
+
+
+MLP2 = """def mlp2(float(B, M) I, float(M, N) W1, float(N) B1, float(N, P) W2, float(P) B2)
+    -> (O) {
+  H(b, n) +=! I(b, m) * W1(m, n)
+  H(b, n) = fmax(H(b, n) + B1(n), 0)
+  O(b, p) +=! H(b, n) * W2(n, p)
+  O(b, p) = O(b, p) + B2(p)
+}"""
+
+
+def test_layers_fuse_in_groups_each_epilogue_in_its_contraction_tile():
+    # Fusing the two layers would cut the second's band (it reads whole rows of H);
+    # each layer still runs its initialisation and epilogue inside its own tiles.
+    compilation = compiled(MLP2)
+    decision = compilation.schedule.decision
+    assert decision.startswith("fusion in 2 groups: S0_init, S0, S1 | S2_init, S2, S3")
+    tree = str(compilation.schedule)
+    nests = [set(re.findall(r"(S\w+)\[", line)) for line in tree.splitlines()
+             if line.startswith("  - filter:")]
+    assert nests == [{"S0_init", "S0", "S1"}, {"S2_init", "S2", "S3"}]
+    assert tree.count('mark: "register"') == 2
+    assert compilation.c_source.text.count("#pragma omp parallel") == 2
+
+
+def test_groups_that_lose_a_parallel_outer_loop_are_not_fused():
+    # gemver's column walk x(i) += Ahat(j, i) y(j) runs in parallel only on its own
+    # (with private accumulators); grouped with x's epilogue, its outer loop was serial.
+    gemver = next(entry for entry in CORPUS if entry.name == "gemver")
+    decision = compiled(gemver.source).schedule.decision
+    assert decision.startswith("no fusion")
+    assert "fusion in groups would leave a loop nest" in decision
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 40), st.integers(1, 40))
+def test_layers_fused_in_groups_match_numpy(b, m, n, p):
+    import numpy as np
+    import polyc
+    rng = np.random.default_rng(b * 10**6 + m * 10**4 + n * 100 + p)
+    I, W1, B1, W2, B2 = (rng.standard_normal(shape).astype(np.float32)
+                         for shape in ((b, m), (m, n), (n,), (n, p), (p,)))
+    hidden = np.maximum(I.astype(np.float64) @ W1 + B1, 0)
+    expected = hidden @ W2 + B2
+    np.testing.assert_allclose(polyc.define(MLP2)(I, W1, B1, W2, B2), expected,
+                               rtol=1e-4, atol=1e-4)
