@@ -54,14 +54,18 @@ def pack_code(panel: Panel, statement: ir.Statement, exprs: ExprEmitter) -> list
     else:
         ctype = exprs.tensors[panel.operand].type.c_type
         value = exprs.access(panel.operand, operand.indices)
-    copy = _blocked_copy if panel.lanes else _row_major_copy
     name = buffer_name(panel)
+    if panel.lanes:
+        copy = _blocked_copy(panel, operand, value, statement, exprs,
+                             exprs.tensors[panel.operand].type.bits // 8)
+    else:
+        copy = _row_major_copy(panel, operand, value, statement, exprs)
     # Read through a restrict pointer: read straight from the array, gcc no longer
     # keeps the block's accumulators in registers.
     return [
         cgen.Statement(f"_Alignas(64) {ctype} {name}_storage[{panel.elements}]"),
         cgen.Initializer(cgen.Value(f"{ctype} *restrict", name), f"{name}_storage"),
-        braced(copy(panel, operand, value, statement, exprs))]
+        braced(copy)]
 
 
 def _bounds(dim: PanelDim, statement: ir.Statement, exprs: ExprEmitter) -> tuple[str, str]:
@@ -93,9 +97,21 @@ def _row_major_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.St
     return body
 
 
+# How many rows of the source ahead a blocked copy prefetches the lines of its next
+# block: the copy walks the source a block of a row at a time, the rows a row stride
+# apart (4 KiB in a 1024-wide matrix), which the hardware prefetcher does not follow.
+# Measured on 2 threads (mlp 512 × 1024 × 1024, C by hand, 41 interleaved rounds):
+# 7.59 → 6.67 ms with 8 rows ahead, 6.71 ms with 4; as generated, medians of 21
+# interleaved pairs: mlp ×1.05–1.07, gemm ×1.035, 2mm ×1.05, tbmm ×1.04.
+PREFETCH_ROWS = 8
+LINE_BYTES = 64
+
+
 def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Statement,
-                  exprs: ExprEmitter):
-    """The copy into a blocked panel: the vector dimension as blocks of lanes."""
+                  exprs: ExprEmitter, element_bytes: int):
+    """The copy into a blocked panel: the vector dimension as blocks of lanes; where
+    the source's rows (its index before the vector one) are copied a block at a time,
+    each whole block first prefetches its lines :data:`PREFETCH_ROWS` rows ahead."""
     vector, lanes = panel.dims[0], panel.lanes
     indices = source_order(operand, [dim.index for dim in panel.dims])
     position = {dim.index: k for k, dim in enumerate(panel.dims)}  # buffer order
@@ -126,6 +142,10 @@ def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Stat
                          "polyc_lane += 1", braced(body))
         if body is copy:
             whole = cgen.Module([cgen.Pragma("omp simd"), whole])
+            ahead = _prefetch_ahead(panel, indices, position, value, statement, exprs,
+                                    element_bytes)
+            if ahead is not None:
+                whole = cgen.Block([ahead, whole])
         part = cgen.For("int64_t polyc_lane = polyc_first", "polyc_lane < polyc_last",
                         "polyc_lane += 1", braced(body))
         block = cgen.Block([
@@ -141,6 +161,29 @@ def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Stat
             cgen.For("int64_t polyc_block = polyc_start / " + str(lanes),
                      f"polyc_block * {lanes} < polyc_end", "polyc_block += 1", block)])
     return body
+
+
+def _prefetch_ahead(panel: Panel, indices: list[str], position: dict[str, int], value: str,
+                    statement: ir.Statement, exprs: ExprEmitter, element_bytes: int):
+    """The prefetch of a whole block's lines :data:`PREFETCH_ROWS` source rows ahead
+    (``value``: the C of the copied element), inside the tile's rows; ``None`` where the
+    vector index is not the source's last or no loop walks rows around the blocks."""
+    vector = panel.dims[0]
+    if len(indices) < 2 or indices[-1] != vector.index:
+        return None
+    row = position[indices[-2]]
+    _, high = _bounds(panel.dims[row], statement, exprs)
+    bindings = [cgen.Initializer(cgen.Value("const int64_t", c_name(vector.index)),
+                                 f"{tile_origin(vector.depth)} + polyc_block * {panel.lanes}")]
+    for k, dim in enumerate(panel.dims[1:], 1):
+        ahead = f" + {PREFETCH_ROWS}" if k == row else ""
+        bindings.append(cgen.Initializer(cgen.Value("const int64_t", c_name(dim.index)),
+                                         f"{tile_origin(dim.depth)} + polyc_p{k}{ahead}"))
+    line = max(1, LINE_BYTES // max(1, element_bytes))
+    fetches = [cgen.Statement(f"__builtin_prefetch(&{value} + {lane}, 0, 3)")
+               for lane in range(0, panel.lanes, line)]
+    return cgen.If(f"polyc_p{row} + {PREFETCH_ROWS} < {high}",
+                   cgen.Block(bindings + fetches))
 
 
 def panel_read(panel: Panel, statement: ir.Statement,

@@ -12,9 +12,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import polyc
+from polyc.codegen.panels import PREFETCH_ROWS
 from polyc.compiler import frontend, generate
 from polyc.options import Options
 from polyc.lang.printer import expr_to_tc
+from polyc.poly.cache_model import register_block
 from polyc.poly.packing import Panel, PanelDim, panel_of_mark, row_factor
 
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
@@ -206,3 +208,14 @@ def test_packed_factor_values(m, k, n, form, dtype):
               "exp(A(m, k)) * alpha": np.exp(A64) * 1.5}[form]
     got = polyc.define(source)(1.5, s, A, B)
     np.testing.assert_allclose(got, factor @ B.astype(np.float64), rtol=1e-4, atol=1e-3)
+
+
+def test_the_copy_prefetches_each_whole_block_rows_ahead():
+    # B's rows are N elements apart: each whole block of a row fetches, line by line,
+    # the same block PREFETCH_ROWS rows later, while those rows are in the tile.
+    text = _compiled(MATMUL).c_source.text
+    lanes = register_block(4)[1]
+    assert f"if (polyc_p1 + {PREFETCH_ROWS} < polyc_min(" in text
+    assert f"const int64_t k = c2 + polyc_p1 + {PREFETCH_ROWS};" in text
+    fetched = re.findall(r"__builtin_prefetch\(&B\[\(k\) \* N \+ n\] \+ (\d+), 0, 3\)", text)
+    assert [int(lane) for lane in fetched] == list(range(0, lanes, 16))
