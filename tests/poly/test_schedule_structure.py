@@ -128,6 +128,16 @@ def test_matmul_rows_span_several_cubes_and_convolution_rows_do_not():
     assert tile_of(conv, "k") <= tile_of(conv, "h")
 
 
+def test_streamed_rows_run_deeper_reductions_unless_a_factor_panel_would_not_fit():
+    # Streamed rows keep only the broadcast rows in L1: the block visits the reduction
+    # in deeper steps (fewer loads and stores of its accumulators)...
+    depth = panel_depth(machine_caches(), register_block(4)[1], 4)
+    assert tile_of(str(compiled(MATMUL).schedule), "k") > depth
+    # ... but a row factor's panel holds the tile's rows × those steps.
+    scaled = MATMUL.replace("A(m, k) * B", "2.5 * A(m, k) * B")
+    assert tile_of(str(compiled(scaled).schedule), "k") == depth
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 2)),
                                   min_size=1, max_size=2), min_size=1, max_size=3),
@@ -195,7 +205,7 @@ def test_bias_relu_epilogue_runs_inside_the_contraction_tile():
     lines = ast.splitlines()
     # Two nests: W copied transposed (L0), then the contraction with its epilogue.
     assert ast.count("// parallel") == 2
-    tile_loop = next(k for k, line in enumerate(lines) if "c2 += 128" in line)
+    tile_loop = next(k for k, line in enumerate(lines) if re.search(r"c2 \+= \d+", line))
     epilogues = [k for k, line in enumerate(lines) if "S1(" in line]
     indent = len(lines[tile_loop]) - len(lines[tile_loop].lstrip())
     assert epilogues and all(k > tile_loop for k in epilogues)
