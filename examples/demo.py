@@ -19,7 +19,14 @@ HERE = Path(__file__).resolve().parent
 RNG = np.random.default_rng(0)
 
 
+# After a call, OpenBLAS's worker threads spin for about 0.1 s (libgomp's, polyc's,
+# for a few ms): a kernel timed while they spin shares the 2 cores with them and ran
+# up to 4x slower. Each contestant starts after this pause, as in benchmarks/run.py.
+SETTLE_S = 0.2
+
+
 def median_ms(run, repeat: int = 7) -> float:
+    time.sleep(SETTLE_S)
     run()  # warm up
     times = []
     for _ in range(repeat):
