@@ -326,6 +326,9 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
     carries = _carries_reuse(members, program)
     tiled = tile and n >= 2 and any(carries) and tiling_matters(node, program)
     if not tiled:
+        contiguous = _contiguous_members(members, program)
+        if tile and innermost and len(contiguous) >= 2:
+            return _tile_transposition(node, members, vector, contiguous, program, caches), True
         return _optimize_point_band(node, members, vector, None, program, innermost), False
     blocking = None
     if vector is not None and vector.coincident and innermost:
@@ -380,6 +383,54 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
                                     packing)
         point = band.parent().parent()
     return point.parent(), True
+
+
+def _contiguous_members(members: list[Member], program: PolyProgram) -> list[int]:
+    """The positions of the members along which some access walks the lines of a block:
+    its last (contiguous) dimension with unit stride, while another dimension walks
+    another member (``W(n, m)`` along ``m``; not a vector ``u(i)``)."""
+    found = []
+    for k, member in enumerate(members):
+        for name, index in member.walks.items():
+            if index is None:
+                continue
+            others = {m.walks.get(name) for m in members if m is not member} - {None}
+            if any(access.dims[-1] is not None and access.dims[-1].coefficient(index) == 1
+                   and all(d is not None and d.coefficient(index) == 0
+                           for d in access.dims[:-1])
+                   and any(d.coefficient(other) for d in access.dims[:-1] for other in others)
+                   for access in statement_accesses(program.statement(name), program.op)
+                   if len(access.dims) >= 2):
+                found.append(k)
+                break
+    return found
+
+
+def _tile_transposition(node: isl.ScheduleNode, members: list[Member], vector: Member | None,
+                        contiguous: list[int], program: PolyProgram,
+                        caches: Caches) -> isl.ScheduleNode:
+    """Tile a band whose accesses walk their lines along different members (a transposed
+    copy ``W_t(m, n) = W(n, m)``): untiled, one side takes a new line per iteration and
+    uses the rest of it a whole row of iterations later, from L2 at best. In square
+    tiles of ``T`` along those members, the ``T`` lines of each side stay in L1 while
+    the tile uses them whole: ``T`` is the largest power of two up to 64 whose tile of
+    every access fits half of L1. Same position; the point band as usual. Measured
+    (2 threads, 21 interleaved pairs): a fully connected layer reading ``W(n, m)``,
+    512 × 1024 × 1024, ×1.12 (its copy of ``W`` took a fifth of the time); the
+    contraction ×1.03; tbmm, whose 128 × 128 matrices transpose within L1
+    untiled, ×0.95–0.99."""
+    element = max(t.type.bits // 8 for t in program.op.tensors.values())
+    accesses = sum(len(statement_accesses(program.statement(name), program.op))
+                   for name in set().union(*(m.walks for m in members)))
+    size = 64
+    while size > 8 and accesses * size * size * element > caches.l1 // 2:
+        size //= 2
+    sizes = isl.MultiVal.zero(node.band_get_space())
+    for k in range(len(members)):
+        sizes = sizes.set_val(k, isl.Val(size if k in contiguous else 1))
+    point = node.band_tile(sizes).child(0)
+    point = _optimize_point_band(point, members, vector, None, program, True)
+    return point.parent()
 
 
 # The tile of a window offset (the r, s of ``I(h + r, w + s)``): one tile spans the

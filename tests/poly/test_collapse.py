@@ -32,16 +32,25 @@ def test_matmul_row_and_column_tiles_are_shared_out_together():
 
 
 def test_the_innermost_loop_is_never_collapsed():
-    # The transposing copy of `Y(b, n, k)` is a 3-deep parallel band; its innermost loop
-    # stays a plain loop for the C compiler to vectorise.
+    # A 3-deep parallel band; its innermost loop stays a plain loop for the C compiler
+    # to vectorise.
+    source = "def scale(float(A, B, C) X) -> (Y) { Y(a, b, c) = X(a, b, c) * 2 }"
+    compilation = compiled(source)
+    text = compilation.c_source.text
+    assert "collapse(2)" in text and "collapse(3)" not in text
+    assert compilation.ast_text.count("// collapse 2") == 1
+
+
+def test_a_tiled_transposing_copy_collapses_its_tile_loops_only():
+    # The copy of `Y(b, n, k)` with n last is tiled along n and k: its three tile loops
+    # are shared out together, its point loops stay inside.
     source = """def tbmm(float(B, M, K) X, float(B, N, K) Y) -> (Z) {
       Z(b, m, n) +=! X(b, m, k) * Y(b, n, k)
     }"""
-    compilation = compiled(source)
-    text = compilation.c_source.text
-    copy = text[text.index("Y_t021[") - 600:text.index("Y_t021[")]
-    assert "collapse(2)" in copy and "collapse(3)" not in copy
-    assert compilation.ast_text.count("// collapse 2") == 1  # the copy: 2 of its 3 loops
+    text = compiled(source).c_source.text
+    copy = text[:text.index("Y_t021[")]
+    copy = copy[copy.rindex("#pragma omp parallel"):]
+    assert "collapse(3)" in copy and copy.count("for (") == 5
 
 
 def test_a_band_with_one_parallel_member_is_not_collapsed():

@@ -321,3 +321,18 @@ def test_layers_fused_in_groups_match_numpy(b, m, n, p):
     expected = hidden @ W2 + B2
     np.testing.assert_allclose(polyc.define(MLP2)(I, W1, B1, W2, B2), expected,
                                rtol=1e-4, atol=1e-4)
+
+
+def test_a_transposed_copy_runs_in_square_tiles():
+    # The layout copy W_t(m, n) = W(n, m) walks W's lines along n and W_t's along m:
+    # tiled along both, each tile's lines of both stay in L1 while it uses them whole.
+    source = """def fc(float(B, M) I, float(N, M) W) -> (O) {
+      O(b, n) +=! I(b, m) * W(n, m)
+    }"""
+    compilation = compiled(source)
+    tree = str(compilation.schedule)
+    copy = tree[tree.index('filter: "[B, M, N] -> { L0['):].split("- filter:")[0]
+    tiles = {int(t) for t in re.findall(r"mod (\d+)\)", copy)}
+    assert len(tiles) == 1 and tiles.pop() >= 8
+    plain = "def f(float(M, N) A) -> (B) { B(m, n) = A(m, n) * 2 }"
+    assert " mod " not in str(compiled(plain).schedule)  # lines along one member only
