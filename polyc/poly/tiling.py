@@ -410,20 +410,17 @@ def _tile_transposition(node: isl.ScheduleNode, members: list[Member], vector: M
                         contiguous: list[int], program: PolyProgram,
                         caches: Caches) -> isl.ScheduleNode:
     """Tile a band whose accesses walk their lines along different members (a transposed
-    copy ``W_t(m, n) = W(n, m)``): untiled, one side takes a new line per iteration and
-    uses the rest of it a whole row of iterations later, from L2 at best. In square
-    tiles of ``T`` along those members, the ``T`` lines of each side stay in L1 while
-    the tile uses them whole: ``T`` is the largest power of two up to 64 whose tile of
-    every access fits half of L1. Same position; the point band as usual. Measured
-    (2 threads, 21 interleaved pairs): a fully connected layer reading ``W(n, m)``,
-    512 × 1024 × 1024, ×1.12 (its copy of ``W`` took a fifth of the time); the
-    contraction ×1.03; tbmm, whose 128 × 128 matrices transpose within L1
-    untiled, ×0.95–0.99."""
-    element = max(t.type.bits // 8 for t in program.op.tensors.values())
-    accesses = sum(len(statement_accesses(program.statement(name), program.op))
-                   for name in set().union(*(m.walks for m in members)))
-    size = 64
-    while size > 8 and accesses * size * size * element > caches.l1 // 2:
+    copy ``W_t(m, n) = W(n, m)``): untiled, the inner loop takes a new line of the
+    strided side per iteration and uses the rest of it on the next iterations of the
+    outer loop, which find it in L1 only while the inner loop's lines fit there (a
+    1024-wide ``W``'s 1024 lines do not). In square tiles of ``T``, ``T`` lines fit
+    half of L1 (256 with 32 KiB and 64-byte lines); a copy already narrower than that
+    runs as before. Same position; the point band as usual. Measured (2 threads,
+    interleaved pairs): a fully connected layer reading ``W(n, m)``, 512 × 1024 ×
+    1024, ×1.07 (its copy of ``W`` had taken a fifth of the time); tbmm (128-wide
+    copies) ×1.01; tiles of 32 had cost tbmm 10%."""
+    size = 256
+    while size > 16 and size * caches.line > caches.l1 // 2:
         size //= 2
     sizes = isl.MultiVal.zero(node.band_get_space())
     for k in range(len(members)):
