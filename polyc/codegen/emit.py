@@ -23,7 +23,7 @@ from polyc.codegen import streaming
 from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to_c, set_to_c
 from polyc.codegen.c_names import PREAMBLE, braced, c_name
-from polyc.codegen.prefetch import LINE_BYTES, RowPrefetch, chunked_loop
+from polyc.codegen.prefetch import RowPrefetch, chunked_loop, line_elements
 from polyc.codegen.panels import (iterators_around_marks, pack_code, panel_element, panel_read,
                                   tile_origin)
 from polyc.codegen.thread_boxes import GRID_HELPER, box_code
@@ -441,13 +441,13 @@ class _Emitter:
                                for n in index_names(read.indices))):
                 continue
             addresses[self.exprs.access(read.tensor, read.indices)] = None
-            widths.append(max(1, tensor.type.bits // 8))
+            widths.append(tensor.type.bits // 8)
         if not addresses:
             return None
         bindings = tuple((c_name(index), self._expr(arg)) for index, arg in bound.items())
         return RowPrefetch(iterator, f"({iterator} + 1)", self._expr(row_end), first_iterator,
                            self._expr(first.for_get_init()), self._expr(first_end),
-                           bindings, tuple(addresses), max(1, LINE_BYTES // min(widths)))
+                           bindings, tuple(addresses), line_elements(min(widths)))
 
     def _row_body(self, body: isl.AstNode, prefetch: RowPrefetch | None):
         """The code of a row loop's ``body``; its last pass fetches for the next row."""

@@ -29,6 +29,7 @@ import islpy as isl
 from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter
 from polyc.codegen.c_names import braced, c_name
+from polyc.codegen.prefetch import line_elements
 from polyc.lang import ir
 from polyc.poly.packing import Panel, PanelDim, operand_expr, source_order
 
@@ -104,7 +105,6 @@ def _row_major_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.St
 # 7.59 → 6.67 ms with 8 rows ahead, 6.71 ms with 4; as generated, medians of 21
 # interleaved pairs: mlp ×1.05–1.07, gemm ×1.035, 2mm ×1.05, tbmm ×1.04.
 PREFETCH_ROWS = 8
-LINE_BYTES = 64
 
 
 def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Statement,
@@ -179,7 +179,7 @@ def _prefetch_ahead(panel: Panel, indices: list[str], position: dict[str, int], 
         ahead = f" + {PREFETCH_ROWS}" if k == row else ""
         bindings.append(cgen.Initializer(cgen.Value("const int64_t", c_name(dim.index)),
                                          f"{tile_origin(dim.depth)} + polyc_p{k}{ahead}"))
-    line = max(1, LINE_BYTES // max(1, element_bytes))
+    line = line_elements(element_bytes)
     fetches = [cgen.Statement(f"__builtin_prefetch(&{value} + {lane}, 0, 3)")
                for lane in range(0, panel.lanes, line)]
     return cgen.If(f"polyc_p{row} + {PREFETCH_ROWS} < {high}",

@@ -32,7 +32,12 @@ from dataclasses import dataclass
 
 import cgen
 
-LINE_BYTES = 64
+from polyc.poly.cache_model import machine_caches
+
+
+def line_elements(element_bytes: int) -> int:
+    """The elements of ``element_bytes`` each in one cache line of this machine."""
+    return max(1, machine_caches().line // max(1, element_bytes))
 
 
 @dataclass(frozen=True)

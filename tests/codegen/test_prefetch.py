@@ -11,15 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polyc
+from corpus import CORPUS
 
-SOFTMAX = """
-def softmax(float(N, D) X) -> (Y) {
-  row_max(n) max=! X(n, d)
-  e(n, d) = exp(X(n, d) - row_max(n))
-  row_sum(n) +=! e(n, d)
-  Y(n, d) = e(n, d) / row_sum(n)
-}
-"""
+SOFTMAX = next(entry.source for entry in CORPUS if entry.name == "softmax")
 # The first pass walks D values of a row, the last E: a row's passes of different lengths.
 SHIFTED = """
 def shifted(float(N, D) X, float(N, E) Z) -> (Y) {
@@ -45,7 +39,7 @@ def test_the_last_pass_fetches_the_next_rows_first_pass_reads():
     assert fetches and set(fetches) == {"X"}  # the input, never the temporary e
     # in the last pass (the division), once per line of the next row, on rows that exist
     last_pass = text[text.index("__builtin_prefetch"):]
-    assert "row_sum[0]" in last_pass and "exp" not in last_pass.split("row_sum[0]")[0]
+    assert "/ s[0]" in last_pass and "exp" not in last_pass.split("/ s[0]")[0]
     assert "if ((c0 + 1) < N)" in text
     assert "const int64_t c0 = polyc_next_row;" in text
 

@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 import polyc
 from polyc.codegen.panels import PREFETCH_ROWS
+from polyc.codegen.prefetch import line_elements
 from polyc.compiler import frontend, generate
 from polyc.options import Options
 from polyc.lang.printer import expr_to_tc
@@ -218,4 +219,4 @@ def test_the_copy_prefetches_each_whole_block_rows_ahead():
     assert f"if (polyc_p1 + {PREFETCH_ROWS} < polyc_min(" in text
     assert f"const int64_t k = c2 + polyc_p1 + {PREFETCH_ROWS};" in text
     fetched = re.findall(r"__builtin_prefetch\(&B\[\(k\) \* N \+ n\] \+ (\d+), 0, 3\)", text)
-    assert [int(lane) for lane in fetched] == list(range(0, lanes, 16))
+    assert [int(lane) for lane in fetched] == list(range(0, lanes, line_elements(4)))
