@@ -93,11 +93,7 @@ def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
                       parallel: bool, optimize: bool) -> Schedule:
     if fusion not in FUSION_STRATEGIES:
         raise ValueError(f"fusion must be one of {FUSION_STRATEGIES}, not {fusion!r}")
-    constraints = (isl.ScheduleConstraints.on_domain(program.domain)
-                   .set_context(program.context)
-                   .set_validity(deps.validity)
-                   .set_proximity(deps.dep_flow.union(deps.dep_reuse))
-                   .set_coincidence(deps.coincidence))
+    constraints = _constraints(program, deps, program.domain)
     if fusion == "default":
         tree, decision = _default_fusion(constraints, program, deps, parallel, optimize)
     else:
@@ -201,9 +197,10 @@ def _fused_groups(program: PolyProgram, deps: Dependences, depths: dict[str, int
     schedule) and every statement's innermost loop (``innermost``: the indices it
     walks in the unfused schedule, the order its accesses were laid out for), and
     reuses data in place (:func:`_reused_in_place`). The original program runs
-    statements in this order, so every dependence between two groups goes forward. 2mm's second product fuses with its
-    ``+ beta * D`` epilogue, as mlp's with its bias, while the first product, whose
-    rows the second reads whole, stays a nest of its own."""
+    statements in this order, so every dependence between two groups goes forward.
+    2mm's second product fuses with its ``+ beta * D`` epilogue, as mlp's with its
+    bias, while the first product, whose rows the second reads whole, stays a nest of
+    its own."""
     units: list[list[str]] = []
     for stmt in program.statements:
         if units and units[-1][-1] == stmt.name + INIT_SUFFIX and not stmt.is_init:
@@ -252,7 +249,8 @@ def _reused_in_place(tree: isl.Schedule, deps: Dependences, group: list[str],
                      unit: list[str], program: PolyProgram) -> bool:
     """Whether fusing ``unit`` into ``group`` (``tree``: their maximal fusion) reuses data
     in place: some value ``unit`` reads is written or read by ``group`` (flow or reuse
-    dependences), always in the same iteration of the fused outer band. Fusion that
+    dependences), always in the same iteration of the fused outer band's loops up to
+    its last parallel one (the first must be parallel). Fusion that
     only shares loops, or meets a value in another iteration (a transposed read of a
     producer's output), keeps the reuse distance of separate nests and may lose the
     access order each nest had."""
@@ -301,7 +299,14 @@ def _innermost_indices(tree: isl.Schedule) -> dict[str, frozenset[int]]:
 def _group_constraints(program: PolyProgram, deps: Dependences,
                        names: list[str]) -> isl.ScheduleConstraints:
     """The scheduling constraints of the statements ``names`` alone."""
-    domain = statements_named(program.domain, names)
+    return _constraints(program, deps, statements_named(program.domain, names))
+
+
+def _constraints(program: PolyProgram, deps: Dependences,
+                 domain: isl.UnionSet) -> isl.ScheduleConstraints:
+    """The scheduling constraints of the statement instances ``domain``: every
+    dependence among them valid, producers near consumers and statements reading one
+    element near each other (proximity), parallel loops carrying none (coincidence)."""
 
     def within(relation: isl.UnionMap) -> isl.UnionMap:
         return relation.intersect_domain(domain).intersect_range(domain)
