@@ -348,8 +348,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
         inner = members.index(_block_reductions(blocking[1], program)[-1])
         if not _is_window(members[inner], program):
             start[inner] = largest[inner] = _streamed_depth(
-                members, vector, blocking, program, caches, element, largest[position],
-                start[inner])
+                vector, blocking, program, caches, element, largest[position], start[inner])
     chosen = tile_sizes(footprints, start, largest, element, budget, windows, streams)
     sizes = isl.MultiVal.zero(node.band_get_space())
     depth = node.get_schedule_depth()
@@ -467,8 +466,8 @@ def _streamed_rows(members: list[Member], vector: Member | None, blocking,
     return {members.index(row): register_block(element)[0]}
 
 
-def _streamed_depth(members: list[Member], vector: Member, blocking, program: PolyProgram,
-                    caches: Caches, element: int, row_tile: int, depth: int) -> int:
+def _streamed_depth(vector: Member, blocking, program: PolyProgram, caches: Caches,
+                    element: int, row_tile: int, depth: int) -> int:
     """The reduction steps per visit of a register block whose rows stream
     (:func:`_streamed_rows`), from ``depth`` (:func:`~polyc.poly.cache_model.panel_depth`)
     on: doubled while the block's rows of the broadcast operand fit a quarter of the L1
@@ -484,7 +483,7 @@ def _streamed_depth(members: list[Member], vector: Member, blocking, program: Po
     statement = program.statement(name).statement
     factor = row_factor(statement.rhs, vector.walks[name], row.walks[name])
     rows = register_block(element)[0]
-    budget = _Packing({}, caches).budget
+    budget = _panel_budget(caches)
     while (depth < 512 and rows * 2 * depth * element <= caches.l1 // 4
            and (factor is None or row_tile * 2 * depth * element <= budget)):
         depth *= 2
@@ -590,9 +589,13 @@ class _Packing:
 
     @property
     def budget(self) -> int:
-        """The largest panel buffer in bytes: a quarter of L2, at most 256 KiB (it lives
-        on the stack of the thread that runs the tile)."""
-        return min(self.caches.l2 // 4, 256 * 1024)
+        return _panel_budget(self.caches)
+
+
+def _panel_budget(caches: Caches) -> int:
+    """The largest panel buffer in bytes: a quarter of L2, at most 256 KiB (it lives on
+    the stack of the thread that runs the tile)."""
+    return min(caches.l2 // 4, 256 * 1024)
 
 
 def _optimize_point_band(point: isl.ScheduleNode, members: list[Member],
