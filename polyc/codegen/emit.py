@@ -23,9 +23,9 @@ from polyc.codegen import streaming
 from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to_c, set_to_c
 from polyc.codegen.c_names import PREAMBLE, braced, c_name
-from polyc.codegen.prefetch import RowPrefetch, chunked_loop, line_elements
 from polyc.codegen.panels import (iterators_around_marks, pack_code, panel_element, panel_read,
                                   tile_origin)
+from polyc.codegen.prefetch import RowPrefetch, chunked_loop, line_elements
 from polyc.codegen.thread_boxes import GRID_HELPER, box_code
 from polyc.codegen.vector_math import declarations
 from polyc.errors import InternalError
