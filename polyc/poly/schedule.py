@@ -133,13 +133,13 @@ def _default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
             return (_finish(fused, program, deps, parallel, optimize),
                     f"{name} (the outer loop stays {how}, no band loses depth)")
     reasons = "; ".join(rejected)
-    separate = _finish(unfused, program, deps, parallel, optimize)
     grouped = _fused_groups(program, deps, depths, _innermost_indices(unfused))
     if grouped is None:
-        return separate, f"no fusion ({reasons})"
+        return _finish(unfused, program, deps, parallel, optimize), f"no fusion ({reasons})"
     tree, groups = grouped
     tree = _finish(tree, program, deps, parallel, optimize)
-    if parallel and _serial_nests(tree) > _serial_nests(separate):
+    separate = _finish(unfused, program, deps, parallel, optimize) if parallel else None
+    if separate is not None and _serial_nests(tree) > _serial_nests(separate):
         # Optimised, a group lost what its nests had apart (gemver: a column walk that
         # runs in parallel with private accumulators only on its own).
         return separate, (f"no fusion ({reasons}; fusion in groups would leave a loop "
