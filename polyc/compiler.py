@@ -21,6 +21,7 @@ from polyc.codegen.ast_build import ast_text, build_ast
 from polyc.codegen.emit import CSource, emit_c
 from polyc.codegen.vector_math import simd_math_functions
 from polyc.fusion.contraction import contract_temporaries
+from polyc.fusion.invariant_factors import hoist_invariant_factors
 from polyc.fusion.layout import layout_copies, transpose_strided_operands
 from polyc.lang import ast as syntax
 from polyc.lang import ir
@@ -82,7 +83,7 @@ def generate(op: ir.Op, options: Options) -> Compilation:
         start = now
 
     if options.optimize:
-        op = transpose_strided_operands(op)
+        op = transpose_strided_operands(hoist_invariant_factors(op))
     program = build_poly_program(op)
     lap("domains")
     dependences = compute_dependences(program)

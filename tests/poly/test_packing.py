@@ -178,18 +178,26 @@ def test_factor_mark_round_trip():
     assert panel_of_mark("pack S0 (alpha * A(m, k)): m@0+128/8, k@2+128") is None
 
 
-def test_scaled_matmul_evaluates_its_factor_once_per_tile():
-    source = SCALED.replace("FACTOR", "alpha * A(m, k)")
-    assert [p.operand for p in _pack_marks(source)] == ["(alpha * A(m, k))", "B"]
+def test_shifted_matmul_evaluates_its_factor_once_per_tile():
+    # (A + alpha) is no product, so no scale factor can leave the sum: it is packed.
+    source = SCALED.replace("FACTOR", "(A(m, k) + alpha)")
+    assert [p.operand for p in _pack_marks(source)] == ["(A(m, k) + alpha)", "B"]
     text = _compiled(source).c_source.text
     # The copy evaluates the factor; full blocks read it, edge blocks evaluate it in place.
-    assert "polyc_factor_S0[(polyc_p0) * 128 + polyc_p1] = (alpha * A[(m) * K + k]);" in text
+    assert "polyc_factor_S0[(polyc_p0) * 128 + polyc_p1] = (A[(m) * K + k] + alpha);" in text
     assert "(polyc_factor_S0[((m - c0)) * 128 + (k - c2)] * polyc_panel_B[" in text
-    assert "((alpha * A[(m) * K + k]) * B[(k) * N + n])" in text
+    assert "((A[(m) * K + k] + alpha) * B[(k) * N + n])" in text
     op = polyc.define(source)
     explanation = op.explain(1.5, np.ones((20, 10), np.float32), np.ones((10, 40), np.float32))
-    assert re.search(r"row factor alpha \* A\(m, k\) evaluated per tile into m \d+ × k 128",
+    assert re.search(r"row factor A\(m, k\) \+ alpha evaluated per tile into m \d+ × k 128",
                      explanation.section("fusion"))
+
+
+def test_scale_factors_leave_the_sum_instead_of_being_packed():
+    # alpha * A(m, k): alpha multiplies the finished sum (polyc.fusion.invariant_factors),
+    # and A is broadcast from memory like a plain matmul's.
+    source = SCALED.replace("FACTOR", "alpha * A(m, k)")
+    assert [p.operand for p in _pack_marks(source)] == ["B"]
 
 
 @settings(max_examples=10, deadline=None)

@@ -136,8 +136,11 @@ def test_streamed_rows_run_deeper_reductions_unless_a_factor_panel_would_not_fit
     deeper = depth < 512 and rows * 2 * depth * 4 <= machine_caches().l1 // 4
     assert (tile_of(str(compiled(MATMUL).schedule), "k") > depth) == deeper
     # ... but a row factor's panel holds the tile's rows × those steps.
-    scaled = MATMUL.replace("A(m, k) * B", "2.5 * A(m, k) * B")
-    assert tile_of(str(compiled(scaled).schedule), "k") == depth
+    scaled = str(compiled(MATMUL.replace("A(m, k) * B", "(A(m, k) + 2.5) * B")).schedule)
+    assert tile_of(scaled, "k") == depth
+    # ... and spans fewer rows where that panel would not fit its budget otherwise.
+    assert tile_of(scaled, "m") * depth * 4 <= min(machine_caches().l2 // 4, 256 * 1024)
+    assert "pack S0 (A(m, k) + 2.5)" in scaled
 
 
 @settings(max_examples=60, deadline=None)
