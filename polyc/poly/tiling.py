@@ -344,11 +344,13 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
                                  element, square)
     streams = _streamed_rows(members, vector, blocking, largest, element)
     for position in streams:
-        largest[position] *= ROW_TILES
+        factor = _block_row_factor(vector, blocking, program)
         inner = members.index(_block_reductions(blocking[1], program)[-1])
+        largest[position] = _streamed_row_tile(largest[position], factor, caches, element,
+                                               start[inner])
         if not _is_window(members[inner], program):
             start[inner] = largest[inner] = _streamed_depth(
-                vector, blocking, program, caches, element, largest[position], start[inner])
+                factor, caches, element, largest[position], start[inner])
     chosen = tile_sizes(footprints, start, largest, element, budget, windows, streams)
     sizes = isl.MultiVal.zero(node.band_get_space())
     depth = node.get_schedule_depth()
@@ -439,8 +441,11 @@ WINDOW_SPAN = 3
 # How many cube tiles a register block's streamed rows may span (see
 # :func:`_streamed_rows`). Measured on 2 threads against one cube (rows 128), median
 # of 31 interleaved pairs, twice: gemm ×1.07 with 512 rows (×1.00–1.03 with 256),
-# mlp ×1.01–1.02, 2mm ×1.00 (its 800 rows in boxes of 400 straddle tiles of 512).
-ROW_TILES = 4
+# mlp ×1.01–1.02. Then 1024 rows against 512 (31 pairs, alternating order, outputs
+# page-aligned): 2mm ×1.024–1.028, gemm ×1.005–1.018, mlp ×1.00, tbmm ×1.00. 2mm's
+# 800 rows go to 2 threads in boxes of 400, which straddled tiles of 512: the second
+# thread packed each panel twice, once for its 112 rows in the first tile.
+ROW_TILES = 8
 
 
 def _streamed_rows(members: list[Member], vector: Member | None, blocking,
@@ -466,8 +471,29 @@ def _streamed_rows(members: list[Member], vector: Member | None, blocking,
     return {members.index(row): register_block(element)[0]}
 
 
-def _streamed_depth(vector: Member, blocking, program: PolyProgram, caches: Caches,
-                    element: int, row_tile: int, depth: int) -> int:
+def _block_row_factor(vector: Member, blocking, program: PolyProgram) -> ir.Expr | None:
+    """The row factor (:func:`~polyc.poly.packing.row_factor`) of the statement a
+    register block computes, if it has one."""
+    row, reductions = blocking
+    name = next(n for n, index in reductions[0].walks.items() if index is not None)
+    statement = program.statement(name).statement
+    return row_factor(statement.rhs, vector.walks[name], row.walks[name])
+
+
+def _streamed_row_tile(cube_rows: int, factor: ir.Expr | None, caches: Caches,
+                       element: int, depth: int) -> int:
+    """The most rows a tile of streamed rows may span: :data:`ROW_TILES` cube tiles,
+    fewer where a row factor's panel (the rows × ``depth`` reduction steps) would not
+    fit the panel budget (it would then not be packed at all)."""
+    rows = cube_rows * ROW_TILES
+    if factor is not None:
+        while rows > cube_rows and rows * depth * element > _panel_budget(caches):
+            rows //= 2
+    return rows
+
+
+def _streamed_depth(factor: ir.Expr | None, caches: Caches, element: int, row_tile: int,
+                    depth: int) -> int:
     """The reduction steps per visit of a register block whose rows stream
     (:func:`_streamed_rows`), from ``depth`` (:func:`~polyc.poly.cache_model.panel_depth`)
     on: doubled while the block's rows of the broadcast operand fit a quarter of the L1
@@ -476,12 +502,8 @@ def _streamed_depth(vector: Member, blocking, program: PolyProgram, caches: Cach
     Each visit loads and stores the block's accumulators; across visits of the tile's
     rows the L1 cache keeps only the broadcast rows (the packed panel streams from L2
     either way). Measured on 2 threads, 21 interleaved pairs, twice: depth 128 → 256
-    gemm ×1.055–1.063, mlp ×1.04–1.07, 2mm ×1.03–1.05 (its second product; the first,
-    whose factor panel would not fit, ran ×0.91 without the factor), tbmm ×0.99."""
-    row, reductions = blocking
-    name = next(n for n, index in reductions[0].walks.items() if index is not None)
-    statement = program.statement(name).statement
-    factor = row_factor(statement.rhs, vector.walks[name], row.walks[name])
+    gemm ×1.055–1.063, mlp ×1.04–1.07, 2mm ×1.03–1.05 (its second product; the first
+    then had a factor panel, which would not have fit), tbmm ×0.99."""
     rows = register_block(element)[0]
     budget = _panel_budget(caches)
     while (depth < 512 and rows * 2 * depth * element <= caches.l1 // 4
