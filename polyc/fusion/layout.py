@@ -89,9 +89,17 @@ def write_once_outputs(op: ir.Op) -> frozenset[str]:
 
 def _better_order(read: ir.Read, vector_index: str, stmt: ir.Statement
                   ) -> tuple[int, ...] | None:
-    """The dimension order putting ``vector_index`` last, if this read is worth copying:
-    plain distinct index variables, the vector index not already last, and invariant
-    along some output index (so it is re-read)."""
+    """The dimension order of the copy, if this read is worth copying: plain distinct
+    index variables, the vector index not already last, and invariant along some
+    output index (so it is re-read).
+
+    The copy is laid out in the order the statement's loops walk it: its output
+    indices, then its reductions (a register block's innermost loop is the last
+    reduction), each in the statement's order, and the vector index last. A
+    block's successive steps then read adjacent rows: the contraction's
+    ``B(d, f, c, e)`` becomes ``B_t(c, e, f, d)``, not ``B_t(f, c, e, d)``, whose
+    steps along ``f`` were 24³ elements apart, all in two sets of the L1 cache
+    (×1.07, interleaved A/B, 21 rounds)."""
     names = [i.name if isinstance(i, ir.Index) else None for i in read.indices]
     if None in names or len(set(names)) != len(names) or vector_index not in names:
         return None
@@ -99,8 +107,9 @@ def _better_order(read: ir.Read, vector_index: str, stmt: ir.Statement
         return None
     if all(index in names for index in stmt.indices):
         return None  # read once per output element: a copy would not pay
-    position = names.index(vector_index)
-    return tuple(k for k in range(len(names)) if k != position) + (position,)
+    loop_order = [i for i in stmt.indices if i != vector_index] + \
+        list(stmt.reduction_indices) + [vector_index]
+    return tuple(sorted(range(len(names)), key=lambda k: loop_order.index(names[k])))
 
 
 def _copy_statement(source: ir.Tensor, order: tuple[int, ...], copy: ir.Tensor,

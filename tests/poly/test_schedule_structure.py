@@ -258,6 +258,19 @@ def test_register_block_rows_share_the_streamed_operand():
     assert "S0(c0, " in ast                                 # b is a plain outer loop
 
 
+def test_layout_copies_follow_the_loops_reductions_then_vector():
+    # B(d, f, c, e) is copied as B_t(c, e, f, d): output index c, then the reductions
+    # e, f in the statement's order (f innermost in the block), d last. The block's
+    # steps along f read rows 24 elements apart, not 24³.
+    source = """def tc(float(SA, SE, SB, SF) A, float(SD, SF, SC, SE) B) -> (C) {
+      C(a, b, c, d) +=! A(a, e, b, f) * B(d, f, c, e)
+    }"""
+    compilation = compiled(source)
+    text = compilation.c_source.text
+    assert "B_t2310[(((c) * SE + e) * SF + f) * SD + d]" in text
+    assert "B_t2310[(((t2) * SE + t3) * SF + t1) * SD + t0] = B[" in text
+
+
 def test_elementwise_walks_rows_with_the_unit_stride_index_innermost():
     source = "def ew(float(M, N) a, float(N) b, float c) -> (o) { o(i, j) = (a(i, j) + b(j)) * c }"
     ast = compiled(source).ast_text
