@@ -29,6 +29,7 @@ import islpy as isl
 
 from polyc.explore.schedule_view import band_loops, statements_of
 from polyc.explore.svg import Drawing, Picture
+from polyc.fusion.layout import layout_copies
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.poly.program import PolyProgram, isl_items, isl_name
@@ -87,8 +88,9 @@ def iteration_space(source, statement: str | None = None, sizes: dict | None = N
                     l2_bytes: int | None = None) -> IterationSpace:
     """The iteration space of ``statement`` of an Operator or a Compilation.
 
-    ``statement``: a statement name (default: the first with a 2-D domain, else
-    the first with more dimensions); ``dims``: the two indices to draw (default:
+    ``statement``: a statement name (default: the first of the operator's own
+    statements with a 2-D domain, else with more dimensions; initialisations and
+    polyc's layout copies only where there is no other); ``dims``: the two indices to draw (default:
     the last two left-hand indices); ``fixed``: values of the other indices
     (default: their lowest); ``sizes``: size variables (default
     :data:`DEFAULT_EXTENT`, or :data:`SMALL_EXTENT` for sizes subtracted in a
@@ -194,8 +196,9 @@ def _choose_statement(program: PolyProgram, name: str | None):
             names = ", ".join(s.name for s in program.statements)
             raise ValueError(f"no statement {name} in {program.op.name} (statements: "
                              f"{names})") from None
+    copies = layout_copies(program.op)
     candidates = sorted((s for s in program.statements if len(s.indices) >= 2),
-                        key=lambda s: (s.is_init, len(s.indices) != 2))
+                        key=lambda s: (s.name in copies, s.is_init, len(s.indices) != 2))
     if not candidates:
         raise ValueError(f"{program.op.name} has no statement with two or more dimensions")
     return candidates[0]

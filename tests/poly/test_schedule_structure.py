@@ -271,6 +271,18 @@ def test_layout_copies_follow_the_loops_reductions_then_vector():
     assert "B_t2310[(((t2) * SE + t3) * SF + t1) * SD + t0] = B[" in text
 
 
+def test_a_convolution_input_is_copied_with_its_channels_inside_the_image_rows():
+    # I(n, c, h + r, w + s): the block's innermost reduction is c (the window offsets
+    # r, s go outside it), so the copy puts c after h + r: steps a row apart.
+    text = compiled(CONV).c_source.text
+    assert re.search(r"I_t0213\[\(\(\(n\) \* H \+ \(?h \+ r\)?\) \* C \+ c\) \* W \+", text)
+    assert "I_t0213[(((t0) * H + t2) * C + t1) * W + t3] = I[" in text
+    # A pooling reads I once per output element (all its indices): no copy.
+    pooling = ("def pool(float(N, C, H, W) I) -> (O) "
+               "{ O(n, c, h, w) max=! I(n, c, h + r, w + s) where r in 0:3, s in 0:3 }")
+    assert compiled(pooling).op.temporaries == ()
+
+
 def test_elementwise_walks_rows_with_the_unit_stride_index_innermost():
     source = "def ew(float(M, N) a, float(N) b, float c) -> (o) { o(i, j) = (a(i, j) + b(j)) * c }"
     ast = compiled(source).ast_text
