@@ -35,6 +35,7 @@ from polyc.fusion.vector_passes import VectorPasses, fuse_vector_passes
 from polyc.poly.cache_model import machine_caches
 from polyc.poly.privatize import privatization, privatized_tensors, private_mark
 from polyc.poly.program import INIT_SUFFIX, PolyProgram, isl_items, statements_named
+from polyc.poly.straighten import straighten_bands
 from polyc.poly.jam import JamRules, jam_outer_rows
 from polyc.poly.tiling import (SIMD_MARK, SIMD_REDUCTION_MARK, accumulates_along, carries_reuse,
                                has_inner_band, optimize_bands, tiling_matters,
@@ -154,6 +155,7 @@ def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, paralle
     """The fused tree optimised (tiling, register blocks, jams, vector passes) and with
     its parallel marks."""
     if optimize:
+        tree = straighten_bands(tree, deps)
         tree = distribute_shifted_members(tree, deps)
         tree = optimize_bands(tree, program, machine_caches(), deps)
         tree = jam_outer_rows(tree, JamRules(

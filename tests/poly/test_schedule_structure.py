@@ -2,9 +2,11 @@
 import re
 
 import islpy as isl
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import polyc
 from polyc.compiler import frontend, generate
 from polyc.options import Options
 from polyc.poly.cache_model import (Caches, Footprint, machine_caches, panel_depth,
@@ -281,6 +283,51 @@ def test_a_convolution_input_is_copied_with_its_channels_inside_the_image_rows()
     pooling = ("def pool(float(N, C, H, W) I) -> (O) "
                "{ O(n, c, h, w) max=! I(n, c, h + r, w + s) where r in 0:3, s in 0:3 }")
     assert compiled(pooling).op.temporaries == ()
+
+
+FIXED_FILTER = """def conv(float(N, C, H, W) I, float(K, C, 3, 3) F) -> (O) {
+  O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
+}"""
+
+
+def test_a_constant_filter_size_gets_the_same_register_blocked_nest():
+    # With r, s in 0:3 isl picked the band (..., c, c + r, s): no member to tile or
+    # block. Straightened (polyc/poly/straighten.py), it is (..., c, r, s) again.
+    fixed, symbolic = (str(compiled(source).schedule) for source in (FIXED_FILTER, CONV))
+    assert "c + r" not in fixed
+    assert "S0[n, k, h, w, c, r, s] -> [(r - (r) mod" in fixed   # r is a member again
+    assert 'mark: "register"' in fixed and 'mark: "register"' in symbolic
+    assert tile_of(fixed, "k") == tile_of(symbolic, "k")
+
+
+@settings(max_examples=8, deadline=None)
+@given(n=st.integers(1, 2), c=st.integers(1, 9), k=st.integers(1, 20),
+       h=st.integers(3, 12), w=st.integers(3, 40), dilation=st.integers(1, 2),
+       stride=st.integers(1, 2))
+def test_fixed_filter_convolutions_match_numpy(n, c, k, h, w, dilation, stride):
+    h, w = h + 2 * dilation, w + 2 * dilation
+    source = FIXED_FILTER.replace(
+        "I(n, c, h + r, w + s)",
+        f"I(n, c, {stride} * h + {dilation} * r, {stride} * w + {dilation} * s)")
+    rng = np.random.default_rng(n + c * 3 + k * 5 + h * 7 + w * 11)
+    I = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    F = rng.standard_normal((k, c, 3, 3)).astype(np.float32)
+    got = polyc.define(source)(I, F)
+    oh, ow = (h - 2 * dilation - 1) // stride + 1, (w - 2 * dilation - 1) // stride + 1
+    want = np.zeros((n, k, oh, ow))
+    for r in range(3):
+        for s in range(3):
+            window = I[:, :, dilation * r::stride, dilation * s::stride][:, :, :oh, :ow]
+            want += np.einsum("nchw,kc->nkhw", window.astype(np.float64), F[:, :, r, s])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+def test_a_strided_convolution_vectorises_its_output_not_the_filter():
+    source = CONV.replace("I(n, c, h + r, w + s)", "I(n, c, 2 * h + r, 2 * w + s)")
+    schedule = compiled(source).schedule
+    text = str(schedule)
+    assert "simd-reduction" not in text
+    assert 'mark: "register"' in text
 
 
 def test_elementwise_walks_rows_with_the_unit_stride_index_innermost():
