@@ -67,18 +67,30 @@ def _straighten(node: isl.ScheduleNode, deps: Dependences) -> isl.ScheduleNode:
         for piece in pieces[1:]:
             union = union.union_add(isl.UnionPwAff.from_pw_aff(piece))
         new_partial = new_partial.set_at(k, union)
+    coincident = permutable_members(node, new_partial, deps)
+    if coincident is None:
+        return node
+    node = node.delete().insert_partial_schedule(new_partial).band_set_permutable(1)
+    for k, flag in enumerate(coincident):
+        node = node.band_member_set_coincident(k, flag)
+    return node
+
+
+def permutable_members(node: isl.ScheduleNode, partial: isl.MultiUnionPwAff,
+                       deps: Dependences) -> list[bool] | None:
+    """Whether ``partial`` may stand as one permutable band at ``node``'s position:
+    every dependence active there (same outer loops) has a non-negative distance
+    along each member. Then each member's coincidence flag (all those distances zero
+    for the coincidence dependences), else ``None``."""
     prefix = node.get_prefix_schedule_union_map()
     same_outer = prefix.apply_range(prefix.reverse())
     active = deps.validity.intersect(same_outer)
-    maps = [isl.UnionMap.from_union_pw_aff(new_partial.get_at(k)) for k in range(count)]
+    maps = [isl.UnionMap.from_union_pw_aff(partial.get_at(k))
+            for k in range(partial.dim(isl.dim_type.set))]
     if not all(active.is_subset(m.lex_le_union_map(m)) for m in maps):
-        return node
+        return None
     coincidence = deps.coincidence.intersect(same_outer)
-    node = node.delete().insert_partial_schedule(new_partial).band_set_permutable(1)
-    for k, m in enumerate(maps):
-        node = node.band_member_set_coincident(
-            k, coincidence.is_subset(m.apply_range(m.reverse())))
-    return node
+    return [coincidence.is_subset(m.apply_range(m.reverse())) for m in maps]
 
 
 def _plain_index(pw_aff: isl.PwAff, covered: set[int]

@@ -50,6 +50,7 @@ from polyc.fusion.distribute import group_order
 from polyc.fusion.layout import read_only_tensors, write_once_outputs
 from polyc.poly.packing import Panel, register_block_panels, row_factor
 from polyc.poly.program import PolyProgram, PolyStatement, isl_items, statements_named
+from polyc.poly.straighten import permutable_members
 
 SIMD_MARK = "simd"                      # a parallel member: plain `omp simd`
 SIMD_REDUCTION_MARK = "simd-reduction"  # a reduction member: scalar accumulator + reduction
@@ -291,20 +292,14 @@ def merge_child_bands(node: isl.ScheduleNode, deps: Dependences) -> isl.Schedule
         child = node.child(0)
         if not child.band_get_permutable() or child.band_n_member() == 0:
             break
-        prefix = node.get_prefix_schedule_union_map()
-        same_outer = prefix.apply_range(prefix.reverse())
-        active = deps.validity.intersect(same_outer)
         merged = node.band_get_partial_schedule().flat_range_product(
             child.band_get_partial_schedule())
-        members = [isl.UnionMap.from_union_pw_aff(merged.get_at(k))
-                   for k in range(merged.dim(isl.dim_type.set))]
-        if not all(active.is_subset(m.lex_le_union_map(m)) for m in members):
+        coincident = permutable_members(node, merged, deps)
+        if coincident is None:
             break
-        coincidence = deps.coincidence.intersect(same_outer)
         node = node.delete().delete().insert_partial_schedule(merged).band_set_permutable(1)
-        for k, m in enumerate(members):
-            node = node.band_member_set_coincident(
-                k, coincidence.is_subset(m.apply_range(m.reverse())))
+        for k, flag in enumerate(coincident):
+            node = node.band_member_set_coincident(k, flag)
     return node
 
 
