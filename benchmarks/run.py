@@ -45,7 +45,13 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
                     "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 # Environment variables that change how thread pools behave; shown in the header when set.
 SHOWN_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_PROC_BIND", "OMP_PLACES",
-                   "OPENBLAS_CORETYPE", "POLYC_CFLAGS", "POLYC_CC")
+                   "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "POLYC_CFLAGS", "POLYC_CC")
+# Environment variables that hold OpenBLAS to another CPU's kernels or cache sizes. Some
+# machines set them for every process (this VM: OPENBLAS_CORETYPE=Haswell, i.e. AVX2
+# kernels on an AVX-512 CPU); numpy's matmul then ran 1024³ in 8.3 ms instead of 4.6
+# (Zen 5, 2 threads). The harness removes them so that numpy runs at its best
+# (``--keep-blas-env`` keeps them) and says so in the header.
+BLAS_OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
 def usable_cores() -> int:
@@ -88,6 +94,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--no-pin", action="store_true",
                    help="do not pin threads to cores (see pin_threads in run.py)")
     p.add_argument("--no-torch", action="store_true", help="leave torch out even if installed")
+    p.add_argument("--keep-blas-env", action="store_true",
+                   help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE from the environment "
+                        "(default: removed, so that OpenBLAS picks its kernels for this CPU)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     return p.parse_args(argv)
@@ -102,6 +111,8 @@ _THREAD_SOURCE = "--threads" if "--threads" in " ".join(sys.argv) else (
     "$OMP_NUM_THREADS" if os.environ.get("OMP_NUM_THREADS") else "cores")
 for _var in THREAD_VARIABLES:
     os.environ[_var] = str(ARGS.threads)
+REMOVED_VARIABLES = {} if ARGS.keep_blas_env else {
+    v: os.environ.pop(v) for v in BLAS_OVERRIDES if v in os.environ}
 if "numpy" in sys.modules and __name__ == "__main__" and not os.environ.get("_POLYC_BENCH_EXEC"):
     # Something imported numpy before the thread settings were made: start over with them.
     os.environ["_POLYC_BENCH_EXEC"] = "1"
@@ -184,9 +195,31 @@ def blas_name() -> str:
     try:
         config = np.show_config(mode="dicts")
         blas = config["Build Dependencies"]["blas"]
-        return f"{blas.get('name', '?')} {blas.get('version', '')}".strip()
+        name = f"{blas.get('name', '?')} {blas.get('version', '')}".strip()
     except Exception:
         return "unknown BLAS"
+    core = openblas_core()
+    return f"{name}, {core} kernels" if core else name
+
+
+def openblas_core() -> str | None:
+    """The CPU model whose kernels numpy's OpenBLAS chose (``openblas_get_corename``)."""
+    import ctypes
+    import glob
+
+    libs = glob.glob(str(Path(np.__file__).resolve().parent.parent / "numpy.libs" / "*openblas*"))
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for symbol in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
+                       "openblas_get_corename64_", "openblas_get_corename"):
+            function = getattr(lib, symbol, None)
+            if function is not None:
+                function.restype = ctypes.c_char_p
+                return function().decode(errors="replace")
+    return None
 
 
 def cc_version() -> str:
@@ -238,6 +271,7 @@ def header() -> dict:
         "torch": torch.__version__ if torch is not None else f"- ({TORCH_ERROR})",
         "cc": cc_version(),
         "env": {v: os.environ[v] for v in SHOWN_VARIABLES if v in os.environ},
+        "removed_env": REMOVED_VARIABLES,
         "method": ARGS.method,
         "settle_s": ARGS.settle,
         "warmup": ARGS.warmup,
@@ -254,6 +288,10 @@ def print_header(info: dict) -> None:
           + ("pinned: main thread to the first CPU, pool workers to the others"
              if info["pinned"] else "not pinned")
           + "".join(f", {k}={v}" for k, v in info["env"].items()))
+    if info["removed_env"]:
+        print("removed from the environment so that OpenBLAS runs at its best: "
+              + ", ".join(f"{k}={v}" for k, v in info["removed_env"].items())
+              + " (--keep-blas-env keeps them)")
     print(f"polyc: {info['polyc_at']}")
     print(f"versions: polyc {info['polyc']}, numpy {info['numpy']} ({info['blas']}), "
           f"torch {info['torch']}, python {info['python']}, {info['cc']}")
