@@ -491,17 +491,20 @@ def _streamed_depth(factor: ir.Expr | None, caches: Caches, element: int, row_ti
                     depth: int) -> int:
     """The reduction steps per visit of a register block whose rows stream
     (:func:`_streamed_rows`), from ``depth`` (:func:`~polyc.poly.cache_model.panel_depth`)
-    on: doubled while the block's rows of the broadcast operand fit a quarter of the L1
-    cache, and a row factor's panel (the tile's rows × the depth) the panel budget.
+    on: doubled while the block's rows of the broadcast operand fit half the L1 cache,
+    and a row factor's panel (the tile's rows × the depth) the panel budget.
 
     Each visit loads and stores the block's accumulators; across visits of the tile's
     rows the L1 cache keeps only the broadcast rows (the packed panel streams from L2
-    either way). Measured on 2 threads, 21 interleaved pairs, twice: depth 128 → 256
-    gemm ×1.055–1.063, mlp ×1.04–1.07, 2mm ×1.03–1.05 (its second product; the first
-    then had a factor panel, which would not have fit), tbmm ×0.99."""
+    either way). Measured on 2 threads, 21 interleaved pairs, twice (Zen 4, 32 KiB
+    L1): depth 128 → 256 gemm ×1.055–1.063, mlp ×1.04–1.07, 2mm ×1.03–1.05 (its second
+    product; the first then had a factor panel, which would not have fit), tbmm ×0.99.
+    Then 256 → 512 (Zen 5, 48 KiB L1, 15 pairs, outputs preallocated; rows of a
+    quarter of the L1 before): gemm ×1.03, mlp ×1.05, 2mm ×1.03–1.035, tbmm ×1.006,
+    conv2d, contraction and kronecker3 ×0.995–1.01; 1024 ran 2mm ×0.92."""
     rows = register_block(element)[0]
     budget = _panel_budget(caches)
-    while (depth < 512 and rows * 2 * depth * element <= caches.l1 // 4
+    while (depth < 512 and rows * 2 * depth * element <= caches.l1 // 2
            and (factor is None or row_tile * 2 * depth * element <= budget)):
         depth *= 2
     return depth
