@@ -47,3 +47,25 @@ def test_benchmark_work_counts_are_positive():
         for sizes in (bench.sizes, bench.quick_sizes, bench.tiny_sizes):
             assert bench.work(sizes) > 0
             assert bench.kind in ("compute", "memory")
+
+
+def test_benchmark_runs_openblas_with_its_own_kernels(tmp_path):
+    """An OPENBLAS_CORETYPE in the environment (this VM sets Haswell on an AVX-512
+    CPU) would hold numpy to another CPU's kernels: the harness removes it, says so,
+    and still checks polyc's result."""
+    import json
+    import os
+    import subprocess
+
+    report = tmp_path / "bench.json"
+    env = dict(os.environ, OPENBLAS_CORETYPE="Haswell", POLYC_CACHE_DIR=str(tmp_path / "cache"))
+    run = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"),
+         "--quick", "--kernels", "elementwise", "--no-torch", "--quiet-wait", "0",
+         "--repeat", "1", "--min-repeat", "1", "--settle", "0", "--json", str(report)],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "removed from the environment" in run.stdout and "OPENBLAS_CORETYPE=Haswell" in run.stdout
+    machine = json.loads(report.read_text())["machine"]
+    assert machine["removed_env"]["OPENBLAS_CORETYPE"] == "Haswell"
+    assert "OPENBLAS_CORETYPE" not in machine["env"]
