@@ -4,9 +4,10 @@ A full block is MR rows × NR lanes (8 × 32 float32 with AVX-512). At an edge t
 block keeps its constant shape: a row past the edge repeats the last row, and the
 vector level either moves back over the previous block's columns (``polyc_shift``;
 only its own columns are stored), or, where it may not (the first block of a
-narrow extent), runs as half-width blocks, the last one moved back over its
-neighbour's columns, or, narrower than half a block, masks the lanes past the
-edge. Each test picks sizes that reach one of these paths and checks the values
+narrow extent), runs as one half-width block owning all its lanes (exactly half
+the columns), as half-width blocks, the last one moved back over its neighbour's
+columns (more than half), or, narrower than half a block, masks the lanes past
+the edge. Each test picks sizes that reach one of these paths and checks the values
 in float64.
 """
 import numpy as np
@@ -34,6 +35,7 @@ def test_edge_blocks_keep_the_register_block_shape():
     assert "polyc_min(polyc_lane0, polyc_count0 - 1)" in text  # a row past the edge repeats
     assert f"float polyc_acc[{MR}][{NR // 2}]" in text   # half-width blocks: narrow extents
     assert f"polyc_sub += {NR // 2}" in text
+    assert f"if (polyc_count1 == {NR // 2})" in text     # exactly half: no store condition
 
 
 MR, NR = register_block(4)  # float32: 8 × 32 with AVX-512, 6 × 16 with AVX2
@@ -44,7 +46,8 @@ MR, NR = register_block(4)  # float32: 8 × 32 with AVX-512, 6 × 16 with AVX2
     (MR + 1, 9, NR + 1),            # one row and one column past full blocks
     (2 * MR - 1, 3, NR + 18),       # move back by NR - 18 lanes
     (MR - 1, 17, NR // 2 + 4),      # narrower than one block: half-width, repeated rows
-    (MR, 4, NR // 2),               # one half-width block
+    (MR, 4, NR // 2),               # one half-width block owning all its lanes
+    (2 * MR - 3, 6, NR // 2),       # the same, and a row past the edge
     (2 * MR, 7, 3 * NR // 4),       # a half-width block, then one moved back
     (MR + 1, 3, NR // 2 + 1),       # the second half-width block moved back by all but one
     (MR + 3, 5, NR // 4),           # narrower than half a block: masked lanes
