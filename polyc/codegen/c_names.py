@@ -39,6 +39,7 @@ def c_name(name: str) -> str:
 
 
 PREAMBLE = r"""
+#define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

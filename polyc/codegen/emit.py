@@ -27,6 +27,7 @@ from polyc.codegen.panels import (iterators_around_marks, pack_code, panel_eleme
                                   tile_origin)
 from polyc.codegen.prefetch import RowPrefetch, chunked_loop, line_elements
 from polyc.codegen.thread_boxes import GRID_HELPER, box_code
+from polyc.codegen.thread_placement import PLACEMENT_HELPERS, place_team, release_team
 from polyc.codegen.vector_math import declarations
 from polyc.errors import InternalError
 from polyc.fusion.layout import read_only_tensors, write_once_outputs
@@ -90,11 +91,15 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     shared = tuple(t for t in op.temporaries if t.name not in contractions)
     body = [cgen.Statement("int polyc_status = 0")]
     body.append(cgen.Initializer(cgen.Value("const int64_t", "polyc_work"), _work(program)))
+    if emitter.parallel:
+        body += place_team(f"polyc_work >= {PARALLEL_WORK_THRESHOLD}")
     body += _allocate_temporaries(shared, emitter.exprs)
     body.append(code)
     if shared:
         body.append(cgen.Line("polyc_done:"))
         body += [cgen.Statement(f"free({c_name(t.name)})") for t in shared]
+    if emitter.parallel:
+        body += release_team()
     body.append(cgen.Statement("return polyc_status"))
     declaration = cgen.FunctionDeclaration(
         cgen.Value("int", entry_name(op)),
@@ -104,7 +109,9 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     vector_math = declarations(emitter.exprs.math_calls, simd_math)
     stream = streaming.HELPERS if emitter.streamed else ""
     grid = GRID_HELPER if emitter.shared_out else ""
-    text = "\n".join([header, PREAMBLE, stream, grid, vector_math, "", str(function), ""])
+    placement = PLACEMENT_HELPERS if emitter.parallel else ""
+    text = "\n".join([header, PREAMBLE, stream, grid, placement, vector_math, "",
+                      str(function), ""])
     return CSource(text, entry_name(op), parameters, frozenset(emitter.streamed),
                    stream_threshold)
 
@@ -167,6 +174,7 @@ class _Emitter:
         self.program = program
         self.partitions = partitions or {}
         self.shared_out = False  # some nest's threads share out boxes
+        self.parallel = False  # some region may run on several threads
         self.contractions = contractions
         self.exprs = ExprEmitter(program.op, contractions, check_gathers)
         self.statements = {s.name: s for s in program.statements}
@@ -380,14 +388,13 @@ class _Emitter:
             box = self._box(marks)
             if box is not None:
                 loop = self._loop(node, self.node(node.for_get_body()), iterator)
-                return cgen.Module([cgen.Pragma(f"omp parallel {_IF_ENOUGH_WORK}"),
+                return cgen.Module([self._parallel_pragma(""),
                                     cgen.Block(box + [loop])])
             nest = self._collapsible(node, marks)
             prefetch = self._row_prefetch(node, iterator) if len(nest) == 1 else None
             loop = self._loops(nest, self._row_body(nest[-1].for_get_body(), prefetch))
-            return cgen.Module([cgen.Pragma(
-                f"omp parallel for{_simd(marks)}{_collapse(nest)} schedule(static) "
-                f"{_IF_ENOUGH_WORK}"), loop])
+            return cgen.Module([self._parallel_pragma(
+                f" for{_simd(marks)}{_collapse(nest)} schedule(static)"), loop])
         if SIMD_MARK in marks:
             prefetch, self.prefetch = self.prefetch, None
             body = self.node(node.for_get_body())
@@ -577,6 +584,12 @@ class _Emitter:
             self.exprs.expr(statement.rhs, tensor.type), size, self.stream_threshold, plain,
             prefetch)
 
+    def _parallel_pragma(self, clauses: str) -> cgen.Pragma:
+        """``#pragma omp parallel<clauses>`` with the ``if`` clause on the work; notes
+        that the kernel places its team (:mod:`polyc.codegen.thread_placement`)."""
+        self.parallel = True
+        return cgen.Pragma(f"omp parallel{clauses} {_IF_ENOUGH_WORK}")
+
     def _box(self, marks: frozenset[str]) -> list | None:
         """The C declaring this thread's box, for a nest under a ``threads`` mark
         (:mod:`polyc.codegen.thread_boxes`); ``None`` for any other."""
@@ -656,7 +669,7 @@ class _Emitter:
             cgen.Pragma("omp for schedule(static)"), loop,
             cgen.Pragma("omp critical"), cgen.Block(combine)])
         parallel = cgen.Module([
-            cgen.Pragma(f"omp parallel {_IF_ENOUGH_WORK}"), region])
+            self._parallel_pragma(""), region])
         return cgen.Block(allocations + [
             cgen.If(failed, cgen.Statement("polyc_status = 1"), cgen.Block([parallel]))]
             + frees)
@@ -686,10 +699,10 @@ class _Emitter:
         share = box if box is not None else [cgen.Pragma(f"omp for{clauses}")]
         if not allocated:
             if box is None:
-                return cgen.Module([cgen.Pragma(
-                    f"omp parallel for{clauses} {_IF_ENOUGH_WORK}"),
+                return cgen.Module([self._parallel_pragma(
+                    f" for{clauses}"),
                     self._loops(nest, body)])
-            return cgen.Module([cgen.Pragma(f"omp parallel {_IF_ENOUGH_WORK}"),
+            return cgen.Module([self._parallel_pragma(""),
                                 cgen.Block(box + [self._loops(nest, body)])])
         failed = " || ".join(f"!{c_var}" for c_var in allocated)
         loop = self._loops(nest, cgen.If(" && ".join(allocated), braced(body)))
@@ -700,7 +713,7 @@ class _Emitter:
                                            cgen.Statement("polyc_status = 1")]))]
             + [cgen.Statement(f"free({c_var})") for c_var in allocated])
         return cgen.Module([
-            cgen.Pragma(f"omp parallel {_IF_ENOUGH_WORK}"), region])
+            self._parallel_pragma(""), region])
 
     def _with_private_temporaries(self, node: isl.AstNode, body):
         """``body`` (the code of ``node``) in a block that declares the contracted

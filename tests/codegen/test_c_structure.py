@@ -15,6 +15,7 @@ typedef long int64_t; typedef unsigned long uint64_t; typedef int int32_t;
 typedef unsigned int uint32_t; typedef short int16_t; typedef unsigned short uint16_t;
 typedef signed char int8_t; typedef unsigned char uint8_t; typedef float _Float16;
 typedef unsigned long size_t; typedef unsigned long uintptr_t;
+typedef struct { int placed; } polyc_placement;
 """
 
 
@@ -23,7 +24,9 @@ def parse_entry(c_text: str) -> c_ast.FileAST:
     start = c_text.index("\nint polyc_")
     helpers = ("int64_t polyc_floordiv(int64_t a, int64_t b);"
                "int64_t polyc_min(int64_t a, int64_t b); int64_t polyc_max(int64_t a, int64_t b);"
-               "int64_t polyc_extent(int64_t a);")
+               "int64_t polyc_extent(int64_t a);"
+               "void polyc_place_team(polyc_placement *p);"
+               "void polyc_release_team(const polyc_placement *p);")
     return pycparser.CParser().parse(_TYPEDEFS + helpers + c_text[start:], "kernel.c")
 
 

@@ -1,0 +1,70 @@
+"""A kernel places its team for the call (polyc/codegen/thread_placement.py): the
+caller's CPU mask is the same after the call as before, other threads of the team
+run on one CPU each, and the results do not change."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import polyc
+from polyc.compiler import frontend, generate
+from polyc.options import Options
+
+SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
+  row_max(n) max=! X(n, d)
+  e(n, d) = exp(X(n, d) - row_max(n))
+  row_sum(n) +=! e(n, d)
+  Y(n, d) = e(n, d) / row_sum(n)
+}"""
+
+linux_with_cores = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2
+    or os.environ.get("OMP_NUM_THREADS", "2") in ("0", "1") or "OMP_PROC_BIND" in os.environ,
+    reason="places threads only on Linux, with two CPUs or more and no binding chosen")
+
+
+def _reference(x):
+    shifted = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    return shifted / shifted.sum(axis=1, keepdims=True)
+
+
+def test_parallel_kernels_place_their_team_and_serial_ones_do_not():
+    op = frontend(SOFTMAX)
+    text = generate(op, Options()).c_source.text
+    entry = text[text.index("\nint polyc_softmax("):]
+    assert entry.index("polyc_place_team(&polyc_team)") < entry.index("#pragma omp parallel")
+    assert entry.rstrip().endswith("polyc_release_team(&polyc_team);\n  return polyc_status;\n}")
+    serial = generate(op, Options(parallel=False)).c_source.text
+    assert "polyc_place_team" not in serial and "omp parallel" not in serial
+
+
+@linux_with_cores
+def test_the_callers_cpu_mask_is_restored_and_the_team_runs_on_other_cpus():
+    x = np.random.default_rng(0).standard_normal((512, 256)).astype(np.float32)
+    op = polyc.define(SOFTMAX)
+    before = os.sched_getaffinity(0)
+    for _ in range(3):
+        np.testing.assert_allclose(op(x), _reference(x), rtol=1e-5, atol=1e-6)
+        assert os.sched_getaffinity(0) == before
+    main = os.getpid()
+    single = [os.sched_getaffinity(int(t)) for t in os.listdir("/proc/self/task")
+              if int(t) != main and len(os.sched_getaffinity(int(t))) == 1]
+    assert single, "no thread of the team was placed on a CPU of its own"
+
+
+@linux_with_cores
+def test_a_restricted_caller_keeps_its_mask():
+    # The caller may use only two CPUs: the team is placed within them, and the
+    # caller's mask (not the process's first one) comes back.
+    allowed = sorted(os.sched_getaffinity(0))
+    original = set(allowed)
+    restricted = set(allowed[-2:])
+    x = np.random.default_rng(1).standard_normal((300, 700)).astype(np.float32)
+    op = polyc.define(SOFTMAX)
+    try:
+        os.sched_setaffinity(0, restricted)
+        np.testing.assert_allclose(op(x), _reference(x), rtol=1e-5, atol=1e-6)
+        assert os.sched_getaffinity(0) == restricted
+    finally:
+        os.sched_setaffinity(0, original)
