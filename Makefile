@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench fuzz clean
+.PHONY: demo test test-fast bench bench-polly fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+
+# Polly on the naive gemm loops, the issue's reference (needs clang with Polly).
+bench-polly:
+	benchmarks/polly/run.sh
 
 # The long differential-fuzzing campaign: random programs under every option variant.
 fuzz: $(STAMP)
