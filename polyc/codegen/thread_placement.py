@@ -32,7 +32,7 @@ typedef struct { int placed; cpu_set_t mask; } polyc_placement;
    ones, where they stay (see polyc/codegen/thread_placement.py). */
 static void polyc_place_team(polyc_placement *placement) {
   static __thread int polyc_placed_cpu = -1;  /* a team thread's CPU, once placed */
-  static int64_t polyc_team_placed = 0;       /* the team last placed: its signature */
+  static uint64_t polyc_team_placed = 0;      /* the team last placed: its signature */
   placement->placed = 0;
   if (omp_get_proc_bind() != omp_proc_bind_false) return;
   cpu_set_t allowed;
@@ -53,9 +53,9 @@ static void polyc_place_team(polyc_placement *placement) {
   }
   /* The team's size and CPUs in one word (CPUs from the 45th on only counted): the
      team is placed again when it changes. */
-  int64_t signature = (int64_t)threads << 54 | (int64_t)CPU_COUNT(&allowed) << 45;
-  for (int k = 0; k < n && cpus[k] < 45; k++) signature |= (int64_t)1 << cpus[k];
-  int64_t known;
+  uint64_t signature = (uint64_t)threads << 54 | (uint64_t)CPU_COUNT(&allowed) << 45;
+  for (int k = 0; k < n && cpus[k] < 45; k++) signature |= (uint64_t)1 << cpus[k];
+  uint64_t known;
   #pragma omp atomic read
   known = polyc_team_placed;
   if (known == signature) return;
