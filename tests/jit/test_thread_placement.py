@@ -8,15 +8,11 @@ import numpy as np
 import pytest
 
 import polyc
+from corpus import CORPUS_BY_NAME
 from polyc.compiler import frontend, generate
 from polyc.options import Options
 
-SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
-  row_max(n) max=! X(n, d)
-  e(n, d) = exp(X(n, d) - row_max(n))
-  row_sum(n) +=! e(n, d)
-  Y(n, d) = e(n, d) / row_sum(n)
-}"""
+SOFTMAX = CORPUS_BY_NAME["softmax"]
 
 linux_with_cores = pytest.mark.skipif(
     not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2
@@ -25,12 +21,11 @@ linux_with_cores = pytest.mark.skipif(
 
 
 def _reference(x):
-    shifted = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
-    return shifted / shifted.sum(axis=1, keepdims=True)
+    return SOFTMAX.reference(x)[0]
 
 
 def test_parallel_kernels_place_their_team_and_serial_ones_do_not():
-    op = frontend(SOFTMAX)
+    op = frontend(SOFTMAX.source)
     text = generate(op, Options()).c_source.text
     entry = text[text.index("\nint polyc_softmax("):]
     assert entry.index("polyc_place_team(&polyc_team)") < entry.index("#pragma omp parallel")
@@ -42,7 +37,7 @@ def test_parallel_kernels_place_their_team_and_serial_ones_do_not():
 @linux_with_cores
 def test_the_callers_cpu_mask_is_restored_and_the_team_runs_on_other_cpus():
     x = np.random.default_rng(0).standard_normal((512, 256)).astype(np.float32)
-    op = polyc.define(SOFTMAX)
+    op = polyc.define(SOFTMAX.source)
     before = os.sched_getaffinity(0)
     for _ in range(3):
         np.testing.assert_allclose(op(x), _reference(x), rtol=1e-5, atol=1e-6)
@@ -61,7 +56,7 @@ def test_a_restricted_caller_keeps_its_mask():
     original = set(allowed)
     restricted = set(allowed[-2:])
     x = np.random.default_rng(1).standard_normal((300, 700)).astype(np.float32)
-    op = polyc.define(SOFTMAX)
+    op = polyc.define(SOFTMAX.source)
     try:
         os.sched_setaffinity(0, restricted)
         np.testing.assert_allclose(op(x), _reference(x), rtol=1e-5, atol=1e-6)
