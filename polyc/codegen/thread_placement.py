@@ -1,4 +1,4 @@
-"""Where a kernel's threads run while it runs: one CPU each, the caller on the first.
+"""Where a kernel's threads run while it runs: one CPU each.
 
 Left to Linux, a thread of libgomp's team that sleeps between calls is often woken
 on the CPU of the thread that wakes it (the caller, busy with its own share) and
@@ -7,15 +7,19 @@ softmax (4096 × 1024) that runs in 1.3 ms took 5–6 ms at the median when call
 every 50 ms, unpinned (2 threads; torch's own softmax took 1.9 against 1.0 ms); with
 OMP_PROC_BIND=true, or with the threads placed as here, 1.3.
 
-So a kernel with parallel regions, before the first, places the team on the first
-CPUs the calling thread may use, one thread each: the calling thread on the first
-(moved there for the call if it runs elsewhere; its CPU mask is restored before
-the kernel returns), each other thread of the team on one of the next (a mask that
-stays: the team's threads are libgomp's; they are placed again, in one extra
-parallel region, only when the team or the allowed CPUs change). A call then costs
-a system call or two more (0.4 µs on a 256 × 256 elementwise kernel: 11.5 against
-11.1 µs). Nothing is placed when the user chose a binding (``OMP_PROC_BIND``),
-when the team has more threads than there are CPUs, or off Linux.
+So a kernel with parallel regions, before the first, places its team on a block of
+CPUs the calling thread may use, one thread each. The block starts at a CPU that
+depends on the process id, so that the teams of several processes (each with its
+OMP_NUM_THREADS share of a large machine) take different CPUs instead of all the
+first ones. The team's other threads are put on the block's second and later CPUs
+and stay there (the team's threads are libgomp's; they are placed again, in one
+extra parallel region, only when the team or the allowed CPUs change). The calling
+thread is left where it runs unless that is one of them: then it is moved to the
+block's first CPU for the call, and its CPU mask is restored before the kernel
+returns. A call costs a system call more, two or three when the caller is moved
+(0.4 µs on a 256 × 256 elementwise kernel: 11.5 against 11.1 µs). Nothing is
+placed when the user chose a binding (``OMP_PROC_BIND``), when the team has more
+threads than there are CPUs, or off Linux.
 """
 from __future__ import annotations
 
@@ -25,11 +29,14 @@ import cgen
 PLACEMENT_HELPERS = r"""
 #if defined(__linux__)
 #include <sched.h>
+#include <unistd.h>
 typedef struct { int placed; cpu_set_t mask; } polyc_placement;
 
-/* The team's threads on the first CPUs the caller may use, one each: the caller on
-   the first (moved there for the call if it is elsewhere), the others on the next
-   ones, where they stay (see polyc/codegen/thread_placement.py). */
+/* The team's threads on CPUs of their own among those the caller may use: a block of
+   `threads` of them, from a start that depends on the process id (so that the
+   teams of several processes take different CPUs); the team's other threads stay
+   on theirs, and the caller is moved to the block's first CPU for the call when it
+   runs on one of them (see polyc/codegen/thread_placement.py). */
 static void polyc_place_team(polyc_placement *placement) {
   static __thread int polyc_placed_cpu = -1;  /* a team thread's CPU, once placed */
   static uint64_t polyc_team_placed = 0;      /* the team last placed: its signature */
@@ -37,24 +44,29 @@ static void polyc_place_team(polyc_placement *placement) {
   if (omp_get_proc_bind() != omp_proc_bind_false) return;
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
-  const int threads = omp_get_max_threads();
-  if (threads < 2 || threads > CPU_COUNT(&allowed)) return;
-  int cpus[CPU_SETSIZE];
+  const int threads = omp_get_max_threads(), count = CPU_COUNT(&allowed);
+  if (threads < 2 || threads > count) return;
+  int cpus[CPU_SETSIZE], block[CPU_SETSIZE];
   int n = 0;
-  for (int cpu = 0; cpu < CPU_SETSIZE && n < threads; cpu++)
+  for (int cpu = 0; cpu < CPU_SETSIZE && n < count; cpu++)
     if (CPU_ISSET(cpu, &allowed)) cpus[n++] = cpu;
-  if (sched_getcpu() != cpus[0]) {
-    cpu_set_t first;
-    CPU_ZERO(&first);
-    CPU_SET(cpus[0], &first);
-    if (sched_setaffinity(0, sizeof first, &first) != 0) return;
-    placement->placed = 1;
-    placement->mask = allowed;
-  }
-  /* The team's size and CPUs in one word (CPUs from the 45th on only counted): the
-     team is placed again when it changes. */
-  uint64_t signature = (uint64_t)threads << 54 | (uint64_t)CPU_COUNT(&allowed) << 45;
-  for (int k = 0; k < n && cpus[k] < 45; k++) signature |= (uint64_t)1 << cpus[k];
+  const int start = (int)(((int64_t)getpid() * threads) % count);
+  for (int t = 0; t < threads; t++) block[t] = cpus[(start + t) % count];
+  const int here = sched_getcpu();
+  for (int t = 1; t < threads; t++)
+    if (here == block[t]) {
+      cpu_set_t first;
+      CPU_ZERO(&first);
+      CPU_SET(block[0], &first);
+      if (sched_setaffinity(0, sizeof first, &first) != 0) return;
+      placement->placed = 1;
+      placement->mask = allowed;
+      break;
+    }
+  /* The team's size, its CPUs' count and its first CPU in one word: the team is
+     placed again when it changes. */
+  const uint64_t signature =
+      (uint64_t)threads << 40 | (uint64_t)count << 20 | (uint64_t)block[0];
   uint64_t known;
   #pragma omp atomic read
   known = polyc_team_placed;
@@ -62,11 +74,11 @@ static void polyc_place_team(polyc_placement *placement) {
   #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
-    if (t > 0 && polyc_placed_cpu != cpus[t]) {
+    if (t > 0 && polyc_placed_cpu != block[t]) {
       cpu_set_t own;
       CPU_ZERO(&own);
-      CPU_SET(cpus[t], &own);
-      if (sched_setaffinity(0, sizeof own, &own) == 0) polyc_placed_cpu = cpus[t];
+      CPU_SET(block[t], &own);
+      if (sched_setaffinity(0, sizeof own, &own) == 0) polyc_placed_cpu = block[t];
     }
   }
   #pragma omp atomic write
