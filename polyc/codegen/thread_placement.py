@@ -63,10 +63,11 @@ static void polyc_place_team(polyc_placement *placement) {
       placement->mask = allowed;
       break;
     }
-  /* The team's size, its CPUs' count and its first CPU in one word: the team is
+  /* The block of CPUs in one word (FNV-1a over its CPUs, in order): the team is
      placed again when it changes. */
-  const uint64_t signature =
-      (uint64_t)threads << 40 | (uint64_t)count << 20 | (uint64_t)block[0];
+  uint64_t signature = 14695981039346656037ull;
+  for (int t = 0; t < threads; t++)
+    signature = (signature ^ (uint64_t)(block[t] + 1)) * 1099511628211ull;
   uint64_t known;
   #pragma omp atomic read
   known = polyc_team_placed;
