@@ -46,11 +46,13 @@ static void polyc_place_team(polyc_placement *placement) {
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
   const int threads = omp_get_max_threads(), count = CPU_COUNT(&allowed);
   if (threads < 2 || threads > count) return;
+  /* The allowed CPUs in order, as far as the block reaches (it may wrap around). */
+  const int start = (int)(((int64_t)getpid() * threads) % count);
+  const int needed = start + threads < count ? start + threads : count;
   int cpus[CPU_SETSIZE], block[CPU_SETSIZE];
   int n = 0;
-  for (int cpu = 0; cpu < CPU_SETSIZE && n < count; cpu++)
+  for (int cpu = 0; cpu < CPU_SETSIZE && n < needed; cpu++)
     if (CPU_ISSET(cpu, &allowed)) cpus[n++] = cpu;
-  const int start = (int)(((int64_t)getpid() * threads) % count);
   for (int t = 0; t < threads; t++) block[t] = cpus[(start + t) % count];
   const int here = sched_getcpu();
   for (int t = 1; t < threads; t++)
