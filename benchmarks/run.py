@@ -45,7 +45,8 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
                     "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 # Environment variables that change how thread pools behave; shown in the header when set.
 SHOWN_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_PROC_BIND", "OMP_PLACES",
-                   "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "POLYC_CFLAGS", "POLYC_CC")
+                   "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "POLYC_CFLAGS", "POLYC_CC",
+                   "POLYC_MACHINE", "POLYC_PLACE_THREADS")
 # Environment variables that hold OpenBLAS to another CPU's kernels or cache sizes. Some
 # machines set them for every process (this VM: OPENBLAS_CORETYPE=Haswell, i.e. AVX2
 # kernels on an AVX-512 CPU); numpy's matmul then ran 1024³ in 8.3 ms instead of 4.6
@@ -93,6 +94,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "0 disables)")
     p.add_argument("--no-pin", action="store_true",
                    help="do not pin threads to cores (see pin_threads in run.py)")
+    p.add_argument("--place-threads", action="store_true",
+                   help="polyc's kernels place their OpenMP threads (POLYC_PLACE_THREADS=1; "
+                        "off by default: it changes the threads' CPU affinity)")
     p.add_argument("--no-torch", action="store_true", help="leave torch out even if installed")
     p.add_argument("--keep-blas-env", action="store_true",
                    help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE from the environment "
@@ -111,6 +115,8 @@ _THREAD_SOURCE = "--threads" if "--threads" in " ".join(sys.argv) else (
     "$OMP_NUM_THREADS" if os.environ.get("OMP_NUM_THREADS") else "cores")
 for _var in THREAD_VARIABLES:
     os.environ[_var] = str(ARGS.threads)
+if ARGS.place_threads:
+    os.environ["POLYC_PLACE_THREADS"] = "1"
 REMOVED_VARIABLES = {} if ARGS.keep_blas_env else {
     v: os.environ.pop(v) for v in BLAS_OVERRIDES if v in os.environ}
 if "numpy" in sys.modules and __name__ == "__main__" and not os.environ.get("_POLYC_BENCH_EXEC"):
@@ -134,6 +140,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import polyc  # noqa: E402
+from polyc.machine import host_brand  # noqa: E402
 from kernels import BENCHES, BY_NAME, TOLERANCE, max_rel_error  # noqa: E402
 
 torch = None
@@ -153,43 +160,6 @@ else:
 
 
 # ------------------------------------------------------------------ machine
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def cpu_flags() -> set[str]:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
-def cache_sizes() -> str:
-    """L1d/L2/L3 per instance, from sysfs (e.g. "L1d 32K, L2 1024K, L3 32768K")."""
-    base = Path("/sys/devices/system/cpu/cpu0/cache")
-    parts = []
-    for index in sorted(base.glob("index*")):
-        try:
-            level = (index / "level").read_text().strip()
-            kind = (index / "type").read_text().strip()
-            size = (index / "size").read_text().strip()
-        except OSError:
-            continue
-        if kind == "Instruction":
-            continue
-        parts.append(f"L{level}{'d' if kind == 'Data' else ''} {size}")
-    return ", ".join(parts) or "unknown"
-
 
 def blas_name() -> str:
     try:
@@ -253,14 +223,13 @@ def polyc_revision() -> str:
 
 
 def header() -> dict:
-    flags = cpu_flags()
-    simd = "avx512f" if "avx512f" in flags else "avx2" if "avx2" in flags else "sse"
+    machine = polyc.Options.from_environment().machine
     info = {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "cpu": cpu_model(),
+        "cpu": host_brand(),
         "cores": usable_cores(),
-        "simd": simd,
-        "caches": cache_sizes(),
+        "machine_model": str(machine),
+        "simd": machine.isa,
         "threads": ARGS.threads,
         "threads_from": _THREAD_SOURCE,
         "python": platform.python_version(),
@@ -283,7 +252,8 @@ def header() -> dict:
 
 def print_header(info: dict) -> None:
     print(f"polyc benchmark  {info['date']}{'  (--quick sizes)' if info['quick'] else ''}")
-    print(f"machine: {info['cpu']}, {info['cores']} cores, {info['simd']}, caches {info['caches']}")
+    print(f"machine: {info['cpu']}, {info['cores']} cores")
+    print(f"polyc's machine model: {info['machine_model']}")
     print(f"threads: {info['threads']} for every contestant (from {info['threads_from']}), "
           + ("pinned: main thread to the first CPU, pool workers to the others"
              if info["pinned"] else "not pinned")

@@ -9,8 +9,9 @@
     matmul.explain(A, B)                  # every stage; pictures in Jupyter
     polyc.compare(matmul, (A, B))         # fused / unfused / unoptimised side by side
 """
-from polyc.errors import (ArgumentError, CompileError, InternalError, ParseError, PolycError,
-                          SemanticError)
+from polyc.errors import (ArgumentError, CompileError, ConfigurationError, InternalError,
+                          ParseError, PolycError, SemanticError)
+from polyc.machine import NAMED_MACHINES, Machine
 from polyc.lang.pyspelling import (bool_, exists, f16, f32, f64, i8, i16, i32, i64, max, min,
                                    prod, sum, u8, u16, u32, u64, where)
 from polyc.options import Options
@@ -21,7 +22,8 @@ from polyc.api import Operator, define, op  # noqa: E402  (api needs __version__
 from polyc.explore.compare import compare  # noqa: E402
 
 __all__ = [
-    "ArgumentError", "CompileError", "InternalError", "Operator", "Options", "ParseError",
+    "ArgumentError", "CompileError", "ConfigurationError", "InternalError", "Machine",
+    "NAMED_MACHINES", "Operator", "Options", "ParseError",
     "PolycError", "SemanticError", "__version__", "bool_", "compare", "define", "exists",
     "f16", "f32", "f64", "i8", "i16", "i32", "i64", "max", "min", "op", "prod", "sum", "u8",
     "u16", "u32", "u64", "where",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from polyc.codegen import streaming
+from polyc.machine import rules
 from polyc.codegen.ast_build import ast_text, build_ast
 from polyc.codegen.emit import CSource, emit_c
 from polyc.codegen.vector_math import simd_math_functions
@@ -67,7 +68,8 @@ class Compilation:
 
 def settings_text(options: Options) -> str:
     return (f"fusion={options.fusion} parallel={options.parallel} optimize={options.optimize} "
-            f"check_gathers={options.check_gathers} "
+            f"check_gathers={options.check_gathers} place_threads={options.place_threads} "
+            f"machine={options.machine.name} "
             f"cc={options.cc} cflags={' '.join(options.cflags)}")
 
 
@@ -89,7 +91,8 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     dependences = compute_dependences(program)
     lap("dependences")
     schedule = compute_schedule(program, dependences, options.fusion, options.parallel,
-                                options.optimize, prologue=layout_copies(op))
+                                options.optimize, prologue=layout_copies(op),
+                                machine=options.machine)
     lap("schedule")
     shared = schedule.tree
     partitions = {}
@@ -100,11 +103,13 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     contractions = contract_temporaries(program, schedule) if options.optimize else {}
     lap("contraction")
     simd_math = simd_math_functions() if options.optimize else frozenset()
-    stream = (streaming.threshold_bytes()
+    stream = (rules.streaming_threshold(options.machine)
               if options.optimize and streaming.supported() else None)
-    folded = folded_inits(schedule.tree, dependences, program) if options.optimize else {}
+    folded = (folded_inits(schedule.tree, dependences, program, options.machine)
+              if options.optimize else {})
     c_source = emit_c(program, ast, settings_text(options), simd_math, contractions,
-                      options.check_gathers, stream, folded, partitions)
+                      options.check_gathers, stream, folded, partitions,
+                      machine=options.machine, place_threads=options.place_threads)
     lap("c")
     compilation = Compilation(op, options, program, dependences, schedule, ast, c_source,
                               seconds, contractions)

@@ -116,6 +116,10 @@ class CompileError(PolycError):
     """The system C compiler failed; the message holds its output and the C file's path."""
 
 
+class ConfigurationError(PolycError):
+    """A setting polyc cannot use: an unknown machine model, a malformed machine file."""
+
+
 class InternalError(AssertionError):
     """A broken invariant inside polyc: a bug. Please report it with the operator."""
 

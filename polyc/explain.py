@@ -27,6 +27,7 @@ from polyc.errors import ArgumentError
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.printer import statement_to_tc, to_tc
+from polyc.machine import rules
 from polyc.poly.jam import JAM_MARK, JAM_ROWS
 from polyc.poly.packing import panel_of_mark
 from polyc.poly.privatize import privatized_tensors
@@ -377,6 +378,8 @@ def explain(operator, args=()) -> Explanation:
     ]
     stats = _statistics(compilation, kernel, args and not arrays)
     stats.append("options: " + settings_text(compilation.options))
+    stats.append(f"machine: {compilation.options.machine}")
+    stats.append("derived: " + rules.summary(compilation.options.machine))
     sections.append(Section("stats", TITLES["stats"], (Part("\n".join(stats)),)))
 
     count = len(compilation.program.statements)

@@ -9,6 +9,8 @@ Passes receive an :class:`Options` explicitly; no pass reads ``os.environ``.
 | POLYC_CFLAGS      | extra compiler flags (shell-split)        | (none)                    |
 | POLYC_DEBUG       | comma-separated channels: ir, shapes, domains, deps, fusion, schedule, ast, c, cc, or all | (none) |
 | POLYC_CC_TIMEOUT  | seconds before a hanging compiler is killed | 120                     |
+| POLYC_MACHINE     | the machine model: host, a name (zen3, zen5, skylake-avx512, ...) or a JSON file | host |
+| POLYC_PLACE_THREADS | 1: kernels place their OpenMP threads on CPUs of their own | 0     |
 """
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ import os
 import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from polyc.errors import ConfigurationError
+from polyc.machine import Machine, host_machine, named_machine
 
 DEBUG_CHANNELS = ("ir", "shapes", "domains", "deps", "fusion", "schedule", "ast", "c", "cc")
 BASE_CFLAGS = ("-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-fwrapv",
@@ -45,10 +50,24 @@ class Options:
     # kernel; False drops the check: an index out of range is then undefined behaviour
     # (reads or writes outside the array). Opt out only for inputs you have validated.
     check_gathers: bool = True
+    # The machine every size is derived from (:mod:`polyc.machine`): a Machine, or a
+    # name or JSON path that ``named_machine`` resolves.
+    machine: Machine = field(default_factory=host_machine)
+    # Kernels pin their OpenMP team's threads to CPUs of their own (and move the caller
+    # off them for the call). Off by default: it changes threads' CPU affinity, which
+    # other OpenMP code in the process shares.
+    place_threads: bool = False
+
+    def __post_init__(self):
+        if isinstance(self.machine, str):
+            object.__setattr__(self, "machine", named_machine(self.machine))
+        elif not isinstance(self.machine, Machine):
+            raise ConfigurationError(f"machine must be a polyc.Machine or a name, not "
+                                     f"{type(self.machine).__name__}")
 
     @property
     def cflags(self) -> tuple[str, ...]:
-        return BASE_CFLAGS + self.extra_cflags
+        return BASE_CFLAGS + self.machine.cflags + self.extra_cflags
 
     def with_(self, **changes) -> Options:
         return replace(self, **changes)
@@ -68,6 +87,10 @@ class Options:
             if "all" in channels:
                 channels = set(DEBUG_CHANNELS)
             options = options.with_(debug=frozenset(channels))
+        if env.get("POLYC_MACHINE"):
+            options = options.with_(machine=named_machine(env["POLYC_MACHINE"]))
+        if env.get("POLYC_PLACE_THREADS", "").strip() not in ("", "0"):
+            options = options.with_(place_threads=True)
         if env.get("POLYC_CC_TIMEOUT"):
             try:
                 options = options.with_(cc_timeout=float(env["POLYC_CC_TIMEOUT"]))

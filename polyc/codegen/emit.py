@@ -25,7 +25,7 @@ from polyc.codegen.c_expr import ExprEmitter, identity, index_names, isl_expr_to
 from polyc.codegen.c_names import PREAMBLE, braced, c_name
 from polyc.codegen.panels import (iterators_around_marks, pack_code, panel_element, panel_read,
                                   tile_origin)
-from polyc.codegen.prefetch import RowPrefetch, chunked_loop, line_elements
+from polyc.codegen.prefetch import RowPrefetch, chunked_loop
 from polyc.codegen.thread_boxes import GRID_HELPER, box_code
 from polyc.codegen.thread_placement import PLACEMENT_HELPERS, place_team, release_team
 from polyc.codegen.vector_math import declarations
@@ -35,6 +35,8 @@ from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang import types as ty
 from polyc.lang.printer import to_tc
+from polyc.machine import Machine
+from polyc.machine.rules import PARALLEL_WORK_THRESHOLD, line_elements
 from polyc.poly.dependences import is_pure_reduction
 from polyc.poly.folding import FoldedInit
 from polyc.poly.jam import JAM_MARK
@@ -45,8 +47,6 @@ from polyc.poly.schedule import PARALLEL_MARK, collapsed_loops
 from polyc.poly.threads import Partition, partition_number
 from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK
 
-# Statement instances below which a parallel loop runs on one thread.
-PARALLEL_WORK_THRESHOLD = 32768
 _IF_ENOUGH_WORK = f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})"
 
 
@@ -67,7 +67,8 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
            simd_math: frozenset[str] = frozenset(), contractions=None,
            check_gathers: bool = True, stream_threshold: int | None = None,
            folded: dict[str, FoldedInit] | None = None,
-           partitions: dict[int, Partition] | None = None) -> CSource:
+           partitions: dict[int, Partition] | None = None,
+           *, machine: Machine, place_threads: bool = False) -> CSource:
     """The C translation unit for ``program`` scheduled as ``ast``.
 
     ``settings`` describes the options (for the header comment); ``simd_math`` names
@@ -75,30 +76,33 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     outputs of at least ``stream_threshold`` bytes written once get streaming stores
     (:mod:`polyc.codegen.streaming`; ``None``: never); ``folded`` names the reductions
     whose initialisation folds into their register blocks (:mod:`polyc.poly.folding`);
-    ``partitions`` the nests whose threads share out boxes (:mod:`polyc.poly.threads`).
+    ``partitions`` the nests whose threads share out boxes (:mod:`polyc.poly.threads`);
+    ``machine`` gives the cache line (prefetches); ``place_threads``: the kernel pins
+    its OpenMP team (:mod:`polyc.codegen.thread_placement`).
     """
     op = program.op
     contractions = contractions or {}
     emitter = _Emitter(program, contractions, check_gathers, iterators_around_marks(ast),
-                       stream_threshold, partitions)
+                       stream_threshold, partitions, machine)
     emitter.fold_inits(folded or {}, ast)
     code = emitter.node(ast)
     if not emitter.folds_complete():  # some register mark was not emitted as a block
         emitter = _Emitter(program, contractions, check_gathers,
-                           iterators_around_marks(ast), stream_threshold, partitions)
+                           iterators_around_marks(ast), stream_threshold, partitions, machine)
         code = emitter.node(ast)
     parameters = _parameters(op)
     shared = tuple(t for t in op.temporaries if t.name not in contractions)
     body = [cgen.Statement("int polyc_status = 0")]
     body.append(cgen.Initializer(cgen.Value("const int64_t", "polyc_work"), _work(program)))
-    if emitter.parallel:
+    placed = emitter.parallel and place_threads
+    if placed:
         body += place_team(f"polyc_work >= {PARALLEL_WORK_THRESHOLD}")
     body += _allocate_temporaries(shared, emitter.exprs)
     body.append(code)
     if shared:
         body.append(cgen.Line("polyc_done:"))
         body += [cgen.Statement(f"free({c_name(t.name)})") for t in shared]
-    if emitter.parallel:
+    if placed:
         body += release_team()
     body.append(cgen.Statement("return polyc_status"))
     declaration = cgen.FunctionDeclaration(
@@ -109,7 +113,7 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     vector_math = declarations(emitter.exprs.math_calls, simd_math)
     stream = streaming.HELPERS if emitter.streamed else ""
     grid = GRID_HELPER if emitter.shared_out else ""
-    placement = PLACEMENT_HELPERS if emitter.parallel else ""
+    placement = PLACEMENT_HELPERS if placed else ""
     text = "\n".join([header, PREAMBLE, stream, grid, placement, vector_math, "",
                       str(function), ""])
     return CSource(text, entry_name(op), parameters, frozenset(emitter.streamed),
@@ -170,8 +174,10 @@ class _Emitter:
     def __init__(self, program: PolyProgram, contractions, check_gathers: bool = True,
                  loops_around_marks: dict[str, frozenset[str]] | None = None,
                  stream_threshold: int | None = None,
-                 partitions: dict[int, Partition] | None = None):
+                 partitions: dict[int, Partition] | None = None,
+                 machine: Machine | None = None):
         self.program = program
+        self.machine = machine
         self.partitions = partitions or {}
         self.shared_out = False  # some nest's threads share out boxes
         self.parallel = False  # some region may run on several threads
@@ -291,7 +297,8 @@ class _Emitter:
                          for dim in panel.dims)]
         code = []
         for panel in usable:
-            code += pack_code(panel, self.statements[panel.statement].statement, self.exprs)
+            code += pack_code(panel, self.statements[panel.statement].statement, self.exprs,
+                              self.machine)
         saved = self.panels
         self.panels = {**saved, **{panel.operand: panel for panel in usable}}
         try:
@@ -454,7 +461,8 @@ class _Emitter:
         bindings = tuple((c_name(index), self._expr(arg)) for index, arg in bound.items())
         return RowPrefetch(iterator, f"({iterator} + 1)", self._expr(row_end), first_iterator,
                            self._expr(first.for_get_init()), self._expr(first_end),
-                           bindings, tuple(addresses), line_elements(min(widths)))
+                           bindings, tuple(addresses),
+                           line_elements(self.machine, min(widths)))
 
     def _row_body(self, body: isl.AstNode, prefetch: RowPrefetch | None):
         """The code of a row loop's ``body``; its last pass fetches for the next row."""

@@ -29,7 +29,8 @@ import islpy as isl
 from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter
 from polyc.codegen.c_names import braced, c_name
-from polyc.codegen.prefetch import line_elements
+from polyc.machine import Machine
+from polyc.machine.rules import PREFETCH_ROWS, line_elements
 from polyc.lang import ir
 from polyc.poly.packing import Panel, PanelDim, operand_expr, source_order
 
@@ -45,7 +46,8 @@ def buffer_name(panel: Panel) -> str:
     return f"polyc_panel_{c_name(panel.operand)}"
 
 
-def pack_code(panel: Panel, statement: ir.Statement, exprs: ExprEmitter) -> list:
+def pack_code(panel: Panel, statement: ir.Statement, exprs: ExprEmitter,
+              machine: Machine) -> list:
     """The declaration of the panel buffer and the loops that fill it. The loops walk
     the operand's dimensions in its own order (rows of the source read whole); a
     blocked panel's vector dimension as blocks of lanes."""
@@ -58,7 +60,7 @@ def pack_code(panel: Panel, statement: ir.Statement, exprs: ExprEmitter) -> list
     name = buffer_name(panel)
     if panel.lanes:
         copy = _blocked_copy(panel, operand, value, statement, exprs,
-                             exprs.tensors[panel.operand].type.bits // 8)
+                             exprs.tensors[panel.operand].type.bits // 8, machine)
     else:
         copy = _row_major_copy(panel, operand, value, statement, exprs)
     # Read through a restrict pointer: read straight from the array, gcc no longer
@@ -98,17 +100,8 @@ def _row_major_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.St
     return body
 
 
-# How many rows of the source ahead a blocked copy prefetches the lines of its next
-# block: the copy walks the source a block of a row at a time, the rows a row stride
-# apart (4 KiB in a 1024-wide matrix), which the hardware prefetcher does not follow.
-# Measured on 2 threads (mlp 512 × 1024 × 1024, C by hand, 41 interleaved rounds):
-# 7.59 → 6.67 ms with 8 rows ahead, 6.71 ms with 4; as generated, medians of 21
-# interleaved pairs: mlp ×1.05–1.07, gemm ×1.035, 2mm ×1.05, tbmm ×1.04.
-PREFETCH_ROWS = 8
-
-
 def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Statement,
-                  exprs: ExprEmitter, element_bytes: int):
+                  exprs: ExprEmitter, element_bytes: int, machine: Machine):
     """The copy into a blocked panel: the vector dimension as blocks of lanes; where
     the source's rows (its index before the vector one) are copied a block at a time,
     each whole block first prefetches its lines :data:`PREFETCH_ROWS` rows ahead."""
@@ -143,7 +136,7 @@ def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Stat
         if body is copy:
             whole = cgen.Module([cgen.Pragma("omp simd"), whole])
             ahead = _prefetch_ahead(panel, indices, position, value, statement, exprs,
-                                    element_bytes)
+                                    element_bytes, machine)
             if ahead is not None:
                 whole = cgen.Block([ahead, whole])
         part = cgen.For("int64_t polyc_lane = polyc_first", "polyc_lane < polyc_last",
@@ -164,7 +157,8 @@ def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Stat
 
 
 def _prefetch_ahead(panel: Panel, indices: list[str], position: dict[str, int], value: str,
-                    statement: ir.Statement, exprs: ExprEmitter, element_bytes: int):
+                    statement: ir.Statement, exprs: ExprEmitter, element_bytes: int,
+                    machine: Machine):
     """The prefetch of a whole block's lines :data:`PREFETCH_ROWS` source rows ahead
     (``value``: the C of the copied element), inside the tile's rows; ``None`` where the
     vector index is not the source's last or no loop walks rows around the blocks."""
@@ -179,7 +173,7 @@ def _prefetch_ahead(panel: Panel, indices: list[str], position: dict[str, int], 
         ahead = f" + {PREFETCH_ROWS}" if k == row else ""
         bindings.append(cgen.Initializer(cgen.Value("const int64_t", c_name(dim.index)),
                                          f"{tile_origin(dim.depth)} + polyc_p{k}{ahead}"))
-    line = line_elements(element_bytes)
+    line = line_elements(machine, element_bytes)
     fetches = [cgen.Statement(f"__builtin_prefetch(&{value} + {lane}, 0, 3)")
                for lane in range(0, panel.lanes, line)]
     return cgen.If(f"polyc_p{row} + {PREFETCH_ROWS} < {high}",

@@ -32,12 +32,7 @@ from dataclasses import dataclass
 
 import cgen
 
-from polyc.poly.cache_model import machine_caches
-
-
-def line_elements(element_bytes: int) -> int:
-    """The elements of ``element_bytes`` each in one cache line of this machine."""
-    return max(1, machine_caches().line // max(1, element_bytes))
+from polyc.machine.rules import PREFETCH_CHUNK_LINES
 
 
 @dataclass(frozen=True)
@@ -85,14 +80,11 @@ class RowPrefetch:
                          f"polyc_line += {self.line_elements}", line)]))]
 
 
-CHUNK_LINES = 8  # the last pass's chunk, in lines of the fetched input (as a streamed store's)
-
-
 def chunked_loop(plan: RowPrefetch, iterator: str, start: str, end: str,
                  body) -> cgen.Generable:
     """The SIMD loop ``for (iterator = start; iterator < end; ++iterator) body`` in chunks
     of :data:`CHUNK_LINES` lines, each after the prefetches for its values."""
-    chunk = CHUNK_LINES * plan.line_elements
+    chunk = PREFETCH_CHUNK_LINES * plan.line_elements
     return cgen.For(
         f"int64_t polyc_chunk = {start}, polyc_end", f"polyc_chunk < {end}",
         "polyc_chunk = polyc_end",

@@ -31,7 +31,6 @@ import cgen
 from polyc.codegen.c_names import braced
 from polyc.codegen.prefetch import RowPrefetch
 from polyc.lang import types as ty
-from polyc.poly.cache_model import machine_caches
 
 STAGE_BYTES = 512  # one chunk: eight cache lines
 
@@ -73,11 +72,6 @@ static inline void polyc_stream_fence(void) {
 def supported() -> bool:
     """Whether the machine has streaming stores polyc emits (x86-64)."""
     return platform.machine().lower() in ("x86_64", "amd64")
-
-
-def threshold_bytes() -> int:
-    """The output size from which stores stream: a quarter of the last-level cache."""
-    return machine_caches().l3 // 4
 
 
 def staged_loop(iterator: str, lo: str, hi: str, element: ty.ScalarType, bindings: list,

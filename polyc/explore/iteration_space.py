@@ -167,21 +167,16 @@ def picture_sizes(op: ir.Op, given: dict | None = None) -> dict[str, int]:
 
 
 def schedule_for_cache(compilation, l2_bytes: int) -> isl.Schedule:
-    """The compilation's schedule as polyc would build it on a machine with a small L2."""
-    from polyc.poly.cache_model import machine_caches
-    from polyc.poly.schedule import check_legality, compute_schedule
-    from polyc.poly.tiling import optimize_bands
+    """The compilation's schedule as the compiler's scheduler builds it for the same
+    machine with an L2 cache of ``l2_bytes`` (and an L1 no larger)."""
+    from polyc.poly.schedule import compute_schedule
 
     options = compilation.options
-    program, deps = compilation.program, compilation.dependences
-    tree = compute_schedule(program, deps, options.fusion, parallel=False, optimize=False).tree
-    if options.optimize:
-        real = machine_caches()
-        caches = replace(real, l1=min(real.l1, l2_bytes), l2=l2_bytes,
-                         source=f"an L2 cache of {_bytes(l2_bytes)}")
-        tree = optimize_bands(tree, program, caches, deps)
-    check_legality(tree.get_map(), deps, program)
-    return tree
+    machine = replace(options.machine, l1=min(options.machine.l1, l2_bytes), l2=l2_bytes,
+                      source=f"an L2 cache of {_bytes(l2_bytes)}")
+    return compute_schedule(compilation.program, compilation.dependences, options.fusion,
+                            options.parallel, options.optimize,
+                            prologue=layout_copies(compilation.op), machine=machine).tree
 
 
 def _bytes(count: int) -> str:

@@ -13,7 +13,6 @@ with leading arguments (``ccache gcc``).
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 import shutil
@@ -26,7 +25,6 @@ from polyc.errors import CompileError
 
 _IDENTITIES: dict[str, str] = {}
 _COMMANDS: dict[str, tuple[str, ...]] = {}
-_HOST: list[str] = []
 _LOCK = threading.Lock()
 
 
@@ -73,27 +71,6 @@ def compiler_identity(options) -> str:
     with _LOCK:
         _IDENTITIES[options.cc] = identity
     return identity
-
-
-def host_fingerprint() -> str:
-    """The CPU model and feature flags, because ``-march=native`` code is only valid on a
-    CPU like this one (a cache directory may be shared between machines over NFS)."""
-    if not _HOST:
-        lines = []
-        try:
-            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
-                for line in cpuinfo:
-                    if not line.strip():
-                        break  # the first processor describes the machine
-                    key = line.split(":", 1)[0].strip()
-                    if key in ("vendor_id", "model name", "flags", "Features", "CPU part"):
-                        lines.append(line.strip())
-        except OSError:
-            pass
-        if not lines:
-            lines.append(" ".join(os.uname()))
-        _HOST.append(hashlib.sha256("\n".join(lines).encode()).hexdigest())
-    return _HOST[0]
 
 
 def run_compiler(argv: list[str], timeout: float, cwd: Path | None = None

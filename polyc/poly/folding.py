@@ -43,7 +43,8 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from polyc.poly.cache_model import register_block
+from polyc.machine import Machine
+from polyc.machine.rules import register_block
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, isl_items
 from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK
@@ -64,8 +65,8 @@ class FoldedInit:
     lanes: int          # the block's lanes along it
 
 
-def folded_inits(tree: isl.Schedule, deps: Dependences, program: PolyProgram
-                 ) -> dict[str, FoldedInit]:
+def folded_inits(tree: isl.Schedule, deps: Dependences, program: PolyProgram,
+                 machine: Machine) -> dict[str, FoldedInit]:
     """The reductions whose initialisation folds into their register blocks, by name."""
     folded = {}
     for mark in _register_marks(tree.get_root()):
@@ -77,7 +78,7 @@ def folded_inits(tree: isl.Schedule, deps: Dependences, program: PolyProgram
                     None)
         if init is None or statement in folded:
             continue
-        found = _fold(mark, statement, init, deps, program, tree)
+        found = _fold(mark, statement, init, deps, program, tree, machine)
         if found is not None:
             folded[statement] = found
     return folded
@@ -104,7 +105,7 @@ def _single_map(union: isl.UnionMap) -> isl.Map | None:
 
 
 def _fold(mark: isl.ScheduleNode, statement: str, init: str, deps: Dependences,
-          program: PolyProgram, tree: isl.Schedule) -> FoldedInit | None:
+          program: PolyProgram, tree: isl.Schedule, machine: Machine) -> FoldedInit | None:
     block_band = mark.parent()
     if block_band.get_type() != isl.schedule_node_type.band:
         return None
@@ -146,7 +147,7 @@ def _fold(mark: isl.ScheduleNode, statement: str, init: str, deps: Dependences,
     element = max(t.type.bits // 8 for t in program.op.tensors.values())
     dead = _dead_inits(from_init, first)
     skipped = _skipped_inits(tree, init, inits, dead, program)
-    return FoldedInit(statement, init, condition, skipped, vector, register_block(element)[1])
+    return FoldedInit(statement, init, condition, skipped, vector, register_block(machine, element)[1])
 
 
 def _vector_index(mark: isl.ScheduleNode, indices: tuple[str, ...]) -> str | None:

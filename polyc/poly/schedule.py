@@ -32,7 +32,7 @@ from polyc.errors import InternalError
 from polyc.poly.dependences import Dependences
 from polyc.fusion.distribute import distribute_shifted_members
 from polyc.fusion.vector_passes import VectorPasses, fuse_vector_passes
-from polyc.poly.cache_model import machine_caches
+from polyc.machine import Machine
 from polyc.poly.privatize import privatization, privatized_tensors, private_mark
 from polyc.poly.program import INIT_SUFFIX, PolyProgram, isl_items, statements_named
 from polyc.poly.straighten import straighten_bands
@@ -65,7 +65,7 @@ class Schedule:
 
 def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "default",
                      parallel: bool = True, optimize: bool = True,
-                     prologue: tuple[str, ...] = ()) -> Schedule:
+                     prologue: tuple[str, ...] = (), *, machine: Machine) -> Schedule:
     """The schedule of ``program``; statements named in ``prologue`` (layout copies) run
     first, in a schedule of their own, so they never fuse into the loops they feed."""
     if prologue:
@@ -73,15 +73,15 @@ def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "def
         rest = program.domain.subtract(first)
         if not rest.is_empty():
             head = compute_schedule(_restricted(program, first), deps, fusion, parallel,
-                                    optimize)
+                                    optimize, machine=machine)
             tail = compute_schedule(_restricted(program, rest), deps, fusion, parallel,
-                                    optimize)
+                                    optimize, machine=machine)
             tree = head.tree.sequence(tail.tree)
             schedule = Schedule(tree, fusion, tail.decision)
             check_legality(schedule.schedule_map, deps, program)
             check_parallel(tree, deps, program)
             return schedule
-    return _compute_schedule(program, deps, fusion, parallel, optimize)
+    return _compute_schedule(program, deps, fusion, parallel, optimize, machine)
 
 
 def _restricted(program: PolyProgram, domain: isl.UnionSet) -> PolyProgram:
@@ -91,16 +91,17 @@ def _restricted(program: PolyProgram, domain: isl.UnionSet) -> PolyProgram:
 
 
 def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
-                      parallel: bool, optimize: bool) -> Schedule:
+                      parallel: bool, optimize: bool, machine: Machine) -> Schedule:
     if fusion not in FUSION_STRATEGIES:
         raise ValueError(f"fusion must be one of {FUSION_STRATEGIES}, not {fusion!r}")
     constraints = _constraints(program, deps, program.domain)
     if fusion == "default":
-        tree, decision = _default_fusion(constraints, program, deps, parallel, optimize)
+        tree, decision = _default_fusion(constraints, program, deps, parallel, optimize,
+                                          machine)
     else:
         tree = _finish(_isl_schedule(constraints, program, whole_component=fusion == "max",
                                      serialize_sccs=fusion == "min"),
-                       program, deps, parallel, optimize)
+                       program, deps, parallel, optimize, machine)
         decision = {"max": "maximal fusion (fusion='max')",
                     "min": "no fusion (fusion='min')"}[fusion]
     schedule = Schedule(tree, fusion, decision)
@@ -110,7 +111,7 @@ def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
 
 
 def _default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
-                    deps: Dependences, parallel: bool, optimize: bool
+                    deps: Dependences, parallel: bool, optimize: bool, machine: Machine
                     ) -> tuple[isl.Schedule, str]:
     """The default strategy's final tree and its decision: fuse as much as possible while
     the outer loop stays parallel and no statement loses depth of its outermost
@@ -131,15 +132,17 @@ def _default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
             private = _outer_private_tensors(fused, deps, program)
             how = (f"in parallel with private accumulators for {', '.join(private)}"
                    if private else "parallel")
-            return (_finish(fused, program, deps, parallel, optimize),
+            return (_finish(fused, program, deps, parallel, optimize, machine),
                     f"{name} (the outer loop stays {how}, no band loses depth)")
     reasons = "; ".join(rejected)
     grouped = _fused_groups(program, deps, depths, _innermost_indices(unfused))
     if grouped is None:
-        return _finish(unfused, program, deps, parallel, optimize), f"no fusion ({reasons})"
+        return (_finish(unfused, program, deps, parallel, optimize, machine),
+                f"no fusion ({reasons})")
     tree, groups = grouped
-    tree = _finish(tree, program, deps, parallel, optimize)
-    separate = _finish(unfused, program, deps, parallel, optimize) if parallel else None
+    tree = _finish(tree, program, deps, parallel, optimize, machine)
+    separate = (_finish(unfused, program, deps, parallel, optimize, machine)
+                if parallel else None)
     if separate is not None and _serial_nests(tree) > _serial_nests(separate):
         # Optimised, a group lost what its nests had apart (gemver: a column walk that
         # runs in parallel with private accumulators only on its own).
@@ -151,13 +154,13 @@ def _default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
 
 
 def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, parallel: bool,
-            optimize: bool) -> isl.Schedule:
+            optimize: bool, machine: Machine) -> isl.Schedule:
     """The fused tree optimised (tiling, register blocks, jams, vector passes) and with
     its parallel marks."""
     if optimize:
         tree = straighten_bands(tree, deps)
         tree = distribute_shifted_members(tree, deps)
-        tree = optimize_bands(tree, program, machine_caches(), deps)
+        tree = optimize_bands(tree, program, machine, deps)
         tree = jam_outer_rows(tree, JamRules(
             carries_reuse=lambda band: carries_reuse(band, program),
             accumulates_along=lambda band: accumulates_along(band, program),

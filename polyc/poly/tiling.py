@@ -43,8 +43,10 @@ from polyc.lang import ir
 from polyc.lang.builtins import is_library_call
 from polyc.lang.ranges import LinearIndex, affine_of
 from polyc.lang.types import INT64
-from polyc.poly.cache_model import (Caches, Footprint, panel_depth, register_block,
-                                   square_tile, tile_sizes)
+from polyc.machine import Machine
+from polyc.machine.rules import (ROW_TILES, panel_budget, panel_depth, register_block,
+                                 streamed_depth, streamed_row_tile, tile_budget, transpose_tile)
+from polyc.poly.cache_model import Footprint, square_tile, tile_sizes
 from polyc.poly.dependences import Dependences, is_pure_reduction
 from polyc.fusion.distribute import group_order
 from polyc.fusion.layout import read_only_tensors, write_once_outputs
@@ -303,7 +305,7 @@ def merge_child_bands(node: isl.ScheduleNode, deps: Dependences) -> isl.Schedule
     return node
 
 
-def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
+def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine,
                   deps: Dependences, tile: bool = True) -> tuple[isl.ScheduleNode, bool]:
     """Order, tile and mark one permutable band; returns the node at the same position
     and whether the band was tiled."""
@@ -323,7 +325,8 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
     if not tiled:
         contiguous = _contiguous_members(members, program)
         if tile and innermost and len(contiguous) >= 2:
-            return _tile_transposition(node, members, vector, contiguous, program, caches), True
+            return _tile_transposition(node, members, vector, contiguous, program,
+                                      machine), True
         return _optimize_point_band(node, members, vector, None, program, innermost), False
     blocking = None
     if vector is not None and vector.coincident and innermost:
@@ -332,20 +335,20 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
     footprints = _footprints(members, program)
     windows = {k: WINDOW_SPAN for k, m in enumerate(members)
                if not m.coincident and _is_window(m, program)}
-    budget = caches.l2 // 2
+    budget = tile_budget(machine)
     square = square_tile(footprints, [c or m is vector for c, m in zip(carries, members)],
                          element, budget, windows)
-    start, largest = _tile_start(members, carries, vector, blocking, program, caches,
+    start, largest = _tile_start(members, carries, vector, blocking, program, machine,
                                  element, square)
-    streams = _streamed_rows(members, vector, blocking, largest, element)
+    streams = _streamed_rows(members, vector, blocking, largest, machine, element)
     for position in streams:
         factor = _block_row_factor(vector, blocking, program)
         inner = members.index(_block_reductions(blocking[1], program)[-1])
-        largest[position] = _streamed_row_tile(largest[position], factor, caches, element,
-                                               start[inner])
+        largest[position] = streamed_row_tile(machine, largest[position], element,
+                                              start[inner], factor is not None)
         if not _is_window(members[inner], program):
-            start[inner] = largest[inner] = _streamed_depth(
-                factor, caches, element, largest[position], start[inner])
+            start[inner] = largest[inner] = streamed_depth(
+                machine, element, start[inner], largest[position], factor is not None)
     chosen = tile_sizes(footprints, start, largest, element, budget, windows, streams)
     sizes = isl.MultiVal.zero(node.band_get_space())
     depth = node.get_schedule_depth()
@@ -354,7 +357,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, caches: Caches,
         sizes = sizes.set_val(k, isl.Val(tile_size))
         tile_loops[member.position] = (depth + k, tile_size)
     point = node.band_tile(sizes).child(0)
-    packing = _Packing(tile_loops, caches)
+    packing = _Packing(tile_loops, machine)
     groups = _point_groups(point, members, program, deps) if innermost else None
     if groups is None:
         point = _optimize_point_band(point, members, vector, blocking, program, innermost,
@@ -404,20 +407,15 @@ def _contiguous_members(members: list[Member], program: PolyProgram) -> list[int
 
 def _tile_transposition(node: isl.ScheduleNode, members: list[Member], vector: Member | None,
                         contiguous: list[int], program: PolyProgram,
-                        caches: Caches) -> isl.ScheduleNode:
+                        machine: Machine) -> isl.ScheduleNode:
     """Tile a band whose accesses walk their lines along different members (a transposed
     copy ``W_t(m, n) = W(n, m)``): untiled, the inner loop takes a new line of the
     strided side per iteration and uses the rest of it on the next iterations of the
     outer loop, which find it in L1 only while the inner loop's lines fit there (a
-    1024-wide ``W``'s 1024 lines do not). In square tiles of ``T``, ``T`` lines fit
-    half of L1 (256 with 32 KiB and 64-byte lines); a copy already narrower than that
-    runs as before. Same position; the point band as usual. Measured (2 threads,
-    interleaved pairs): a fully connected layer reading ``W(n, m)``, 512 × 1024 ×
-    1024, ×1.07 (its copy of ``W`` had taken a fifth of the time); tbmm (128-wide
-    copies) ×1.01; tiles of 32 had cost tbmm 10%."""
-    size = 256
-    while size > 16 and size * caches.line > caches.l1 // 2:
-        size //= 2
+    1024-wide ``W``'s 1024 lines do not). In square tiles of
+    :func:`~polyc.machine.rules.transpose_tile`, whose lines fit half of L1; a copy
+    already narrower than that runs as before. Same position; the point band as usual."""
+    size = transpose_tile(machine)
     sizes = isl.MultiVal.zero(node.band_get_space())
     for k in range(len(members)):
         sizes = sizes.set_val(k, isl.Val(size if k in contiguous else 1))
@@ -433,18 +431,8 @@ WINDOW_TILE = 8
 WINDOW_SPAN = 3
 
 
-# How many cube tiles a register block's streamed rows may span (see
-# :func:`_streamed_rows`). Measured on 2 threads against one cube (rows 128), median
-# of 31 interleaved pairs, twice: gemm ×1.07 with 512 rows (×1.00–1.03 with 256),
-# mlp ×1.01–1.02. Then 1024 rows against 512 (31 pairs, alternating order, outputs
-# page-aligned): 2mm ×1.024–1.028, gemm ×1.005–1.018, mlp ×1.00, tbmm ×1.00. 2mm's
-# 800 rows go to 2 threads in boxes of 400, which straddled tiles of 512: the second
-# thread packed each panel twice, once for its 112 rows in the first tile.
-ROW_TILES = 8
-
-
 def _streamed_rows(members: list[Member], vector: Member | None, blocking,
-                   largest: list[int], element: int) -> dict[int, int]:
+                   largest: list[int], machine: Machine, element: int) -> dict[int, int]:
     """``{position of the row member: rows per register block}`` when a register
     block's rows are the outermost loop of their tile, else ``{}``.
 
@@ -463,7 +451,7 @@ def _streamed_rows(members: list[Member], vector: Member | None, blocking,
     inside = {id(row), id(vector), *(id(m) for m in reductions)}
     if any(id(m) not in inside and largest[k] > 1 for k, m in enumerate(members)):
         return {}
-    return {members.index(row): register_block(element)[0]}
+    return {members.index(row): register_block(machine, element)[0]}
 
 
 def _block_row_factor(vector: Member, blocking, program: PolyProgram) -> ir.Expr | None:
@@ -475,43 +463,8 @@ def _block_row_factor(vector: Member, blocking, program: PolyProgram) -> ir.Expr
     return row_factor(statement.rhs, vector.walks[name], row.walks[name])
 
 
-def _streamed_row_tile(cube_rows: int, factor: ir.Expr | None, caches: Caches,
-                       element: int, depth: int) -> int:
-    """The most rows a tile of streamed rows may span: :data:`ROW_TILES` cube tiles,
-    fewer where a row factor's panel (the rows × ``depth`` reduction steps) would not
-    fit the panel budget (it would then not be packed at all)."""
-    rows = cube_rows * ROW_TILES
-    if factor is not None:
-        while rows > cube_rows and rows * depth * element > _panel_budget(caches):
-            rows //= 2
-    return rows
-
-
-def _streamed_depth(factor: ir.Expr | None, caches: Caches, element: int, row_tile: int,
-                    depth: int) -> int:
-    """The reduction steps per visit of a register block whose rows stream
-    (:func:`_streamed_rows`), from ``depth`` (:func:`~polyc.poly.cache_model.panel_depth`)
-    on: doubled while the block's rows of the broadcast operand fit half the L1 cache,
-    and a row factor's panel (the tile's rows × the depth) the panel budget.
-
-    Each visit loads and stores the block's accumulators; across visits of the tile's
-    rows the L1 cache keeps only the broadcast rows (the packed panel streams from L2
-    either way). Measured on 2 threads, 21 interleaved pairs, twice (Zen 4, 32 KiB
-    L1): depth 128 → 256 gemm ×1.055–1.063, mlp ×1.04–1.07, 2mm ×1.03–1.05 (its second
-    product; the first then had a factor panel, which would not have fit), tbmm ×0.99.
-    Then 256 → 512 (Zen 5, 48 KiB L1, 15 pairs, outputs preallocated; rows of a
-    quarter of the L1 before): gemm ×1.03, mlp ×1.05, 2mm ×1.03–1.035, tbmm ×1.006,
-    conv2d, contraction and kronecker3 ×0.995–1.01; 1024 ran 2mm ×0.92."""
-    rows = register_block(element)[0]
-    budget = _panel_budget(caches)
-    while (depth < 512 and rows * 2 * depth * element <= caches.l1 // 2
-           and (factor is None or row_tile * 2 * depth * element <= budget)):
-        depth *= 2
-    return depth
-
-
 def _tile_start(members: list[Member], carries: list[bool], vector: Member | None, blocking,
-                program: PolyProgram, caches: Caches, element: int, square: int
+                program: PolyProgram, machine: Machine, element: int, square: int
                 ) -> tuple[list[int], list[int]]:
     """Where :func:`~polyc.poly.cache_model.tile_sizes` starts each member, and how far it
     may grow it.
@@ -526,7 +479,7 @@ def _tile_start(members: list[Member], carries: list[bool], vector: Member | Non
     window offsets :data:`WINDOW_TILE`, any other ``square`` (each tile of a reduction
     reloads the block's accumulators).
     """
-    rows, columns = register_block(element)
+    rows, columns = register_block(machine, element)
     first = {id(vector): columns} if vector is not None else {}
     fixed = {}
     if blocking is not None:
@@ -536,7 +489,7 @@ def _tile_start(members: list[Member], carries: list[bool], vector: Member | Non
                  for r in reductions}
         inner = _block_reductions(reductions, program)[-1]
         if not _is_window(inner, program):
-            fixed[id(inner)] = panel_depth(caches, columns, element)
+            fixed[id(inner)] = panel_depth(machine, columns, element)
     start, largest = [], []
     for k, member in enumerate(members):
         if id(member) in fixed:
@@ -608,20 +561,14 @@ def _point_groups(point: isl.ScheduleNode, members: list[Member], program: PolyP
 @dataclass(frozen=True)
 class _Packing:
     """What panel packing needs to know of the tiles: each tiled member's tile loop
-    (``position -> (schedule depth, tile size)``) and the caches (the buffer budget)."""
+    (``position -> (schedule depth, tile size)``) and the machine (the buffer budget)."""
 
     tile_loops: dict[int, tuple[int, int]]
-    caches: Caches
+    machine: Machine
 
     @property
     def budget(self) -> int:
-        return _panel_budget(self.caches)
-
-
-def _panel_budget(caches: Caches) -> int:
-    """The largest panel buffer in bytes: a quarter of L2, at most 256 KiB (it lives on
-    the stack of the thread that runs the tile)."""
-    return min(caches.l2 // 4, 256 * 1024)
+        return panel_budget(self.machine)
 
 
 def _optimize_point_band(point: isl.ScheduleNode, members: list[Member],
@@ -710,7 +657,7 @@ def _block_reductions(reductions: list[Member], program: PolyProgram) -> list[Me
 
 def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Member,
                     row: Member, reductions: list[Member], program: PolyProgram,
-                    packing: _Packing | None = None) -> isl.ScheduleNode:
+                    packing: _Packing) -> isl.ScheduleNode:
     """Tile the point band once more into a register block; same tree position.
 
         point band (..., row, reductions..., vector)
@@ -722,7 +669,7 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
                   band (vector % NR)
     """
     element = max(t.type.bits // 8 for t in program.op.tensors.values())
-    rows, columns = register_block(element)
+    rows, columns = register_block(packing.machine, element)
     reductions = _block_reductions(reductions, program)
     block_members = [row, *reductions, vector]
     order = [m for m in members if m not in block_members] + block_members
@@ -740,9 +687,8 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     inner = inner.insert_mark(isl.Id(SIMD_MARK)).parent()
     block = inner.insert_mark(isl.Id(REGISTER_MARK)).parent()
     point = block.parent() if prefix else block
-    if packing is not None:
-        for panel in _panels(order, vector, row, reductions, program, packing, rows, columns):
-            point = point.insert_mark(panel.mark())
+    for panel in _panels(order, vector, row, reductions, program, packing, rows, columns):
+        point = point.insert_mark(panel.mark())
     return point
 
 
@@ -763,13 +709,13 @@ def _panels(order: list[Member], vector: Member, row: Member, reductions: list[M
                                  packing.budget)
 
 
-def optimize_bands(tree: isl.Schedule, program: PolyProgram, caches: Caches,
+def optimize_bands(tree: isl.Schedule, program: PolyProgram, machine: Machine,
                    deps: Dependences, tile: bool = True) -> isl.Schedule:
     """Apply :func:`optimize_band` to the outermost permutable band of every path."""
-    return _visit(tree.get_root(), program, caches, deps, tile).get_schedule()
+    return _visit(tree.get_root(), program, machine, deps, tile).get_schedule()
 
 
-def _visit(node, program, caches, deps, tile):
+def _visit(node, program, machine, deps, tile):
     if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name() in (
             SIMD_MARK, SIMD_REDUCTION_MARK, REGISTER_MARK):
         return node  # the loops below were optimised with the band they were split from
@@ -777,12 +723,12 @@ def _visit(node, program, caches, deps, tile):
             node.band_get_permutable() or node.band_n_member() == 1):
         if node.band_get_permutable():
             node = merge_child_bands(node, deps)
-        node, tiled = optimize_band(node, program, caches, deps, tile)
+        node, tiled = optimize_band(node, program, machine, deps, tile)
         if node.get_type() != isl.schedule_node_type.band:
             return node  # a mark went above it: the band was the innermost one
         if tiled or not has_inner_band(node):
             return node
         # An outer band left whole (e.g. the rows of softmax): optimise the loops inside.
     for position in range(node.n_children()):
-        node = _visit(node.child(position), program, caches, deps, tile).parent()
+        node = _visit(node.child(position), program, machine, deps, tile).parent()
     return node

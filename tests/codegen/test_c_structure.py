@@ -7,7 +7,7 @@ from pycparser import c_ast
 import polyc
 from polyc.compiler import frontend, generate
 from polyc.options import Options
-from polyc.poly.cache_model import register_block
+from polyc.machine.rules import register_block
 
 # pycparser parses C without a preprocessor: stand-ins for the types the headers define.
 _TYPEDEFS = """
@@ -120,9 +120,10 @@ def test_reduction_along_unit_stride_is_vectorised_with_a_scalar_accumulator():
     assert any(p.startswith("omp simd reduction") for p, _ in finder.pragmas)
 
 
-def test_reused_strided_operand_is_copied_transposed_then_register_blocked():
-    text = generated("def f(float(B, M) I, float(N, M) W) -> (O) { O(b, n) +=! I(b, m) * W(n, m) }")
-    assert "W_t10[" in text and f"float polyc_acc[{register_block(4)[0]}][" in text
+def test_reused_strided_operand_is_copied_transposed_then_register_blocked(machine):
+    text = generated("def f(float(B, M) I, float(N, M) W) -> (O) { O(b, n) +=! I(b, m) * W(n, m) }",
+                     machine=machine)
+    assert "W_t10[" in text and f"float polyc_acc[{register_block(machine, 4)[0]}][" in text
 
 
 def test_optimisations_can_be_switched_off():

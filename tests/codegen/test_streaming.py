@@ -1,8 +1,10 @@
 """Streaming stores for large outputs written once (polyc/codegen/streaming.py).
 
 The staged path runs only for outputs of a quarter of the L3 cache or more;
-tests force it on small arrays by setting the threshold to 0 bytes.
+tests force it on small arrays with a machine model whose L3 is one byte.
 """
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -14,6 +16,9 @@ import polyc
 import polyc.codegen.streaming as streaming
 from polyc.codegen.emit import _coefficient
 from polyc.fusion.layout import write_once_outputs
+from polyc.machine import NAMED_MACHINES
+from polyc.machine.rules import streaming_threshold
+from polyc.options import Options
 from corpus import CORPUS, assert_close, make_inputs
 
 SOFTMAX = """
@@ -27,11 +32,17 @@ def softmax(float(N, D) X) -> (Y) {
 SCALE = "def scale({t}(M, N) A, {t}(N) b) -> (O) {{ O(i, j) = A(i, j) * b(j) }}"
 
 
+# A machine model whose last-level cache is one byte: every output streams (a quarter
+# of it is 0 bytes), whatever the size.
+STREAM_EVERYTHING = dataclasses.replace(Options().machine, l3=1)
+
+
 @pytest.fixture
-def always_stream(monkeypatch):
-    monkeypatch.setattr(streaming, "threshold_bytes", lambda: 0)
+def always_stream():
+    """The machine under which every write-once output streams."""
     if not streaming.supported():
         pytest.skip("no streaming stores on this machine")
+    return STREAM_EVERYTHING
 
 
 def _streamed(op: polyc.Operator) -> bool:
@@ -50,8 +61,9 @@ def test_only_outputs_written_once_by_an_assignment_and_never_read_stream():
 
 
 def test_the_call_streams_only_outputs_of_a_quarter_of_l3_or_more():
-    text = polyc.define(SOFTMAX).compilation().c_source.text
-    assert f">= {streaming.threshold_bytes()}" in text
+    text = polyc.define(SOFTMAX, machine="zen3").compilation().c_source.text
+    assert f">= {streaming_threshold(NAMED_MACHINES['zen3'])}" in text
+    assert streaming_threshold(NAMED_MACHINES["zen3"]) == NAMED_MACHINES["zen3"].l3 // 4
     assert "polyc_stream_fence()" in text
     assert not _streamed(polyc.define(SOFTMAX, optimize=False))
 
@@ -76,7 +88,7 @@ def test_staged_stores_write_every_element_once(always_stream, dtype):
     source = SCALE.format(t=dtype)
     if dtype == "bool":
         source = "def f(bool(M, N) A, bool(N) b) -> (O) { O(i, j) = A(i, j) && b(j) }"
-    op = polyc.define(source)
+    op = polyc.define(source, machine=always_stream)
     assert _streamed(op)
     rng = np.random.default_rng(1)
     for m, n in [(1, 1), (3, 5), (4, 63), (2, 64), (5, 130), (3, 1000)]:
@@ -93,10 +105,7 @@ def test_staged_stores_write_every_element_once(always_stream, dtype):
 def test_streaming_into_out_arrays_at_any_alignment(rows, cols, offset):
     """``out=`` views starting anywhere in a buffer: the partial lines at either end
     are written with plain stores, the rest streamed, and nothing outside is touched."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(streaming, "threshold_bytes", lambda: 0)
-        op = polyc.define(SCALE.format(t="float32"))
-        op.compile()
+    op = polyc.define(SCALE.format(t="float32"), machine=STREAM_EVERYTHING)
     rng = np.random.default_rng(rows * 1000 + cols)
     A = rng.standard_normal((rows, cols)).astype(np.float32)
     b = rng.standard_normal(cols).astype(np.float32)
@@ -110,7 +119,7 @@ def test_streaming_into_out_arrays_at_any_alignment(rows, cols, offset):
 def test_corpus_operators_that_stream_still_match_numpy(always_stream):
     streamed = []
     for entry in CORPUS:
-        op = polyc.define(entry.source, entry.def_name)
+        op = polyc.define(entry.source, entry.def_name, machine=always_stream)
         if not _streamed(op):
             continue
         streamed.append(entry.name)

@@ -1,6 +1,7 @@
 """Register blocks at the edges of the iteration space compute exactly what numpy does.
 
-A full block is MR rows × NR lanes (8 × 32 float32 with AVX-512). At an edge the
+A full block is MR rows × NR lanes (8 × 32 float32 with AVX-512, 6 × 16 with AVX2;
+the tests run both shapes under named machine models, whatever the host). At an edge the
 block keeps its constant shape: a row past the edge repeats the last row, and the
 vector level either moves back over the previous block's columns (``polyc_shift``;
 only its own columns are stored), or, where it may not (the first block of a
@@ -16,20 +17,26 @@ import pytest
 import polyc
 from polyc.compiler import frontend, generate
 from polyc.options import Options
-from polyc.poly.cache_model import register_block
+from polyc.machine import NAMED_MACHINES
+from polyc.machine.rules import register_block
 
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
 CONV = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
   O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
 }"""
+# The block shapes of AVX2 and AVX-512, whatever the host: float32 6 × 16 and 8 × 32.
+EDGE_MODELS = ("zen3", "zen5")
 
 
-def _c(source: str) -> str:
-    return generate(frontend(source), Options()).c_source.text
+def _c(source: str, model: str | None = None) -> str:
+    options = Options() if model is None else Options(machine=model)
+    return generate(frontend(source), options).c_source.text
 
 
-def test_edge_blocks_keep_the_register_block_shape():
-    text = _c(MATMUL)
+@pytest.mark.parametrize("model", EDGE_MODELS)
+def test_edge_blocks_keep_the_register_block_shape(model):
+    MR, NR = register_block(NAMED_MACHINES[model], 4)
+    text = _c(MATMUL, model)
     assert "polyc_shift" in text                        # moved back: full width, no masks
     assert "(polyc_lane1 < polyc_count1) ?" in text     # masked lanes read zeros
     assert "polyc_min(polyc_lane0, polyc_count0 - 1)" in text  # a row past the edge repeats
@@ -38,27 +45,30 @@ def test_edge_blocks_keep_the_register_block_shape():
     assert f"if (polyc_count1 == {NR // 2})" in text     # exactly half: no store condition
 
 
-MR, NR = register_block(4)  # float32: 8 × 32 with AVX-512, 6 × 16 with AVX2
+def _edge_sizes(MR: int, NR: int) -> list[tuple[int, int, int]]:
+    return [
+        (MR, 5, NR),                    # full blocks only
+        (MR + 1, 9, NR + 1),            # one row and one column past full blocks
+        (2 * MR - 1, 3, NR + 18),       # move back by NR - 18 lanes (wider blocks)
+        (MR - 1, 17, NR // 2 + 4),      # narrower than one block: half-width, repeated rows
+        (MR, 4, NR // 2),               # one half-width block owning all its lanes
+        (2 * MR - 3, 6, NR // 2),       # the same, and a row past the edge
+        (2 * MR, 7, 3 * NR // 4),       # a half-width block, then one moved back
+        (MR + 1, 3, NR // 2 + 1),       # the second half-width block moved back by all but one
+        (MR + 3, 5, NR // 4),           # narrower than half a block: masked lanes
+        (1, 1, 1),
+        (2 * MR + 1, 64, 3 * NR + 1),
+    ]
 
 
-@pytest.mark.parametrize("m, k, n", [
-    (MR, 5, NR),                    # full blocks only
-    (MR + 1, 9, NR + 1),            # one row and one column past full blocks
-    (2 * MR - 1, 3, NR + 18),       # move back by NR - 18 lanes
-    (MR - 1, 17, NR // 2 + 4),      # narrower than one block: half-width, repeated rows
-    (MR, 4, NR // 2),               # one half-width block owning all its lanes
-    (2 * MR - 3, 6, NR // 2),       # the same, and a row past the edge
-    (2 * MR, 7, 3 * NR // 4),       # a half-width block, then one moved back
-    (MR + 1, 3, NR // 2 + 1),       # the second half-width block moved back by all but one
-    (MR + 3, 5, NR // 4),           # narrower than half a block: masked lanes
-    (1, 1, 1),
-    (2 * MR + 1, 64, 3 * NR + 1),
-])
-def test_matmul_edges(m, k, n):
+@pytest.mark.parametrize("model", EDGE_MODELS)
+@pytest.mark.parametrize("case", range(11))
+def test_matmul_edges(model, case):
+    m, k, n = _edge_sizes(*register_block(NAMED_MACHINES[model], 4))[case]
     rng = np.random.default_rng(m * 1000 + n)
     A = rng.standard_normal((m, k)).astype(np.float32)
     B = rng.standard_normal((k, n)).astype(np.float32)
-    op = polyc.define(MATMUL)
+    op = polyc.define(MATMUL, machine=model)
     expected = A.astype(np.float64) @ B.astype(np.float64)
     np.testing.assert_allclose(op(A, B), expected, rtol=1e-4, atol=1e-4)
 

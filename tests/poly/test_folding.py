@@ -25,7 +25,7 @@ def compiled(source):
 def test_first_visits_start_from_the_identity_and_the_init_nest_is_skipped():
     compilation = compiled(NARROW)
     fold = folded_inits(compilation.schedule.tree, compilation.dependences,
-                        compilation.program)["S0"]
+                        compilation.program, compilation.options.machine)["S0"]
     assert fold.init == "S0_init" and fold.vector_index == "d"
     first, _ = set_to_c(fold.first_visits, {})
     assert "== 0" in first                      # the first reduction tile

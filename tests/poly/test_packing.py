@@ -12,12 +12,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import polyc
-from polyc.codegen.panels import PREFETCH_ROWS
-from polyc.codegen.prefetch import line_elements
 from polyc.compiler import frontend, generate
 from polyc.options import Options
 from polyc.lang.printer import expr_to_tc
-from polyc.poly.cache_model import register_block
+from polyc.machine.rules import PREFETCH_ROWS, line_elements, panel_depth, register_block
 from polyc.poly.packing import Panel, PanelDim, panel_of_mark, row_factor
 
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
@@ -178,18 +176,23 @@ def test_factor_mark_round_trip():
     assert panel_of_mark("pack S0 (alpha * A(m, k)): m@0+128/8, k@2+128") is None
 
 
-def test_shifted_matmul_evaluates_its_factor_once_per_tile():
+def test_shifted_matmul_evaluates_its_factor_once_per_tile(machine):
     # (A + alpha) is no product, so no scale factor can leave the sum: it is packed.
     source = SCALED.replace("FACTOR", "(A(m, k) + alpha)")
-    assert [p.operand for p in _pack_marks(source)] == ["(A(m, k) + alpha)", "B"]
-    text = _compiled(source).c_source.text
-    # The copy evaluates the factor; full blocks read it, edge blocks evaluate it in place.
-    assert "polyc_factor_S0[(polyc_p0) * 128 + polyc_p1] = (A[(m) * K + k] + alpha);" in text
-    assert "(polyc_factor_S0[((m - c0)) * 128 + (k - c2)] * polyc_panel_B[" in text
+    assert [p.operand for p in _pack_marks(source, machine=machine)] == [
+        "(A(m, k) + alpha)", "B"]
+    text = _compiled(source, machine=machine).c_source.text
+    # The copy evaluates the factor into rows of the tile's reduction steps (a panel
+    # depth: the factor's buffer keeps the visits from deepening); full blocks read it,
+    # edge blocks evaluate it in place.
+    depth = panel_depth(machine, register_block(machine, 4)[1], 4)
+    assert (f"polyc_factor_S0[(polyc_p0) * {depth} + polyc_p1] = (A[(m) * K + k] + alpha);"
+            in text)
+    assert f"(polyc_factor_S0[((m - c0)) * {depth} + (k - c2)] * polyc_panel_B[" in text
     assert "((A[(m) * K + k] + alpha) * B[(k) * N + n])" in text
-    op = polyc.define(source)
-    explanation = op.explain(1.5, np.ones((20, 10), np.float32), np.ones((10, 40), np.float32))
-    assert re.search(r"row factor A\(m, k\) \+ alpha evaluated per tile into m \d+ × k 128",
+    op = polyc.define(source, machine=machine)
+    explanation = op.explain((), (20, 10), (10, 40))
+    assert re.search(rf"row factor A\(m, k\) \+ alpha evaluated per tile into m \d+ × k {depth}",
                      explanation.section("fusion"))
 
 
@@ -219,12 +222,12 @@ def test_packed_factor_values(m, k, n, form, dtype):
     np.testing.assert_allclose(got, factor @ B.astype(np.float64), rtol=1e-4, atol=1e-3)
 
 
-def test_the_copy_prefetches_each_whole_block_rows_ahead():
+def test_the_copy_prefetches_each_whole_block_rows_ahead(machine):
     # B's rows are N elements apart: each whole block of a row fetches, line by line,
     # the same block PREFETCH_ROWS rows later, while those rows are in the tile.
-    text = _compiled(MATMUL).c_source.text
-    lanes = register_block(4)[1]
+    text = _compiled(MATMUL, machine=machine).c_source.text
+    lanes = register_block(machine, 4)[1]
     assert f"if (polyc_p1 + {PREFETCH_ROWS} < polyc_min(" in text
     assert f"const int64_t k = c2 + polyc_p1 + {PREFETCH_ROWS};" in text
     fetched = re.findall(r"__builtin_prefetch\(&B\[\(k\) \* N \+ n\] \+ (\d+), 0, 3\)", text)
-    assert [int(lane) for lane in fetched] == list(range(0, lanes, line_elements(4)))
+    assert [int(lane) for lane in fetched] == list(range(0, lanes, line_elements(machine, 4)))

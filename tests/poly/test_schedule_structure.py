@@ -1,4 +1,5 @@
 """Structure of the schedules polyc builds: fusion, distribution, tiling, marks, legality."""
+import dataclasses
 import re
 
 import islpy as isl
@@ -9,10 +10,11 @@ from hypothesis import given, settings, strategies as st
 import polyc
 from polyc.compiler import frontend, generate
 from polyc.options import Options
-from polyc.poly.cache_model import (Caches, Footprint, machine_caches, panel_depth,
-                                    register_block, tile_sizes)
+from polyc.machine import NAMED_MACHINES
+from polyc.machine.rules import (ROW_TILES, panel_budget, panel_depth, register_block,
+                                 streamed_depth, tile_budget)
+from polyc.poly.cache_model import Footprint, square_tile, tile_sizes
 from polyc.poly.schedule import check_legality
-from polyc.poly.tiling import ROW_TILES
 from corpus import CORPUS
 
 SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
@@ -52,12 +54,13 @@ def test_without_fusion_the_passes_are_separate_nests():
     assert ast.count("// parallel") >= 3
 
 
-def test_matmul_is_tiled_and_register_blocked():
-    compilation = compiled(MATMUL)
+def test_matmul_is_tiled_and_register_blocked(machine):
+    compilation = compiled(MATMUL, machine=machine)
     tree = str(compilation.schedule)
     assert 'mark: "register"' in tree and 'mark: "simd"' in tree and 'mark: "parallel"' in tree
     c = compilation.c_source.text
-    assert f"float polyc_acc[{register_block(4)[0]}][" in c
+    rows, columns = register_block(machine, 4)
+    assert f"float polyc_acc[{rows}][{columns}]" in c
     assert "polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] +" in c
 
 
@@ -72,19 +75,19 @@ def tile_of(schedule: str, index: str) -> int:
     return int(found.group(1)) if found else 1
 
 
-def test_innermost_block_reduction_runs_a_panel_depth_per_visit():
+def test_innermost_block_reduction_runs_a_panel_depth_per_visit(machine):
     # A convolution's 7-member band has small tiles; its channel loop, innermost in the
     # register block (the windows r, s go outside), still gets BLIS's panel depth.
-    compilation = compiled(CONV)
-    depth = panel_depth(machine_caches(), register_block(4)[1], 4)
+    compilation = compiled(CONV, machine=machine)
+    depth = panel_depth(machine, register_block(machine, 4)[1], 4)
     assert tile_of(str(compilation.schedule), "c") == depth
 
 
-def test_convolution_tiles_few_images_and_more_output_rows():
+def test_convolution_tiles_few_images_and_more_output_rows(machine):
     # Along the batch only the small filter is reused; output rows reuse the input's
     # rows (a window) and the filter. A cube tile gave both 8 (conv2d 12.8 ms; 11.3 ms
     # with the batch tile at 2).
-    schedule = str(compiled(CONV).schedule)
+    schedule = str(compiled(CONV, machine=machine).schedule)
     assert tile_of(schedule, "n") < tile_of(schedule, "h")
 
 
@@ -121,28 +124,53 @@ def test_streamed_rows_do_not_count_against_the_cache():
     assert counted[0] < 512 and 4 * (counted[0] * 128 * 2 + 128 * 128) <= 512 * 1024
 
 
-def test_matmul_rows_span_several_cubes_and_convolution_rows_do_not():
-    # Matmul's register block rows are the outermost loop of its tile; a convolution
-    # runs image rows outside its block of output channels, which then count in full.
-    matmul = str(compiled(MATMUL).schedule)
-    assert tile_of(matmul, "m") == ROW_TILES * tile_of(matmul, "n")
-    conv = str(compiled(CONV).schedule)
-    assert tile_of(conv, "k") <= tile_of(conv, "h")
+def test_matmul_rows_span_several_cubes_and_convolution_rows_do_not(machine):
+    # Matmul's register block rows are the outermost loop of its tile: they grow by whole
+    # blocks to ROW_TILES cube tiles (the cube: the square tile that fits the budget). A
+    # convolution runs image rows outside its block of output channels, which then count
+    # in full.
+    cube = square_tile(MATMUL_FOOTPRINTS, [True] * 3, 4, tile_budget(machine))
+    rows = register_block(machine, 4)[0]
+    expected = rows
+    while expected * 2 <= ROW_TILES * cube:
+        expected *= 2
+    matmul = str(compiled(MATMUL, machine=machine).schedule)
+    assert tile_of(matmul, "m") == expected > cube
+    # A convolution's band holds more arrays than matmul's: its cube is no larger.
+    conv = str(compiled(CONV, machine=machine).schedule)
+    assert tile_of(conv, "k") <= max(rows, cube)
 
 
-def test_streamed_rows_run_deeper_reductions_unless_a_factor_panel_would_not_fit():
+def test_streamed_rows_run_deeper_reductions_unless_a_factor_panel_would_not_fit(machine):
     # Streamed rows keep only the broadcast rows in L1: the block visits the reduction
     # in deeper steps (fewer loads and stores of its accumulators)...
-    rows, columns = register_block(4)
-    depth = panel_depth(machine_caches(), columns, 4)
-    deeper = depth < 512 and rows * 2 * depth * 4 <= machine_caches().l1 // 4
-    assert (tile_of(str(compiled(MATMUL).schedule), "k") > depth) == deeper
-    # ... but a row factor's panel holds the tile's rows × those steps.
-    scaled = str(compiled(MATMUL.replace("A(m, k) * B", "(A(m, k) + 2.5) * B")).schedule)
-    assert tile_of(scaled, "k") == depth
-    # ... and spans fewer rows where that panel would not fit its budget otherwise.
-    assert tile_of(scaled, "m") * depth * 4 <= min(machine_caches().l2 // 4, 256 * 1024)
+    rows, columns = register_block(machine, 4)
+    depth = panel_depth(machine, columns, 4)
+    matmul = str(compiled(MATMUL, machine=machine).schedule)
+    deeper = streamed_depth(machine, 4, depth, tile_of(matmul, "m"), has_row_factor=False)
+    assert tile_of(matmul, "k") == deeper >= depth
+    assert rows * deeper * 4 <= machine.l1 // 2          # the broadcast rows fit half of L1
+    # ... but a row factor's panel holds the tile's rows × those steps, within its budget.
+    scaled = str(compiled(MATMUL.replace("A(m, k) * B", "(A(m, k) + 2.5) * B"),
+                          machine=machine).schedule)
+    assert depth <= tile_of(scaled, "k") <= deeper
+    assert tile_of(scaled, "m") * tile_of(scaled, "k") * 4 <= panel_budget(machine)
     assert "pack S0 (A(m, k) + 2.5)" in scaled
+
+
+@pytest.mark.parametrize("name, l1, deeper", [
+    ("zen5", None, 512),      # 8 rows × 512 steps × 4 B = 16 KiB: within half of 48 KiB
+    ("zen3", None, 512),      # 6 × 512 × 4 = 12 KiB: within half of 32 KiB
+    ("zen3", 16 * 1024, 256),  # 6 × 512 × 4 would pass half of 16 KiB
+])
+def test_streamed_depth_doubles_while_the_broadcast_rows_fit_half_of_l1(name, l1, deeper):
+    machine = NAMED_MACHINES[name]
+    if l1 is not None:
+        machine = dataclasses.replace(machine, l1=l1)
+    depth = panel_depth(machine, register_block(machine, 4)[1], 4)
+    assert streamed_depth(machine, 4, depth, 1024, has_row_factor=False) == deeper
+    # A row factor's buffer of 1024 rows × the depth passes the panel budget: no deeper.
+    assert streamed_depth(machine, 4, depth, 1024, has_row_factor=True) == depth
 
 
 @settings(max_examples=60, deadline=None)
@@ -185,8 +213,17 @@ def test_tile_sizes_stop_at_a_budgeted_local_optimum(arrays, start, budget_log):
     (1024, 32, 4, 8),            # at least 8
 ])
 def test_panel_depth_fills_half_of_l1(l1, columns, element, depth):
-    caches = Caches(l1=l1, l2=1 << 20, l3=1 << 25, line=64, source="test")
-    assert panel_depth(caches, columns, element) == depth
+    machine = dataclasses.replace(NAMED_MACHINES["zen5"], l1=l1)
+    assert panel_depth(machine, columns, element) == depth
+
+
+@pytest.mark.parametrize("name, block", [("zen3", (6, 16)), ("zen5", (8, 32)),
+                                         ("skylake-avx512", (8, 16)), ("x86-64", (6, 8))])
+def test_register_blocks_leave_three_registers_free(name, block):
+    # Two vectors per row; rows as many as leave room for two streamed vectors and a
+    # broadcast, at most eight: 16 registers give 6 rows, 32 give 8.
+    assert register_block(NAMED_MACHINES[name], 4) == block
+    assert register_block(NAMED_MACHINES[name], 8) == (block[0], block[1] // 2)
 
 
 def test_legality_check_rejects_a_reversed_schedule():
@@ -247,15 +284,15 @@ def test_independent_statements_sharing_inputs_are_fused_horizontally():
     assert unfused.count("#pragma omp parallel for") >= 2  # X read once per nest
 
 
-def test_register_block_rows_share_the_streamed_operand():
+def test_register_block_rows_share_the_streamed_operand(machine):
     # Z(b, m, n): the rows of a register block must be m (Y_t does not depend on m),
     # not the batch b (each batch has its own matrices).
     source = """def tbmm(float(B, M, K) X, float(B, N, K) Y) -> (Z) {
       Z(b, m, n) +=! X(b, m, k) * Y(b, n, k)
     }"""
-    compilation = compiled(source)
+    compilation = compiled(source, machine=machine)
     assert "Y_t021" in compilation.c_source.text          # Y copied with n last
-    assert f"float polyc_acc[{register_block(4)[0]}][" in compilation.c_source.text
+    assert f"float polyc_acc[{register_block(machine, 4)[0]}][" in compilation.c_source.text
     ast = compilation.ast_text
     assert "S0(c0, " in ast                                 # b is a plain outer loop
 

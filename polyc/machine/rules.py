@@ -1,0 +1,150 @@
+"""Every size polyc derives from the machine, with its reason, in one place.
+
+Each rule takes a :class:`~polyc.machine.model.Machine` and states itself against
+it (``a panel fills half of L1``), never as a number of one CPU. Tests derive their
+expectations by calling these rules under named models. The measurements behind
+the constants are in ``benchmarks/README.md``.
+"""
+from __future__ import annotations
+
+from polyc.machine.model import Machine
+
+# -------------------------------------------------------------- register blocks
+
+# A register block is at most this many rows: eight rows make row tiles of 128, which
+# divide the power-of-two extents most operators have (six made tiles of 126, leaving
+# a thin last tile: M = 512 gave one thread of two 61% of the work); twelve rows (24
+# accumulators) ran slower than either.
+MAX_BLOCK_ROWS = 8
+
+
+def register_block(machine: Machine, element_bytes: int) -> tuple[int, int]:
+    """Rows × columns of an output block kept in registers across a reduction.
+
+    Two vectors per row, and as many rows as leave three registers free (the two
+    vectors of the streamed operand and a broadcast), at most :data:`MAX_BLOCK_ROWS`:
+    6 × 2 vectors with 16 registers (BLIS's Haswell kernel), 8 × 2 with 32."""
+    lanes = max(1, machine.vector_bytes // element_bytes)
+    rows = min(MAX_BLOCK_ROWS, (machine.vector_registers - 3) // 2)
+    return rows, 2 * lanes
+
+
+# ------------------------------------------------------------------ tile sizes
+
+def tile_budget(machine: Machine) -> int:
+    """A tile's working set: half of L2, leaving room for the streams passing through."""
+    return machine.l2 // 2
+
+
+def panel_budget(machine: Machine) -> int:
+    """The largest packed panel or row-factor buffer in bytes: a quarter of L2, at most
+    256 KiB (it lives on the stack of the thread that runs the tile)."""
+    return min(machine.l2 // 4, 256 * 1024)
+
+
+# The panel depth's bounds, in reduction steps.
+MIN_PANEL_DEPTH, MAX_PANEL_DEPTH = 8, 256
+
+
+def panel_depth(machine: Machine, columns: int, element_bytes: int) -> int:
+    """The reduction steps a register block runs per visit: BLIS's ``kc``, the largest
+    power of two whose panel of the streamed operand (``columns`` lanes per step) fills
+    half of L1, within :data:`MIN_PANEL_DEPTH` and :data:`MAX_PANEL_DEPTH`.
+
+    A tile's innermost block reduction gets at least this extent, however small its
+    band's square tile (a convolution's seven-member band tiles by 8)."""
+    depth = MAX_PANEL_DEPTH
+    while depth > MIN_PANEL_DEPTH and depth * columns * element_bytes > machine.l1 // 2:
+        depth //= 2
+    return depth
+
+
+# How many cube tiles a register block's streamed rows may span: each packed panel is
+# then copied once per that many rows.
+ROW_TILES = 8
+# The deepest visit of streamed rows, in reduction steps (1024 ran slower than 512).
+MAX_STREAMED_DEPTH = 512
+
+
+def streamed_row_tile(machine: Machine, cube_rows: int, element_bytes: int, depth: int,
+                      has_row_factor: bool) -> int:
+    """The most rows a tile of streamed register-block rows may span: :data:`ROW_TILES`
+    cube tiles, fewer where a row factor's buffer (the rows × ``depth`` steps) would not
+    fit :func:`panel_budget` (it would then not be packed at all)."""
+    rows = cube_rows * ROW_TILES
+    if has_row_factor:
+        while rows > cube_rows and rows * depth * element_bytes > panel_budget(machine):
+            rows //= 2
+    return rows
+
+
+def streamed_depth(machine: Machine, element_bytes: int, depth: int, row_tile: int,
+                   has_row_factor: bool) -> int:
+    """The reduction steps per visit of a register block whose rows stream, from
+    ``depth`` (:func:`panel_depth`) on: doubled, up to :data:`MAX_STREAMED_DEPTH`, while
+    the block's rows of the broadcast operand at the doubled depth (rows × depth
+    elements) fit half of L1, and a row factor's buffer (the tile's ``row_tile`` rows ×
+    the doubled depth) :func:`panel_budget`.
+
+    Each visit loads and stores the block's accumulators; across the tile's rows L1
+    keeps only the broadcast rows (the packed panel streams from L2 either way)."""
+    rows = register_block(machine, element_bytes)[0]
+    while depth < MAX_STREAMED_DEPTH:
+        deeper = 2 * depth
+        if rows * deeper * element_bytes > machine.l1 // 2:
+            break
+        if has_row_factor and row_tile * deeper * element_bytes > panel_budget(machine):
+            break
+        depth = deeper
+    return depth
+
+
+def transpose_tile(machine: Machine) -> int:
+    """The square tile of a band whose accesses walk their lines along different loops
+    (a transposed copy): ``T`` lines of the strided side fit half of L1, ``16 <= T <=
+    256``, so each line is used whole while it is in L1."""
+    size = 256
+    while size > 16 and size * machine.line > machine.l1 // 2:
+        size //= 2
+    return size
+
+
+# ------------------------------------------------------- memory traffic in C
+
+def line_elements(machine: Machine, element_bytes: int) -> int:
+    """The elements of ``element_bytes`` each in one cache line."""
+    return max(1, machine.line // max(1, element_bytes))
+
+
+def streaming_threshold(machine: Machine) -> int:
+    """The output size in bytes from which stores bypass the cache: a quarter of the
+    last-level cache (smaller outputs are likely read again from it)."""
+    return machine.l3 // 4
+
+
+# How many source rows ahead a blocked panel copy prefetches the lines of its next
+# block: the copy walks the source a block of a row at a time, rows a row stride apart,
+# which the hardware prefetcher does not follow. A distance in rows, not bytes: one
+# row of blocks is a handful of lines on any cache.
+PREFETCH_ROWS = 8
+# The chunk of a row's last pass that prefetches the next row's lines, in cache lines
+# of the fetched input (as a streamed store's chunk).
+PREFETCH_CHUNK_LINES = 8
+
+# ------------------------------------------------------------------ threads
+
+# Statement instances below which a parallel loop runs on one thread: waking a team
+# costs a few microseconds on any core count.
+PARALLEL_WORK_THRESHOLD = 32768
+
+
+def summary(machine: Machine) -> str:
+    """The sizes these rules give a float32 kernel on ``machine``, for ``explain()``."""
+    rows, columns = register_block(machine, 4)
+    depth = panel_depth(machine, columns, 4)
+    return (f"float32 register block {rows} × {columns}, panel depth {depth} "
+            f"(up to {streamed_depth(machine, 4, depth, 1, False)} for streamed rows), "
+            f"tile budget {tile_budget(machine) // 1024} KiB, panel budget "
+            f"{panel_budget(machine) // 1024} KiB, transposition tiles "
+            f"{transpose_tile(machine)}², streaming stores from "
+            f"{streaming_threshold(machine) // 1024} KiB")

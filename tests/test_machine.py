@@ -1,0 +1,127 @@
+"""The machine model: named models, detection, overrides, and where it reaches."""
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+import polyc
+from polyc.compiler import frontend, generate
+from polyc.machine import NAMED_MACHINES, Machine, host_machine, named_machine
+from polyc.machine import detect, rules
+from polyc.options import Options
+
+MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
+
+
+def test_the_host_is_detected_once_as_a_valid_model():
+    host = host_machine()
+    assert host is host_machine()
+    assert host.isa in ("generic", "sse2", "avx2", "avx512")
+    assert host.l1 < host.l2 <= host.l3 and host.line >= 16 and host.cores >= 1
+    assert "detected" in host.source
+    assert Options().machine == host
+
+
+@pytest.mark.parametrize("vendor, features, unit", [
+    ("AuthenticAMD", {"avx512f", "avx2", "fma"}, ("avx512", 512, 32, 2)),
+    ("GenuineIntel", {"avx512f", "avx2", "fma"}, ("avx512", 256, 32, 2)),  # gcc's preference
+    ("AuthenticAMD", {"avx2", "fma"}, ("avx2", 256, 16, 2)),
+    ("GenuineIntel", {"sse2"}, ("sse2", 128, 16, 0)),
+])
+def test_the_vector_unit_follows_the_features(vendor, features, unit, monkeypatch):
+    monkeypatch.setattr(detect.platform, "machine", lambda: "x86_64")
+    assert detect._vector_unit(vendor, frozenset(features)) == unit
+
+
+def test_named_models_differ_in_their_keys_and_compare_without_their_source():
+    keys = {m.key for m in NAMED_MACHINES.values()}
+    assert len(keys) == len(NAMED_MACHINES)
+    zen3 = NAMED_MACHINES["zen3"]
+    assert dataclasses.replace(zen3, source="elsewhere") == zen3
+    assert dataclasses.replace(zen3, l2=zen3.l2 * 2) != zen3
+    assert "AVX2" in str(zen3) and "L2 512 KiB" in str(zen3)
+
+
+def test_the_machine_is_chosen_by_name_file_or_environment(tmp_path):
+    assert named_machine("zen5") is NAMED_MACHINES["zen5"]
+    assert named_machine("host") == host_machine()
+    path = tmp_path / "box.json"
+    path.write_text(json.dumps({"base": "zen3", "l2": 2 * 1024 * 1024}))
+    box = named_machine(str(path))
+    assert box.l2 == 2 * 1024 * 1024 and box.isa == "avx2" and str(path) in box.source
+    whole = tmp_path / "whole.json"
+    whole.write_text(json.dumps({k: v for k, v in dataclasses.asdict(NAMED_MACHINES["zen4"])
+                                 .items() if k != "source"}))
+    assert named_machine(str(whole)) == NAMED_MACHINES["zen4"]
+    assert Options.from_environment({"POLYC_MACHINE": "skylake-avx512"}).machine == \
+        NAMED_MACHINES["skylake-avx512"]
+    assert Options(machine="x86-64").machine is NAMED_MACHINES["x86-64"]
+    assert polyc.define(MATMUL, machine="zen3").options.machine is NAMED_MACHINES["zen3"]
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "unknown machine 'pentium'"),
+    ("{", "cannot read machine file"),
+    ("[1, 2]", "expected a JSON object"),
+    ('{"base": "zen3", "l4": 1}', "unknown field"),
+    ('{"base": "zen9"}', "unknown base"),
+    ('{"name": "x"}', "missing field"),
+    ('{"base": "zen3", "isa": "avx1024"}', "unknown ISA"),
+    ('{"base": "zen3", "l1": 0}', "l1 must be a positive integer"),
+    ('{"base": "zen3", "vector_bits": 100}', "make no SIMD unit"),
+])
+def test_a_bad_machine_is_a_configuration_error(tmp_path, content, message):
+    spec = "pentium"
+    if content is not None:
+        spec = str(tmp_path / "bad.json")
+        Path(spec).write_text(content)
+    with pytest.raises(polyc.ConfigurationError, match=message):
+        Options.from_environment({"POLYC_MACHINE": spec})
+    with pytest.raises(polyc.ConfigurationError, match="must be a polyc.Machine or a name"):
+        Options(machine=3)
+
+
+def test_the_model_reaches_the_schedule_the_flags_and_explain(machine):
+    compilation = generate(frontend(MATMUL), Options(machine=machine))
+    rows, columns = rules.register_block(machine, 4)
+    assert f"float polyc_acc[{rows}][{columns}]" in compilation.c_source.text
+    assert f"machine={machine.name}" in compilation.c_source.text  # the header comment
+    assert f"-mprefer-vector-width={machine.vector_bits}" in Options(machine=machine).cflags
+    stats = polyc.define(MATMUL, machine=machine).explain((8, 8), (8, 8)).section("stats")
+    assert str(machine).split(" [")[0] in stats
+    assert f"register block {rows} × {columns}" in stats
+
+
+def test_the_kernel_cache_key_covers_the_machine():
+    from polyc.jit.cache import cache_key
+
+    zen3, wider = Options(machine="zen3"), Options(machine=dataclasses.replace(
+        NAMED_MACHINES["zen3"], l3=64 * 1024 * 1024))
+    assert cache_key("int x;", zen3) != cache_key("int x;", wider)
+    assert cache_key("int x;", zen3) == cache_key("int x;", Options(machine="zen3"))
+
+
+def test_only_the_detection_module_reads_the_cpu_description():
+    package = Path(polyc.__file__).parent
+    readers = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                     if any(s in p.read_text() for s in ("/proc/cpuinfo", "/sys/devices")))
+    assert readers == ["machine/detect.py"]
+
+
+@pytest.mark.parametrize("name", sorted(NAMED_MACHINES))
+def test_every_rule_holds_its_stated_bound(name):
+    machine: Machine = NAMED_MACHINES[name]
+    for element in (2, 4, 8):
+        rows, columns = rules.register_block(machine, element)
+        assert 2 * rows + 3 <= machine.vector_registers and rows <= rules.MAX_BLOCK_ROWS
+        assert columns == 2 * machine.vector_bytes // element
+        depth = rules.panel_depth(machine, columns, element)
+        assert depth in (rules.MIN_PANEL_DEPTH, rules.MAX_PANEL_DEPTH) \
+            or depth * columns * element <= machine.l1 // 2 < 2 * depth * columns * element
+        deeper = rules.streamed_depth(machine, element, depth, 1, False)
+        assert deeper == depth or rows * deeper * element <= machine.l1 // 2
+    assert rules.tile_budget(machine) == machine.l2 // 2
+    assert rules.panel_budget(machine) <= machine.l2 // 4
+    tile = rules.transpose_tile(machine)
+    assert tile == 16 or tile * machine.line <= machine.l1 // 2
