@@ -68,7 +68,8 @@ class Compilation:
 
 def settings_text(options: Options) -> str:
     return (f"fusion={options.fusion} parallel={options.parallel} optimize={options.optimize} "
-            f"check_gathers={options.check_gathers} place_threads={options.place_threads} "
+            f"canonicalize={options.canonicalize} check_gathers={options.check_gathers} "
+            f"place_threads={options.place_threads} "
             f"machine={options.machine.name} "
             f"cc={options.cc} cflags={' '.join(options.cflags)}")
 
@@ -85,7 +86,9 @@ def generate(op: ir.Op, options: Options) -> Compilation:
         start = now
 
     if options.optimize:
-        op = transpose_strided_operands(hoist_invariant_factors(op))
+        if options.canonicalize:
+            op = hoist_invariant_factors(op)
+        op = transpose_strided_operands(op)
     program = build_poly_program(op)
     lap("domains")
     dependences = compute_dependences(program)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from polyc.errors import ArgumentError
+from polyc.fusion.invariant_factors import SCALE_SUFFIX
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.printer import statement_to_tc, to_tc
@@ -360,7 +361,8 @@ def explain(operator, args=()) -> Explanation:
     language = "tc" if "{" in source else "python"   # a TC def always has a { body }
     sections = [
         Section("source", TITLES["source"], (Part(source.strip("\n"), language),)),
-        Section("ir", TITLES["ir"], (Part(texts["ir"], "tc"),)),
+        Section("ir", TITLES["ir"], (Part(texts["ir"], "tc"),
+                                     *_rewrite_parts(op, compilation.op))),
         Section("shapes", TITLES["shapes"], (Part(shapes_text(op, sizes, origins)),)),
         Section("domains", TITLES["domains"], (Part(texts["domains"], "isl"),)),
         Section("deps", TITLES["deps"], _dependence_parts(texts["deps"], graph)),
@@ -389,6 +391,25 @@ def explain(operator, args=()) -> Explanation:
         brief.append(f"C compiler: {compiler_text(kernel)}")
     return Explanation(op.name, tuple(sections), sizes, "; ".join(brief), graph, space,
                        compilation, kernel)
+
+
+def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
+    """The statements the canonical form rewrote, before and after
+    (:mod:`polyc.fusion.invariant_factors`; ``canonicalize=False`` keeps them)."""
+    compiled_names = {s.name: s for s in compiled.statements}
+    lines = []
+    for statement in written.statements:
+        scale = compiled_names.get(statement.name + SCALE_SUFFIX)
+        if scale is None:
+            continue
+        lines += [f"{statement.name}: {statement_to_tc(statement)}",
+                  f"  → {statement_to_tc(compiled_names[statement.name])}",
+                  f"    {statement_to_tc(scale)}"]
+    if not lines:
+        return ()
+    return (Part("\n".join(lines), "tc",
+                 label="rewritten to a canonical form: invariant factors and divisors "
+                       "scale the finished sum (canonicalize=False keeps the spelling)"),)
 
 
 def _dependence_parts(deps_text: str, graph) -> tuple[Part, ...]:

@@ -46,6 +46,10 @@ class Options:
     fusion: str = "default"  # "default", "max" or "min"
     parallel: bool = True
     optimize: bool = True    # tiling, loop order for vectorisation, simd marks
+    # With optimize: rewrite the IR to a canonical form before scheduling, so that the
+    # spelling does not matter (polyc.fusion.invariant_factors: factors and divisors
+    # that no reduction index changes scale the finished sum).
+    canonicalize: bool = True
     # Data-dependent indices (gathers) are checked against the gathered extent in the
     # kernel; False drops the check: an index out of range is then undefined behaviour
     # (reads or writes outside the array). Opt out only for inputs you have validated.

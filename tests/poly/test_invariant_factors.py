@@ -111,3 +111,75 @@ def test_integer_sums_scale_exactly():
     A = rng.integers(-50, 50, (9, 13)).astype(np.int32)
     B = rng.integers(-50, 50, (13, 11)).astype(np.int32)
     np.testing.assert_array_equal(op(7, A, B), 7 * (A.astype(np.int64) @ B))
+
+
+MOMENTS = """def moments(float(N, D) X) -> (mean, var) {
+  mean(n) +=! X(n, d) / D
+  var(n) +=! (X(n, d) - mean(n)) * (X(n, d) - mean(n)) / D
+}"""
+
+
+def test_a_divisor_divides_the_finished_sum():
+    # The natural spelling of a mean and a variance: one division per row, not per term.
+    assert _statements(MOMENTS) == [
+        "  mean(n) +=! X(n, d) where n in 0:N, d in 0:D",
+        "  mean(n) = mean(n) / D where n in 0:N",
+        "  var(n) +=! (X(n, d) - mean(n)) * (X(n, d) - mean(n)) where n in 0:N, d in 0:D",
+        "  var(n) = var(n) / D where n in 0:N"]
+    source = "def f(float a, float(N, D) X) -> (m) { m(n) +=! a * X(n, d) / D / a }"
+    assert _statements(source)[1] == "  m(n) = a * m(n) / D / a where n in 0:N"
+
+
+DIVISOR_KEPT = [
+    "C(m) +=! A(m, k) / (k + 1)",       # the divisor changes with the reduction index
+    "C(m) +=! A(m, k) / s(ix(m))",      # a gather stays where it was
+    "C(m) +=! A(m, k) / d",             # a float64 quotient in a float32 sum
+    "C(m) +=! alpha / A(m, k)",         # the dividend is invariant: nothing varies to sum
+    "C(m) +=! alpha * A(m, k) / (k + 1)",  # one divisor varies: the term stays whole
+]
+
+
+@pytest.mark.parametrize("body", DIVISOR_KEPT)
+def test_what_divisions_stay_in_the_sum(body):
+    source = (f"def f(float alpha, double d, float(M, K) A, float(M) s, int64(M) ix) -> "
+              f"(float C) {{ {body} }}")
+    op = frontend(source)
+    assert hoist_invariant_factors(op) == op
+
+
+def test_integer_sums_keep_their_divisions():
+    # Integer division does not distribute: (7 / 2) + (7 / 2) is not (7 + 7) / 2.
+    op = frontend("def f(int32(M, K) A) -> (C) { C(m) +=! A(m, k) / K }")
+    assert hoist_invariant_factors(op) == op
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(1, 9), d=st.integers(1, 300), canonicalize=st.booleans(),
+       fusion=st.sampled_from(["default", "min"]))
+def test_moments_and_layer_norm_spelled_naturally_match_numpy(n, d, canonicalize, fusion):
+    rng = np.random.default_rng(n * 1000 + d)
+    X = (rng.standard_normal((n, d)) + 3).astype(np.float32)
+    X64 = X.astype(np.float64)
+    op = polyc.define(MOMENTS, canonicalize=canonicalize, fusion=fusion)
+    mean, var = op(X)
+    np.testing.assert_allclose(mean, X64.mean(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(var, X64.var(axis=1), rtol=1e-4, atol=1e-5)
+    layernorm = polyc.define("""def ln(float(N, D) X, float(D) g, float(D) b) -> (Y) {
+      mu(n) +=! X(n, d) / D
+      var(n) +=! (X(n, d) - mu(n)) * (X(n, d) - mu(n)) / D
+      Y(n, d) = (X(n, d) - mu(n)) / sqrt(var(n) + 1e-5) * g(d) + b(d)
+    }""", canonicalize=canonicalize, fusion=fusion)
+    g, b = rng.standard_normal(d).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+    centred = X64 - X64.mean(axis=1, keepdims=True)
+    want = centred / np.sqrt(X64.var(axis=1, keepdims=True) + 1e-5) * g + b
+    np.testing.assert_allclose(layernorm(X, g, b), want, rtol=1e-4, atol=1e-3)
+
+
+def test_explain_shows_the_rewrite_and_it_can_be_switched_off():
+    ir_section = polyc.define(MOMENTS).explain((4, 5)).section("ir")
+    assert "S0: mean(n) +=! X(n, d) / D" in ir_section
+    assert "  → mean(n) +=! X(n, d) where" in ir_section
+    assert "mean(n) = mean(n) / D where n in 0:N" in ir_section
+    kept = polyc.define(MOMENTS, canonicalize=False)
+    assert "mean(n) +=! X(n, d) / D" in str(kept.compilation().op)
+    assert "rewritten" not in kept.explain((4, 5)).section("ir")
