@@ -36,8 +36,9 @@ from polyc.machine import Machine
 from polyc.poly.privatize import privatization, privatized_tensors, private_mark
 from polyc.poly.program import INIT_SUFFIX, PolyProgram, isl_items, statements_named
 from polyc.poly.straighten import straighten_bands
-from polyc.poly.jam import JamRules, jam_outer_rows
-from polyc.poly.tiling import (SIMD_MARK, SIMD_REDUCTION_MARK, accumulates_along, carries_reuse,
+from polyc.poly.jam import JAM_MARK, JamRules, jam_outer_rows
+from polyc.poly.tiling import (REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, accumulates_along,
+                               carries_reuse,
                                has_inner_band, optimize_bands, tiling_matters,
                                calls_library, writes_once, writes_once_below)
 
@@ -114,11 +115,24 @@ def _default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
                     deps: Dependences, parallel: bool, optimize: bool, machine: Machine
                     ) -> tuple[isl.Schedule, str]:
     """The default strategy's final tree and its decision: fuse as much as possible while
-    the outer loop stays parallel and no statement loses depth of its outermost
-    permutable band (its tiling and register blocking): everything, else isl's
-    default, else in groups (:func:`_fused_groups`), else nothing."""
+    the outer loop stays parallel, no statement loses depth of its outermost
+    permutable band (its tiling and register blocking), and, optimised, no statement
+    loses a vector loop or register block it has apart (:func:`_lost_vector_loops`):
+    everything, else isl's default, else in groups (:func:`_fused_groups`), else
+    nothing."""
     unfused = _isl_schedule(constraints, program, serialize_sccs=True)
     depths = _outer_band_depths(unfused, program, tiled_only=True)
+    finished_apart: list[isl.Schedule] = []
+
+    def apart() -> isl.Schedule:
+        """The unfused tree, finished (once, when a candidate is compared with it)."""
+        if not finished_apart:
+            finished_apart.append(_finish(unfused, program, deps, parallel, optimize, machine))
+        return finished_apart[0]
+
+    def lost(tree: isl.Schedule) -> list[str]:
+        return _lost_vector_loops(tree, apart(), program) if optimize else []
+
     rejected = []
     for name, candidate in (("maximal fusion", dict(whole_component=True)),
                             ("isl's default fusion", {})):
@@ -126,31 +140,78 @@ def _default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
         fused_depth = _outer_band_depths(fused, program)
         if not _outer_loop_parallel(fused, deps, program):
             rejected.append(f"{name} would serialise the outer loop")
-        elif any(fused_depth.get(s, 0) < d for s, d in depths.items()):
+            continue
+        if any(fused_depth.get(s, 0) < d for s, d in depths.items()):
             rejected.append(f"{name} would shrink the permutable bands tiling needs")
-        else:
-            private = _outer_private_tensors(fused, deps, program)
-            how = (f"in parallel with private accumulators for {', '.join(private)}"
-                   if private else "parallel")
-            return (_finish(fused, program, deps, parallel, optimize, machine),
-                    f"{name} (the outer loop stays {how}, no band loses depth)")
+            continue
+        finished = _finish(fused, program, deps, parallel, optimize, machine)
+        if losers := lost(finished):
+            rejected.append(f"{name} would lose the vector loop, register block or jammed rows of "
+                            f"{', '.join(losers)}")
+            continue
+        private = _outer_private_tensors(fused, deps, program)
+        how = (f"in parallel with private accumulators for {', '.join(private)}"
+               if private else "parallel")
+        return finished, f"{name} (the outer loop stays {how}, no band loses depth)"
     reasons = "; ".join(rejected)
     grouped = _fused_groups(program, deps, depths, _innermost_indices(unfused))
     if grouped is None:
-        return (_finish(unfused, program, deps, parallel, optimize, machine),
-                f"no fusion ({reasons})")
+        return apart(), f"no fusion ({reasons})"
     tree, groups = grouped
     tree = _finish(tree, program, deps, parallel, optimize, machine)
-    separate = (_finish(unfused, program, deps, parallel, optimize, machine)
-                if parallel else None)
-    if separate is not None and _serial_nests(tree) > _serial_nests(separate):
+    if parallel and _serial_nests(tree) > _serial_nests(apart()):
         # Optimised, a group lost what its nests had apart (gemver: a column walk that
         # runs in parallel with private accumulators only on its own).
-        return separate, (f"no fusion ({reasons}; fusion in groups would leave a loop "
-                          "nest without an outer parallel loop)")
+        return apart(), (f"no fusion ({reasons}; fusion in groups would leave a loop "
+                         "nest without an outer parallel loop)")
+    if losers := lost(tree):
+        return apart(), (f"no fusion ({reasons}; fusion in groups would lose the vector loop, "
+                         f"register block or jammed rows of {', '.join(losers)})")
     listed = " | ".join(", ".join(group) for group in groups)
     return tree, (f"fusion in {len(groups)} groups: {listed} (the outer loops stay "
                   f"parallel, no band loses depth; across groups {reasons})")
+
+
+def _lost_vector_loops(fused: isl.Schedule, apart: isl.Schedule, program: PolyProgram
+                       ) -> list[str]:
+    """The statements of the most loops (where the work is: not a row reduction's
+    initialisation) that run in a vector loop (a ``simd`` or ``simd-reduction`` mark),
+    a register block or a jammed block of rows apart, but not in ``fused``.
+
+    Fusion that costs a statement its vector loop or register block costs far more
+    than the traffic it saves: bicg's column sum ``s(j) +=! r(i) * A(i, j)`` fused
+    with the row sum ``q(i) +=! A(i, j) * p(j)`` walked ``A`` down its columns, 20×
+    slower than apart; symm's and trmm's triangle selects fused into their products
+    were recomputed inside the reduction loop, 40× slower; isl's default fusion of
+    bicg's initialisation into its column sum cost it its jammed rows (×1.2)."""
+    vector = {SIMD_MARK, SIMD_REDUCTION_MARK, REGISTER_MARK}
+    fused_marks, apart_marks = _marks_by_statement(fused), _marks_by_statement(apart)
+    deepest = max(len(s.indices) for s in program.statements)
+    losers = []
+    for name, marks in apart_marks.items():
+        if len(program.statement(name).indices) < deepest:
+            continue
+        kept = fused_marks.get(name, frozenset())
+        if any(mark in marks and mark not in kept for mark in (REGISTER_MARK, JAM_MARK)) or (
+                marks & vector and not kept & vector):
+            losers.append(name)
+    return sorted(losers)
+
+
+def _marks_by_statement(tree: isl.Schedule) -> dict[str, frozenset[str]]:
+    """For each statement, the names of the marks above its instances."""
+    found: dict[str, set[str]] = {}
+
+    def visit(node: isl.ScheduleNode) -> None:
+        if node.get_type() == isl.schedule_node_type.mark:
+            mark = node.mark_get_id().get_name()
+            for part in isl_items(node.get_domain().get_set_list()):
+                found.setdefault(part.get_tuple_name(), set()).add(mark)
+        for k in range(node.n_children()):
+            visit(node.child(k))
+
+    visit(tree.get_root())
+    return {name: frozenset(marks) for name, marks in found.items()}
 
 
 def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, parallel: bool,

@@ -112,9 +112,13 @@ def test_simd_loops_are_innermost_and_unit_stride():
 
 
 def test_reduction_along_unit_stride_is_vectorised_with_a_scalar_accumulator():
-    # A(i, j) is read once per output element: no copy pays, the dot product vectorises.
+    # A(i, j) is read once per output element: no copy pays, the dot product vectorises,
+    # rows jammed by 8 (one load of x(j) for eight rows), a scalar accumulator each. The
+    # initialisation stays apart: fused into the row loop, it cost the rows their jam
+    # (4000 × 4000: 2.31 → 1.97 ms apart).
     text = generated("def mv(float(M, N) A, float(N) x) -> (y) { y(i) +=! A(i, j) * x(j) }")
-    assert "#pragma omp simd reduction(+:polyc_acc)" in text
+    accumulators = ", ".join(f"polyc_acc{k}" for k in range(8))
+    assert f"#pragma omp simd reduction(+:{accumulators})" in text
     finder = Finder()
     finder.visit(parse_entry(text))
     assert any(p.startswith("omp simd reduction") for p, _ in finder.pragmas)
