@@ -297,6 +297,108 @@ _add(
     work=lambda s: 2 * s["M"] * s["N0"] * s["N1"] * s["R"] * s["D"],
 )
 
+# PolyBench kernels as PolyBench writes them (LARGE sizes): a triangle selected by a
+# ternary or a transposed read, feeding a product, where fusing had cost 20-45x.
+
+def _symm_numpy(a, o):
+    alpha, beta, A, B, C = a
+    (D,) = o
+    S = np.empty_like(A)
+
+    def run():
+        np.copyto(S, A)
+        upper = np.triu_indices(A.shape[0], 1)
+        S[upper] = A.T[upper]
+        np.matmul(S, B, out=D)
+        np.multiply(D, np.float32(alpha), out=D)
+        np.add(D, np.float32(beta) * C, out=D)
+    return run
+
+
+def _trmm_numpy(a, o):
+    alpha, A, B = a
+    (out,) = o
+    L = np.empty_like(A)
+
+    def run():
+        np.copyto(L, np.tril(A, -1).T)
+        np.matmul(L, B, out=out)
+        np.add(out, B, out=out)
+        np.multiply(out, np.float32(alpha), out=out)
+    return run
+
+
+_add(
+    name="bicg",
+    formula="s = r A, q = A p (two sums walking A along different dimensions)",
+    source=_tc("""
+        def bicg(float(N, M) A, float(N) r, float(M) p) -> (s, q) {
+          s(j) +=! r(i) * A(i, j)
+          q(i) +=! A(i, j) * p(j)
+        }
+    """),
+    sizes=dict(N=1900, M=2100),
+    quick_sizes=dict(N=400, M=500),
+    tiny_sizes=dict(N=5, M=7),
+    inputs=lambda s, rng: (_f32(rng, s["N"], s["M"]), _f32(rng, s["N"]), _f32(rng, s["M"])),
+    outputs=lambda s: [(s["M"],), (s["N"],)],
+    numpy=lambda a, o: (lambda: (np.matmul(a[1], a[0], out=o[0]),
+                                 np.matmul(a[0], a[2], out=o[1]))),
+    torch=lambda a, o: (lambda: (_torch().matmul(a[1], a[0], out=o[0]),
+                                 _torch().matmul(a[0], a[2], out=o[1]))),
+    reference=lambda A, r, p: (_d(r) @ _d(A), _d(A) @ _d(p)),
+    kind="memory",
+    work=lambda s: (s["N"] * s["M"] + 2 * (s["N"] + s["M"])) * F32,
+)
+
+_add(
+    name="symm",
+    formula="D = alpha S B + beta C, S symmetric from A's lower triangle (a ternary)",
+    source=_tc("""
+        def symm(float alpha, float beta, float(M, M) A, float(M, N) B,
+                 float(M, N) C) -> (D) {
+          S(i, k) = k <= i ? A(i, k) : A(k, i)
+          Cout(i, j) +=! S(i, k) * B(k, j)
+          D(i, j) = alpha * Cout(i, j) + beta * C(i, j)
+        }
+    """),
+    sizes=dict(M=1000, N=1200),
+    quick_sizes=dict(M=200, N=240),
+    tiny_sizes=dict(M=5, N=7),
+    inputs=lambda s, rng: (1.5, 1.2, _f32(rng, s["M"], s["M"]), _f32(rng, s["M"], s["N"]),
+                           _f32(rng, s["M"], s["N"])),
+    outputs=lambda s: [(s["M"], s["N"])],
+    numpy=_symm_numpy,
+    numpy_note="copy the triangle, matmul, scale; all out=",
+    reference=lambda alpha, beta, A, B, C: (
+        alpha * ((np.tril(_d(A)) + np.tril(_d(A), -1).T) @ _d(B)) + beta * _d(C),),
+    kind="compute",
+    work=lambda s: 2 * s["M"] * s["M"] * s["N"],
+)
+
+_add(
+    name="trmm",
+    formula="B' = alpha (L B + B), L = A's strict lower triangle transposed (a ternary)",
+    source=_tc("""
+        def trmm(float alpha, float(M, M) A, float(M, N) B) -> (Bout) {
+          Lt(i, k) = k > i ? A(k, i) : 0
+          P(i, j) +=! Lt(i, k) * B(k, j)
+          Bout(i, j) = alpha * (P(i, j) + B(i, j))
+        }
+    """),
+    sizes=dict(M=1000, N=1200),
+    quick_sizes=dict(M=200, N=240),
+    tiny_sizes=dict(M=5, N=7),
+    inputs=lambda s, rng: (1.5, _f32(rng, s["M"], s["M"]), _f32(rng, s["M"], s["N"])),
+    outputs=lambda s: [(s["M"], s["N"])],
+    numpy=_trmm_numpy,
+    numpy_note="copy the triangle, matmul, add, scale; all out=",
+    reference=lambda alpha, A, B: (alpha * (np.tril(_d(A), -1).T @ _d(B) + _d(B)),),
+    kind="compute",
+    work=lambda s: 2 * s["M"] * s["M"] * s["N"],
+)
+
+
 # ----------------------------------------------------------------- memory-bound
 
 

@@ -101,6 +101,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--keep-blas-env", action="store_true",
                    help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE from the environment "
                         "(default: removed, so that OpenBLAS picks its kernels for this CPU)")
+    p.add_argument("--sections", default="kernels,spellings,fusion",
+                   help="comma-separated: kernels (polyc against numpy and torch), spellings "
+                        "(equivalent spellings of one operator, against the fastest), fusion "
+                        "(the default fusion against fusion='min' and 'max'); default all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     return p.parse_args(argv)
@@ -142,6 +146,7 @@ sys.path.insert(0, str(HERE))
 import polyc  # noqa: E402
 from polyc.machine import host_brand  # noqa: E402
 from kernels import BENCHES, BY_NAME, TOLERANCE, max_rel_error  # noqa: E402
+from variants import FUSION_STRATEGIES, SPELLINGS, SPELLINGS_BY_NAME  # noqa: E402
 
 torch = None
 TORCH_ERROR = "not installed"
@@ -549,6 +554,86 @@ def bench_one(bench, cache_dir: Path, rng_seed: int) -> dict:
     return row
 
 
+# ------------------------------------------------------- spellings and fusion strategies
+
+def bench_variants(bench, variants: list[tuple[str, object]], rng_seed: int) -> dict:
+    """Time polyc operators that compute the same thing (``variants``: label and
+    Operator) on ``bench``'s inputs, interleaved like the kernels' contestants."""
+    sizes = bench.quick_sizes if ARGS.quick else bench.sizes
+    args = bench.inputs(sizes, np.random.default_rng(rng_seed))
+    reference = bench.reference(*args)
+    contestants = []
+    for label, op in variants:
+        outs = [np.empty(shape, np.float32) for shape in bench.outputs(sizes)]
+        out = outs[0] if len(outs) == 1 else tuple(outs)
+        run = lambda op=op, out=out: op(*args, out=out)  # noqa: E731
+        contestant = Contestant(label, run, lambda outs=outs: outs)
+        try:
+            contestant.first_s = timed(run)
+            check(contestant, reference)
+        except Exception as error:
+            contestant.error = f"{type(error).__name__}: {error}".splitlines()[0]
+            contestant.check = "error"
+        contestants.append(contestant)
+    if ARGS.quiet_wait > 0:
+        wait_for_quiet(ARGS.quiet_wait)
+    meter = LoadMeter()
+    rounds = measure(contestants)
+    return {"kernel": bench.name, "size_text": bench.size_text(sizes), "rounds": rounds,
+            "other_load": meter.cores(),
+            "variants": [{"label": c.name, "median_ms": median_ms(c), "check": c.check,
+                          "error": c.error} for c in contestants]}
+
+
+def print_variants(title: str, rows: list[dict], note: str, worst_of: str | None = None
+                   ) -> None:
+    """One line per variant: its time and its ratio to the fastest of its operator
+    (``worst_of``: the label whose ratio to the fastest is summarised instead)."""
+    print()
+    print(title)
+    columns = [("kernel", "<"), ("variant", "<"), ("check", "<"), ("n", ">"), ("polyc ms", ">"),
+               ("÷ fastest", ">"), ("other load", ">")]
+    cells, worst = [], []
+    for row in rows:
+        times = [v["median_ms"] for v in row["variants"] if v["median_ms"] is not None]
+        fastest = min(times) if times else None
+        for k, v in enumerate(row["variants"]):
+            ratio = v["median_ms"] / fastest if fastest and v["median_ms"] else None
+            if ratio is not None and (worst_of is None or v["label"] == worst_of):
+                worst.append((ratio, row["kernel"], v["label"]))
+            cells.append([row["kernel"] if k == 0 else "", v["label"], v["check"],
+                          str(row["rounds"]), fmt_ms(v["median_ms"]),
+                          "-" if ratio is None else f"{ratio:.2f}",
+                          "-" if k or row["other_load"] is None else f"{row['other_load']:.2f}"])
+    print(table(columns, cells))
+    if worst:
+        ratio, kernel, label = max(worst)
+        print(f"{note}; worst: {ratio:.2f} ({kernel}, {label})")
+
+
+def spelling_rows(cache_dir: Path, names: list[str]) -> list[dict]:
+    rows = []
+    for k, group in enumerate(SPELLINGS):
+        if names and group.name not in names:
+            continue
+        variants = [(label, polyc.define(source, cache_dir=cache_dir))
+                    for label, source in group.sources]
+        rows.append(bench_variants(group.bench, variants, ARGS.seed + 100 + k))
+        print(f"  spellings {group.name}: done", file=sys.stderr, flush=True)
+    return rows
+
+
+def fusion_rows(cache_dir: Path, names: list[str]) -> list[dict]:
+    rows = []
+    for k, name in enumerate(names):
+        bench = BY_NAME[name]
+        variants = [(strategy, polyc.define(bench.source, fusion=strategy, cache_dir=cache_dir))
+                    for strategy in FUSION_STRATEGIES]
+        rows.append(bench_variants(bench, variants, ARGS.seed + k))
+        print(f"  fusion {name}: done", file=sys.stderr, flush=True)
+    return rows
+
+
 # ------------------------------------------------------------------ per-call overhead
 
 def overhead(cache_dir: Path) -> dict:
@@ -708,18 +793,25 @@ def main() -> int:
             print(f"{b.name:12} {b.formula:55} {b.size_text(b.sizes)}")
         return 0
     names = [n.strip() for n in ARGS.kernels.split(",") if n.strip()] or [b.name for b in BENCHES]
-    unknown = [n for n in names if n not in BY_NAME]
+    unknown = [n for n in names if n not in BY_NAME and n not in SPELLINGS_BY_NAME]
     if unknown:
-        print(f"unknown kernel(s): {', '.join(unknown)}; known: {', '.join(BY_NAME)}",
-              file=sys.stderr)
+        print(f"unknown kernel(s): {', '.join(unknown)}; known: {', '.join(BY_NAME)}, "
+              f"{', '.join(n for n in SPELLINGS_BY_NAME if n not in BY_NAME)}", file=sys.stderr)
+        return 2
+    chosen = [n.strip() for n in ARGS.kernels.split(",") if n.strip()]
+    names = [n for n in names if n in BY_NAME]
+    sections = {s.strip() for s in ARGS.sections.split(",") if s.strip()}
+    unknown = sorted(sections - {"kernels", "spellings", "fusion"})
+    if unknown:
+        print(f"unknown section(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
     info = header()
     print_header(info)
-    rows = []
+    rows, spellings, fusions, over = [], [], [], None
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="polyc-bench-cache-") as tmp:
         cache_dir = Path(tmp)
-        for i, name in enumerate(names):
+        for i, name in enumerate(names if "kernels" in sections else []):
             bench = BY_NAME[name]
             t0 = time.perf_counter()
             try:
@@ -731,15 +823,30 @@ def main() -> int:
             rows.append(row)
             print(f"  [{i + 1}/{len(names)}] {name}: {time.perf_counter() - t0:.1f} s",
                   file=sys.stderr, flush=True)
-        over = overhead(cache_dir)
-    print()
-    print_results(rows, over)
+        if "kernels" in sections:
+            over = overhead(cache_dir)
+        if "spellings" in sections:
+            spellings = spelling_rows(cache_dir, chosen)
+        if "fusion" in sections:
+            fusions = fusion_rows(cache_dir, names)
+    if rows:
+        print()
+        print_results(rows, over)
+    if spellings:
+        print_variants("spellings: one operator written several ways (polyc only, same run)",
+                       spellings, "÷ fastest: time / the fastest spelling of the operator")
+    if fusions:
+        print_variants("fusion: the default strategy against fusion='min' and 'max' (same run)",
+                       fusions, "÷ fastest: time / the fastest strategy; the worst ratio is "
+                       "the default's", worst_of="default")
     print(f"\ntotal {time.perf_counter() - started:.0f} s")
     if ARGS.json:
         with open(ARGS.json, "w") as f:
-            json.dump({"machine": info, "kernels": rows, "overhead_us": over}, f, indent=1,
-                      default=str)
+            json.dump({"machine": info, "kernels": rows, "overhead_us": over,
+                       "spellings": spellings, "fusion": fusions}, f, indent=1, default=str)
     wrong = [r["kernel"] for r in rows if r.get("polyc", {}).get("check") != "ok"]
+    wrong += [f"{r['kernel']} {v['label']}" for r in spellings + fusions
+              for v in r["variants"] if v["check"] != "ok"]
     return 1 if wrong else 0
 
 

@@ -11,6 +11,9 @@ import polyc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from kernels import BENCHES, TOLERANCE, max_rel_error  # noqa: E402
+from variants import SPELLINGS  # noqa: E402
+
+SPELLED = [(group, label, source) for group in SPELLINGS for label, source in group.sources]
 
 
 @pytest.mark.parametrize("bench", BENCHES, ids=[b.name for b in BENCHES])
@@ -40,6 +43,20 @@ def test_benchmark_kernel_matches_numpy(bench):
     bench.numpy(args, numpy_outs)()
     for got, ref in zip(numpy_outs, reference):
         assert max_rel_error(got, ref) <= TOLERANCE
+
+
+@pytest.mark.parametrize("group, label, source", SPELLED,
+                         ids=[f"{g.name}: {label}" for g, label, _ in SPELLED])
+def test_every_spelling_computes_its_operator(group, label, source):
+    # The "spellings" section times these against each other: each must be the same
+    # operator (float64 reference of the group's benchmark), with each strategy.
+    sizes = group.bench.tiny_sizes
+    args = group.bench.inputs(sizes, np.random.default_rng(1))
+    for fusion in ("default", "min"):
+        result = polyc.define(source, fusion=fusion)(*args)
+        result = list(result) if isinstance(result, tuple) else [result]
+        for got, ref in zip(result, group.bench.reference(*args), strict=True):
+            assert max_rel_error(got, ref) <= TOLERANCE, (label, fusion)
 
 
 def test_benchmark_work_counts_are_positive():
