@@ -569,6 +569,7 @@ def bench_variants(bench, variants: list[tuple[str, object]], rng_seed: int) -> 
         run = lambda op=op, out=out: op(*args, out=out)  # noqa: E731
         contestant = Contestant(label, run, lambda outs=outs: outs)
         try:
+            run()  # compiles: the first timed call must not
             contestant.first_s = timed(run)
             check(contestant, reference)
         except Exception as error:

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from polyc.codegen import streaming
-from polyc.machine import rules
 from polyc.codegen.ast_build import ast_text, build_ast
 from polyc.codegen.emit import CSource, emit_c
 from polyc.codegen.vector_math import simd_math_functions
+from polyc.fusion.common_values import share_common_values
 from polyc.fusion.contraction import contract_temporaries
 from polyc.fusion.invariant_factors import hoist_invariant_factors
 from polyc.fusion.layout import layout_copies, transpose_strided_operands
@@ -28,6 +28,7 @@ from polyc.lang import ast as syntax
 from polyc.lang import ir
 from polyc.lang.parser import parse
 from polyc.lang.sema import analyze
+from polyc.machine import rules
 from polyc.options import Options
 from polyc.poly.bounds import prove_accesses_in_bounds
 from polyc.poly.dependences import Dependences, compute_dependences
@@ -87,7 +88,7 @@ def generate(op: ir.Op, options: Options) -> Compilation:
 
     if options.optimize:
         if options.canonicalize:
-            op = hoist_invariant_factors(op)
+            op = share_common_values(hoist_invariant_factors(op))
         op = transpose_strided_operands(op)
     program = build_poly_program(op)
     lap("domains")

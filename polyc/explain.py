@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from polyc.errors import ArgumentError
-from polyc.fusion.invariant_factors import SCALE_SUFFIX
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.printer import statement_to_tc, to_tc
@@ -394,22 +393,25 @@ def explain(operator, args=()) -> Explanation:
 
 
 def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
-    """The statements the canonical form rewrote, before and after
-    (:mod:`polyc.fusion.invariant_factors`; ``canonicalize=False`` keeps them)."""
-    compiled_names = {s.name: s for s in compiled.statements}
+    """The statements the canonical form rewrote, before and after: each written
+    statement and the compiled statements named after it, where they differ
+    (:mod:`polyc.fusion.invariant_factors`, :mod:`polyc.fusion.common_values`;
+    ``canonicalize=False`` keeps the spelling)."""
     lines = []
     for statement in written.statements:
-        scale = compiled_names.get(statement.name + SCALE_SUFFIX)
-        if scale is None:
+        became = [s for s in compiled.statements
+                  if s.name == statement.name or s.name.startswith(statement.name + "_")]
+        if became == [statement]:
             continue
-        lines += [f"{statement.name}: {statement_to_tc(statement)}",
-                  f"  → {statement_to_tc(compiled_names[statement.name])}",
-                  f"    {statement_to_tc(scale)}"]
+        lines.append(f"{statement.name}: {statement_to_tc(statement)}")
+        lines += [("  → " if k == 0 else "    ") + statement_to_tc(s)
+                  for k, s in enumerate(became)]
     if not lines:
         return ()
     return (Part("\n".join(lines), "tc",
                  label="rewritten to a canonical form: invariant factors and divisors "
-                       "scale the finished sum (canonicalize=False keeps the spelling)"),)
+                       "scale the finished sum, values two statements compute alike are "
+                       "computed once (canonicalize=False keeps the spelling)"),)
 
 
 def _dependence_parts(deps_text: str, graph) -> tuple[Part, ...]:

@@ -83,12 +83,13 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     op = program.op
     contractions = contractions or {}
     emitter = _Emitter(program, contractions, check_gathers, iterators_around_marks(ast),
-                       stream_threshold, partitions, machine)
+                       stream_threshold, partitions, machine=machine)
     emitter.fold_inits(folded or {}, ast)
     code = emitter.node(ast)
     if not emitter.folds_complete():  # some register mark was not emitted as a block
         emitter = _Emitter(program, contractions, check_gathers,
-                           iterators_around_marks(ast), stream_threshold, partitions, machine)
+                           iterators_around_marks(ast), stream_threshold, partitions,
+                           machine=machine)
         code = emitter.node(ast)
     parameters = _parameters(op)
     shared = tuple(t for t in op.temporaries if t.name not in contractions)
@@ -175,7 +176,7 @@ class _Emitter:
                  loops_around_marks: dict[str, frozenset[str]] | None = None,
                  stream_threshold: int | None = None,
                  partitions: dict[int, Partition] | None = None,
-                 machine: Machine | None = None):
+                 *, machine: Machine):
         self.program = program
         self.machine = machine
         self.partitions = partitions or {}

@@ -83,7 +83,8 @@ class RowPrefetch:
 def chunked_loop(plan: RowPrefetch, iterator: str, start: str, end: str,
                  body) -> cgen.Generable:
     """The SIMD loop ``for (iterator = start; iterator < end; ++iterator) body`` in chunks
-    of :data:`CHUNK_LINES` lines, each after the prefetches for its values."""
+    of :data:`~polyc.machine.rules.PREFETCH_CHUNK_LINES` lines, each after the
+    prefetches for its values."""
     chunk = PREFETCH_CHUNK_LINES * plan.line_elements
     return cgen.For(
         f"int64_t polyc_chunk = {start}, polyc_end", f"polyc_chunk < {end}",

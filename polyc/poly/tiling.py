@@ -13,7 +13,7 @@ For the outermost band along each path of the schedule tree:
    ``h + r`` counted as a sum) fits half the L2 cache and no tile passes the cube
    tile that would fit. Members without reuse (a batch index every access depends
    on) are not tiled. The innermost reduction of a register block runs the panel
-   depth (:func:`~polyc.poly.cache_model.panel_depth`).
+   depth (:func:`~polyc.machine.rules.panel_depth`).
    Inside the tile, statements that walk different members (an initialisation,
    an epilogue) get point loops of their own, in dependence order.
 3. **Intra-tile order** — inside the tile, the member along which the most
@@ -44,7 +44,7 @@ from polyc.lang.builtins import is_library_call
 from polyc.lang.ranges import LinearIndex, affine_of
 from polyc.lang.types import INT64
 from polyc.machine import Machine
-from polyc.machine.rules import (ROW_TILES, panel_budget, panel_depth, register_block,
+from polyc.machine.rules import (panel_budget, panel_depth, register_block,
                                  streamed_depth, streamed_row_tile, tile_budget, transpose_tile)
 from polyc.poly.cache_model import Footprint, square_tile, tile_sizes
 from polyc.poly.dependences import Dependences, is_pure_reduction
@@ -441,7 +441,7 @@ def _streamed_rows(members: list[Member], vector: Member | None, blocking,
     another and never return, so the cache holds one block's rows of the operands
     that use the row member, and the row tile only sets how many rows reuse each fill
     of the others (the packed panel, copied once per tile). It may span
-    :data:`ROW_TILES` cube tiles. Where other members' point loops run outside the
+    :data:`~polyc.machine.rules.ROW_TILES` cube tiles. Where other members' point loops run outside the
     rows (a convolution's image rows, a contraction's outer indices), the rows are
     revisited and count in full.
     """
