@@ -62,9 +62,7 @@ def _first_shared(op: ir.Op) -> tuple[int, ir.Expr] | None:
 
 def _worth_sharing(value: ir.Expr) -> bool:
     return (isinstance(value, ir.Call) and is_library_call(value.function)
-            and not any(isinstance(e, ir.Read) and any(isinstance(r, ir.Read) for i in e.indices
-                                                       for r in ir.walk(i))
-                        for e in ir.walk(value)))
+            and not ir.has_gather(value))
 
 
 def _qualifies(value: ir.Expr, statements: tuple[ir.Statement, ...], first: int,

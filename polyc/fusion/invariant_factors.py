@@ -73,7 +73,7 @@ def _split_invariant(statement: ir.Statement, element_type: ScalarType
     reduction = set(statement.reduction_indices)
 
     def hoistable(expr: ir.Expr) -> bool:
-        return (not ir.index_names(expr) & reduction and not _has_gather(expr)
+        return (not ir.index_names(expr) & reduction and not ir.has_gather(expr)
                 and statement.tensor not in _tensors_read(expr))
 
     invariant = [f for f in factors if hoistable(f)]
@@ -103,12 +103,6 @@ def _product(factors: list[ir.Expr]) -> ir.Expr:
     for factor in factors[1:]:
         result = ir.Binary(result.type, "*", result, factor)
     return result
-
-
-def _has_gather(expr: ir.Expr) -> bool:
-    return any(isinstance(e, ir.Read) and any(isinstance(r, ir.Read) for i in e.indices
-                                              for r in ir.walk(i))
-               for e in ir.walk(expr))
 
 
 def _tensors_read(expr: ir.Expr) -> set[str]:

@@ -232,6 +232,13 @@ def index_names(*exprs: Expr) -> frozenset[str]:
     return frozenset(e.name for expr in exprs for e in walk(expr) if isinstance(e, Index))
 
 
+def has_gather(expr: Expr) -> bool:
+    """Whether ``expr`` reads a tensor at a data-dependent index (a gather)."""
+    return any(isinstance(e, Read) and any(isinstance(r, Read) for i in e.indices
+                                           for r in walk(i))
+               for e in walk(expr))
+
+
 def walk(expr: Expr):
     """Every sub-expression of ``expr``, pre-order."""
     yield expr
