@@ -212,7 +212,7 @@ class _Emitter:
         """Take up the folded initialisations (:mod:`polyc.poly.folding`) whose conditions
         C can test where the code runs: every iterator a condition names must be a loop
         around each register block (or init nest) it guards; isl emits no loop for a
-        dimension with one value. Only outputs narrower than a block fold."""
+        dimension with one value. Only outputs no wider than a block fold."""
         marks, nests = _scopes(ast, self)
         for names, _ in marks:
             for name in names:
@@ -224,7 +224,7 @@ class _Emitter:
                 continue
             vector = self.statements[fold.statement].statement.range_of(fold.vector_index)
             narrow = (f"({self.exprs.size(vector.hi)} - ({self.exprs.size(vector.lo)})"
-                      f" < {fold.lanes})")
+                      f" <= {fold.lanes})")
             self.first_visits[fold.statement] = f"({narrow} && {first[0]})"
             skipped = (set_to_c(fold.skipped_inits, self.names)
                        if fold.skipped_inits is not None else None)

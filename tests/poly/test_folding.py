@@ -9,7 +9,7 @@ from polyc.compiler import frontend, generate
 from polyc.options import Options
 from polyc.poly.folding import folded_inits
 
-# A product whose output rows (D) are narrower than a register block.
+# A product whose output rows (D) may be no wider than a register block.
 NARROW = """def narrow(float(M, N, R) X, float(D, R) W) -> (Y) {
   Y(m, n, d) +=! X(m, n, r) * W(d, r)
 }"""
@@ -32,7 +32,7 @@ def test_first_visits_start_from_the_identity_and_the_init_nest_is_skipped():
     skipped, _ = set_to_c(fold.skipped_inits, {})
     assert "R" in skipped                       # only where the reduction is not empty
     c = compilation.c_source.text
-    assert "if (!((D - (0) < " in c              # the init nest, guarded
+    assert "if (!((D - (0) <= " in c             # the init nest, guarded
     assert c.count("polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;") >= 1
 
 
@@ -50,8 +50,9 @@ def test_an_empty_reduction_still_gets_its_identity(source, identity):
 @given(m=st.integers(1, 10), n=st.integers(1, 20), r=st.integers(0, 140),
        d=st.integers(1, 40), seed=st.integers(0, 2**16))
 def test_folded_products_match_numpy_on_both_sides_of_the_width_test(m, n, r, d, seed):
-    # d < 32 folds (AVX-512 float32 blocks are 32 wide), d >= 32 does not; r > 128
-    # spans two reduction tiles, so only the first visit starts from the identity.
+    # d up to the block's width folds (16 float32 lanes with AVX2, 32 with AVX-512),
+    # wider does not; r > 128 spans two reduction tiles, so only the first visit
+    # starts from the identity.
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((m, n, r)).astype(np.float32)
     W = rng.standard_normal((d, r)).astype(np.float32)
@@ -66,3 +67,23 @@ def test_set_to_c_names_the_iterators_it_uses():
     text, used = set_to_c(isl.Set("[K] -> { [i0, i1, i2] : i2 = 0 and K > 0 }"), {"K": "K"})
     assert used == {"c2"} and "c2" in text and "K" in text
     assert set_to_c(isl.Set("{ [i0] : exists e : i0 = 2e }"), {}) is None
+
+
+@pytest.mark.parametrize("model", ["zen3", "zen5"])
+def test_an_output_exactly_one_block_wide_folds_and_a_wider_one_does_not(model):
+    # The run-time test is `extent <= lanes`: a block as wide as the output has no
+    # init nest to load from (kronecker3's 16-wide rows with AVX2's 16-lane blocks).
+    from polyc.machine import NAMED_MACHINES
+    from polyc.machine.rules import register_block
+
+    lanes = register_block(NAMED_MACHINES[model], 4)[1]
+    op = polyc.define(NARROW, machine=model)
+    assert f"(D - (0) <= {lanes})" in op.compilation().c_source.text
+    rng = np.random.default_rng(lanes)
+    for d in (lanes, lanes + 1):
+        X = rng.standard_normal((3, 4, 150)).astype(np.float32)
+        W = rng.standard_normal((d, 150)).astype(np.float32)
+        Y = np.full((3, 4, d), np.nan, np.float32)
+        op(X, W, out=Y)
+        expected = np.einsum("mnr,dr->mnd", X.astype(np.float64), W.astype(np.float64))
+        np.testing.assert_allclose(Y, expected, rtol=1e-4, atol=1e-4)
