@@ -9,8 +9,8 @@ Passes receive an :class:`Options` explicitly; no pass reads ``os.environ``.
 | POLYC_CFLAGS      | extra compiler flags (shell-split)        | (none)                    |
 | POLYC_DEBUG       | comma-separated channels: ir, shapes, domains, deps, fusion, schedule, ast, c, cc, or all | (none) |
 | POLYC_CC_TIMEOUT  | seconds before a hanging compiler is killed | 120                     |
-| POLYC_MACHINE     | the machine model: host, a name (zen3, zen5, skylake-avx512, ...) or a JSON file | host |
-| POLYC_PLACE_THREADS | 1: kernels place their OpenMP threads on CPUs of their own | 0     |
+| POLYC_MACHINE     | machine model: host, a name (zen3, ...) or a JSON file | host  |
+| POLYC_PLACE_THREADS | 1: kernels pin their OpenMP threads       | 0                         |
 """
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def _qualifies(value: ir.Expr, statements: tuple[ir.Statement, ...], first: int,
     if any(earlier.range_of(i) != later.range_of(i) or earlier.range_of(i).lo != sz.const(0)
            for i in indices):
         return False
-    read = {e.tensor for e in ir.walk(value) if isinstance(e, ir.Read)}
+    read = ir.tensors_read(value)
     last = statements.index(later)
     return not any(s.tensor in read for s in statements[first:last + 1])
 
@@ -90,14 +90,14 @@ def _share(op: ir.Op, first: int, value: ir.Expr) -> ir.Op:
                            domain=tuple(earlier.range_of(i) for i in order),
                            reduction_indices=(), span=earlier.span)
     shared = ir.Read(value.type, name, tuple(ir.Index(INT64, i) for i in order))
-    read = {e.tensor for e in ir.walk(value) if isinstance(e, ir.Read)}
+    read = ir.tensors_read(value)
     statements = list(op.statements[:first]) + [compute]
     unchanged = False  # from the first statement that writes what the value reads
     for statement in op.statements[first:]:
         unchanged = unchanged or statement.tensor in read
         if not unchanged and _same_ranges(statement, earlier, order):
-            statement = dataclasses.replace(statement, rhs=_replace(statement.rhs, value,
-                                                                    shared))
+            statement = dataclasses.replace(statement, rhs=ir.rewrite(
+                statement.rhs, lambda e: shared if e == value else None))
         statements.append(statement)
     return dataclasses.replace(op, temporaries=op.temporaries + (temporary,),
                                statements=tuple(statements))
@@ -106,25 +106,6 @@ def _share(op: ir.Op, first: int, value: ir.Expr) -> ir.Op:
 def _same_ranges(statement: ir.Statement, earlier: ir.Statement, order: list[str]) -> bool:
     return all(any(r.index == i for r in statement.domain)
                and statement.range_of(i) == earlier.range_of(i) for i in order)
-
-
-def _replace(expr: ir.Expr, value: ir.Expr, shared: ir.Expr) -> ir.Expr:
-    """``expr`` with every occurrence of ``value`` read from ``shared`` instead."""
-    if expr == value:
-        return shared
-    if isinstance(expr, (ir.Unary, ir.Cast)):
-        return dataclasses.replace(expr, operand=_replace(expr.operand, value, shared))
-    if isinstance(expr, ir.Binary):
-        return dataclasses.replace(expr, lhs=_replace(expr.lhs, value, shared),
-                                   rhs=_replace(expr.rhs, value, shared))
-    if isinstance(expr, ir.Select):
-        return dataclasses.replace(expr, cond=_replace(expr.cond, value, shared),
-                                   then=_replace(expr.then, value, shared),
-                                   other=_replace(expr.other, value, shared))
-    if isinstance(expr, ir.Call):
-        return dataclasses.replace(expr, args=tuple(_replace(a, value, shared)
-                                                    for a in expr.args))
-    return expr
 
 
 def _fresh(base: str, op: ir.Op) -> str:

@@ -26,11 +26,12 @@ the tile may be. Fusion puts the scaling inside the contraction's tile, after it
 reduction step (as it does a bias epilogue).
 
 Only initialised sums (``+=!``) qualify, divisors only in floating sums (integer
-division does not distribute), and only when every factor, product and quotient has the statement's
-type (so no conversion moves; a divisor converts to it in the quotient as in the
-scaling). Like reordering the sum, this changes rounding only; an empty sum comes out
-as ``factor * 0`` or ``0 / divisor`` (NaN for an infinite or NaN factor, or a zero
-divisor: the mean of no values, where the term-wise form gives 0). Factors holding a data-dependent read
+division does not distribute), and only when every factor, product and quotient has
+the statement's type (so no conversion moves; a divisor converts to it in the
+quotient as in the scaling). Like reordering the sum, this changes rounding only; an
+empty sum comes out as ``factor * 0`` or ``0 / divisor`` (NaN for an infinite or NaN
+factor, or a zero divisor: the mean of no values, where the term-wise form gives 0).
+Factors holding a data-dependent read
 (a gather) stay put: a hoisted gather would be evaluated even for an empty sum.
 """
 from __future__ import annotations
@@ -74,7 +75,7 @@ def _split_invariant(statement: ir.Statement, element_type: ScalarType
 
     def hoistable(expr: ir.Expr) -> bool:
         return (not ir.index_names(expr) & reduction and not ir.has_gather(expr)
-                and statement.tensor not in _tensors_read(expr))
+                and statement.tensor not in ir.tensors_read(expr))
 
     invariant = [f for f in factors if hoistable(f)]
     divisors = [q for q in quotients if hoistable(q.rhs)]
@@ -103,10 +104,6 @@ def _product(factors: list[ir.Expr]) -> ir.Expr:
     for factor in factors[1:]:
         result = ir.Binary(result.type, "*", result, factor)
     return result
-
-
-def _tensors_read(expr: ir.Expr) -> set[str]:
-    return {e.tensor for e in ir.walk(expr) if isinstance(e, ir.Read)}
 
 
 def _scale_statement(statement: ir.Statement, invariant: list[ir.Expr],

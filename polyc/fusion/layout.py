@@ -42,7 +42,7 @@ def transpose_strided_operands(op: ir.Op) -> ir.Op:
             continue
         vector_index = stmt.indices[-1]
 
-        def rewrite(read: ir.Read) -> ir.Read:
+        def copied(read: ir.Read) -> ir.Read:
             order = _better_order(read, vector_index, stmt)
             if read.tensor not in inputs or order is None:
                 return read
@@ -54,7 +54,8 @@ def transpose_strided_operands(op: ir.Op) -> ir.Op:
                     tuple(source.shape[k] for k in order), ir.TEMPORARY)
             return ir.Read(read.type, copies[key].name, tuple(read.indices[k] for k in order))
 
-        statements.append(dataclasses.replace(stmt, rhs=_map_reads(stmt.rhs, rewrite)))
+        statements.append(dataclasses.replace(stmt, rhs=ir.rewrite(
+            stmt.rhs, lambda e: copied(e) if isinstance(e, ir.Read) else None)))
     if not copies:
         return op
     prologue = [_copy_statement(inputs[name], order, copy, f"{COPY_PREFIX}{k}")
@@ -140,21 +141,3 @@ def _copy_statement(source: ir.Tensor, order: tuple[int, ...], copy: ir.Tensor,
     domain = tuple(ir.IndexRange(indices[k], sz.const(0), source.shape[k]) for k in order)
     return ir.Statement(name=name, tensor=copy.name, indices=lhs, op="=", init=False,
                         rhs=read, domain=domain, reduction_indices=())
-
-
-def _map_reads(expr: ir.Expr, rewrite) -> ir.Expr:
-    """``expr`` with every top-level tensor read passed through ``rewrite``."""
-    if isinstance(expr, ir.Read):
-        return rewrite(expr)
-    if isinstance(expr, (ir.Unary, ir.Cast)):
-        return dataclasses.replace(expr, operand=_map_reads(expr.operand, rewrite))
-    if isinstance(expr, ir.Binary):
-        return dataclasses.replace(expr, lhs=_map_reads(expr.lhs, rewrite),
-                                   rhs=_map_reads(expr.rhs, rewrite))
-    if isinstance(expr, ir.Select):
-        return dataclasses.replace(expr, cond=_map_reads(expr.cond, rewrite),
-                                   then=_map_reads(expr.then, rewrite),
-                                   other=_map_reads(expr.other, rewrite))
-    if isinstance(expr, ir.Call):
-        return dataclasses.replace(expr, args=tuple(_map_reads(a, rewrite) for a in expr.args))
-    return expr

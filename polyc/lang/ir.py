@@ -12,7 +12,7 @@ whose bounds are :mod:`size expressions <polyc.lang.sizes>`::
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from polyc.errors import Source, Span
 from polyc.lang.sizes import SizeExpr
@@ -146,7 +146,7 @@ class Statement:
     @property
     def tensors_read(self) -> frozenset[str]:
         """The tensors its right-hand side reads (gather indices included)."""
-        return frozenset(e.tensor for e in walk(self.rhs) if isinstance(e, Read))
+        return tensors_read(self.rhs)
 
     def range_of(self, index: str) -> IndexRange:
         return next(r for r in self.domain if r.index == index)
@@ -230,6 +230,32 @@ def children(expr: Expr) -> tuple[Expr, ...]:
 def index_names(*exprs: Expr) -> frozenset[str]:
     """The loop indices that some of ``exprs`` use (inside gathers too)."""
     return frozenset(e.name for expr in exprs for e in walk(expr) if isinstance(e, Index))
+
+
+def tensors_read(expr: Expr) -> frozenset[str]:
+    """The tensors ``expr`` reads (gather indices included)."""
+    return frozenset(e.tensor for e in walk(expr) if isinstance(e, Read))
+
+
+def rewrite(expr: Expr, replacement) -> Expr:
+    """``expr`` with each sub-expression for which ``replacement(e)`` is not ``None``
+    replaced by that value, outermost first; the indices of a read are left as they
+    are (a replaced read is replaced whole)."""
+    new = replacement(expr)
+    if new is not None:
+        return new
+    if isinstance(expr, (Unary, Cast)):
+        return replace(expr, operand=rewrite(expr.operand, replacement))
+    if isinstance(expr, Binary):
+        return replace(expr, lhs=rewrite(expr.lhs, replacement),
+                       rhs=rewrite(expr.rhs, replacement))
+    if isinstance(expr, Select):
+        return replace(expr, cond=rewrite(expr.cond, replacement),
+                       then=rewrite(expr.then, replacement),
+                       other=rewrite(expr.other, replacement))
+    if isinstance(expr, Call):
+        return replace(expr, args=tuple(rewrite(a, replacement) for a in expr.args))
+    return expr
 
 
 def has_gather(expr: Expr) -> bool:

@@ -18,7 +18,7 @@ the compiler cannot use vectors the CPU lacks, and the C is correct either way.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from polyc.errors import ConfigurationError
@@ -170,6 +170,3 @@ def machine_from_dict(data: dict, source: str) -> Machine:
                                  f"(or give a \"base\" model)")
     return Machine(**{**data, "source": source})
 
-
-def machine_to_dict(machine: Machine) -> dict:
-    return {k: v for k, v in asdict(machine).items() if k != "source"}

@@ -35,8 +35,9 @@ wider than a register block along its vector index (a run-time test on that
 extent). kronecker3, whose 16-wide output rows made its init nest a sweep of short
 partial vectors, ran 14.4 → 9.0 ms (×1.55) with 32-lane blocks (AVX-512), and 18.4
 → 10.6 ms (×1.8) with 16-lane blocks (AVX2) once a block exactly as wide as the
-output folds too; contraction (24 wide) and conv2d were unchanged. Folding wider outputs lost: conv2d ×0.88, tbmm ×0.97 (the init nest is
-then a dense sweep that brings the output tile into cache ahead of the blocks).
+output folds too; contraction (24 wide) and conv2d were unchanged. Folding wider
+outputs lost: conv2d ×0.88, tbmm ×0.97 (the init nest is then a dense sweep that
+brings the output tile into cache ahead of the blocks).
 """
 from __future__ import annotations
 
@@ -148,7 +149,8 @@ def _fold(mark: isl.ScheduleNode, statement: str, init: str, deps: Dependences,
     element = max(t.type.bits // 8 for t in program.op.tensors.values())
     dead = _dead_inits(from_init, first)
     skipped = _skipped_inits(tree, init, inits, dead, program)
-    return FoldedInit(statement, init, condition, skipped, vector, register_block(machine, element)[1])
+    return FoldedInit(statement, init, condition, skipped, vector,
+                      register_block(machine, element)[1])
 
 
 def _vector_index(mark: isl.ScheduleNode, indices: tuple[str, ...]) -> str | None:

@@ -38,8 +38,7 @@ from polyc.poly.program import INIT_SUFFIX, PolyProgram, isl_items, statements_n
 from polyc.poly.straighten import straighten_bands
 from polyc.poly.jam import JAM_MARK, JamRules, jam_outer_rows
 from polyc.poly.tiling import (REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, accumulates_along,
-                               carries_reuse,
-                               has_inner_band, optimize_bands, tiling_matters,
+                               carries_reuse, has_inner_band, optimize_bands, tiling_matters,
                                calls_library, writes_once, writes_once_below)
 
 PARALLEL_MARK = "parallel"

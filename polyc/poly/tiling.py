@@ -441,9 +441,9 @@ def _streamed_rows(members: list[Member], vector: Member | None, blocking,
     another and never return, so the cache holds one block's rows of the operands
     that use the row member, and the row tile only sets how many rows reuse each fill
     of the others (the packed panel, copied once per tile). It may span
-    :data:`~polyc.machine.rules.ROW_TILES` cube tiles. Where other members' point loops run outside the
-    rows (a convolution's image rows, a contraction's outer indices), the rows are
-    revisited and count in full.
+    :data:`~polyc.machine.rules.ROW_TILES` cube tiles. Where other members' point loops
+    run outside the rows (a convolution's image rows, a contraction's outer indices),
+    the rows are revisited and count in full.
     """
     if blocking is None:
         return {}
