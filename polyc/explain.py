@@ -153,7 +153,7 @@ def stage_texts(compilation, sizes: dict | None = None) -> dict[str, str]:
         "fusion": fusion_text(op, summary, compilation.schedule.decision
                               or compilation.options.fusion, sizes,
                               getattr(compilation, "contractions", None),
-                              compilation.c_source),
+                              compilation.c_source, compilation.schedule.candidates),
         "schedule": str(compilation.schedule),
         "ast": compilation.ast_text,
         "c": compilation.c_source.text,
@@ -188,12 +188,14 @@ def shapes_text(op: ir.Op, sizes: dict | None = None, origins: dict | None = Non
 
 
 def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
-                contractions: dict | None = None, c_source=None) -> str:
-    """Which statements share which loops (from the schedule tree), the temporaries:
-    their full size, and the shape they shrink to when contracted, and the outputs
-    written with streaming stores (``c_source``: the emitted C's record of them)."""
+                contractions: dict | None = None, c_source=None, candidates=()) -> str:
+    """The candidates the default fusion weighed with their estimated costs, which
+    statements share which loops (from the schedule tree), the temporaries: their full
+    size, and the shape they shrink to when contracted, and the outputs written with
+    streaming stores (``c_source``: the emitted C's record of them)."""
     count = len(summary.nests)
     lines = [f"fusion: {strategy}; {count} loop nest{'s' if count != 1 else ''}"]
+    lines += candidates_text(candidates)
     for number, nest in enumerate(summary.nests, 1):
         lines.append(f"loop nest {number}: {', '.join(nest.statements)}")
         if nest.outer is None:
@@ -253,6 +255,21 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
                         else "plain stores at these sizes")
                 lines.append(f"  {tensor.name}{size}")
     return "\n".join(lines)
+
+
+def candidates_text(candidates) -> list[str]:
+    """The default fusion's candidates, the chosen one marked ``→``, each with its
+    estimated cost (:mod:`polyc.poly.fusion_cost`) or why it was turned down."""
+    if not candidates:
+        return []
+    estimated = next((c.cost for c in candidates if c.cost is not None), None)
+    at = ", ".join(f"{name} = {value}" for name, value in estimated.sizes) if estimated else ""
+    lines = [f"candidates (cost estimated at {at or 'the nominal sizes'}):"]
+    for candidate in candidates:
+        what = (str(candidate.cost) if candidate.cost is not None
+                else f"turned down: {candidate.verdict}")
+        lines.append(f"  {'→' if candidate.chosen else ' '} {candidate.name}: {what}")
+    return lines
 
 
 def _temporary_text(tensor: ir.Tensor, contraction, sizes: dict | None) -> str:

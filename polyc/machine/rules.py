@@ -131,6 +131,49 @@ PREFETCH_ROWS = 8
 # of the fetched input (as a streamed store's chunk).
 PREFETCH_CHUNK_LINES = 8
 
+# ------------------------------------------------------- the fusion cost model
+
+# The extent the cost model gives a size it knows nothing of (kernels are compiled for
+# every size), and the extent of a window size: one subtracted from another extent
+# (``H - KH + 1``), a convolution's or pooling's kernel.
+NOMINAL_EXTENT = 1024
+NOMINAL_WINDOW = 4
+
+# Bytes one core moves per cycle from each level of the memory hierarchy, from the
+# vendors' optimisation manuals (Zen 3: 32 B/cycle from L2, 32 from L3 at best, about
+# 8 from memory per core; Intel alike): relative figures, for comparing schedules of
+# one operator, not for predicting times.
+L2_BYTES_PER_CYCLE = 32
+L3_BYTES_PER_CYCLE = 16
+MEMORY_BYTES_PER_CYCLE = 8
+
+# Arithmetic operations a call of a math-library function (exp, log, tanh, ...) counts
+# as: a vector implementation takes about ten FMAs.
+CALL_OPERATIONS = 10
+
+
+def memory_levels(machine: Machine) -> tuple[tuple[str, float, float], ...]:
+    """``(name, capacity in bytes, bytes per cycle per core)`` of each level a loop nest
+    may find its data in, nearest first: L1 (two vector loads a cycle), L2, L3,
+    memory (unbounded)."""
+    return (("L1", machine.l1, 2 * machine.vector_bytes),
+            ("L2", machine.l2, L2_BYTES_PER_CYCLE),
+            ("L3", machine.l3, L3_BYTES_PER_CYCLE),
+            ("memory", float("inf"), MEMORY_BYTES_PER_CYCLE))
+
+
+def operations_per_cycle(machine: Machine, element_bytes: int, vector: bool,
+                         register_block: bool) -> float:
+    """Arithmetic operations one core retires per cycle on elements of
+    ``element_bytes``: a lane at a time in scalar code; a vector's lanes in a vector
+    loop (whose loads keep one FMA unit busy); every FMA unit's in a register block,
+    which loads an operand once per several FMAs."""
+    if not vector:
+        return 1.0
+    lanes = max(1, machine.vector_bytes // element_bytes)
+    return float(lanes * (max(1, machine.fma_units) if register_block else 1))
+
+
 # ------------------------------------------------------------------ threads
 
 # Statement instances below which a parallel loop runs on one thread: waking a team

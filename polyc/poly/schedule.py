@@ -30,6 +30,7 @@ import islpy as isl
 
 from polyc.errors import InternalError
 from polyc.poly.dependences import Dependences
+from polyc.poly.fusion_cost import FusionCost, NestShape, nominal_sizes, schedule_cost
 from polyc.fusion.distribute import distribute_shifted_members
 from polyc.fusion.vector_passes import VectorPasses, fuse_vector_passes
 from polyc.machine import Machine
@@ -54,6 +55,7 @@ class Schedule:
     tree: isl.Schedule
     fusion: str
     decision: str = ""  # which fusion the strategy chose, and why
+    candidates: tuple["FusionCandidate", ...] = ()  # what the default strategy weighed
 
     @property
     def schedule_map(self) -> isl.UnionMap:
@@ -77,7 +79,7 @@ def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "def
             tail = compute_schedule(_restricted(program, rest), deps, fusion, parallel,
                                     optimize, machine=machine)
             tree = head.tree.sequence(tail.tree)
-            schedule = Schedule(tree, fusion, tail.decision)
+            schedule = Schedule(tree, fusion, tail.decision, tail.candidates)
             check_legality(schedule.schedule_map, deps, program)
             check_parallel(tree, deps, program)
             return schedule
@@ -95,80 +97,157 @@ def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
     if fusion not in FUSION_STRATEGIES:
         raise ValueError(f"fusion must be one of {FUSION_STRATEGIES}, not {fusion!r}")
     constraints = _constraints(program, deps, program.domain)
+    candidates: tuple[FusionCandidate, ...] = ()
     if fusion == "default":
-        tree, decision = _default_fusion(constraints, program, deps, parallel, optimize,
-                                          machine)
+        tree, decision, candidates = _default_fusion(constraints, program, deps, parallel,
+                                                     optimize, machine)
     else:
         tree = _finish(_isl_schedule(constraints, program, whole_component=fusion == "max",
                                      serialize_sccs=fusion == "min"),
                        program, deps, parallel, optimize, machine)
         decision = {"max": "maximal fusion (fusion='max')",
                     "min": "no fusion (fusion='min')"}[fusion]
-    schedule = Schedule(tree, fusion, decision)
+    schedule = Schedule(tree, fusion, decision, candidates)
     check_legality(schedule.schedule_map, deps, program)
     check_parallel(tree, deps, program)
     return schedule
 
 
+@dataclass(frozen=True)
+class FusionCandidate:
+    """One fusion the default strategy considered: its estimated cost
+    (:mod:`polyc.poly.fusion_cost`) where it was acceptable, else ``None``; ``verdict``
+    says why it was acceptable or turned down."""
+
+    name: str
+    cost: FusionCost | None
+    verdict: str
+    chosen: bool = False
+
+
+# Estimates within this factor of the cheapest count as equal, and the candidate that
+# fuses more wins: the model leaves out what fusion saves besides traffic (loop
+# overhead, thread teams started once instead of per nest).
+COST_TOLERANCE = 1.02
+
+
 def _default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
                     deps: Dependences, parallel: bool, optimize: bool, machine: Machine
-                    ) -> tuple[isl.Schedule, str]:
-    """The default strategy's final tree and its decision: fuse as much as possible while
-    the outer loop stays parallel, no statement loses depth of its outermost
-    permutable band (its tiling and register blocking), and, optimised, no statement
-    loses a vector loop or register block it has apart (:func:`_lost_vector_loops`):
-    everything, else isl's default, else in groups (:func:`_fused_groups`), else
-    nothing."""
+                    ) -> tuple[isl.Schedule, str, tuple[FusionCandidate, ...]]:
+    """The default strategy's final tree, its decision and the candidates it weighed.
+
+    The candidates, from most fused to least: maximal fusion, isl's default fusion,
+    fusion in groups (:func:`_fused_groups`), no fusion. A candidate is turned down
+    where it would serialise an outer loop, shrink a band its tiling needs, or,
+    optimised, take a vector loop or register block from a statement
+    (:func:`_lost_vector_loops`); of the others, the model of
+    :mod:`polyc.poly.fusion_cost` picks the cheapest (the most fused among estimates
+    within :data:`COST_TOLERANCE`)."""
     unfused = _isl_schedule(constraints, program, serialize_sccs=True)
     depths = _outer_band_depths(unfused, program, tiled_only=True)
-    finished_apart: list[isl.Schedule] = []
-
-    def apart() -> isl.Schedule:
-        """The unfused tree, finished (once, when a candidate is compared with it)."""
-        if not finished_apart:
-            finished_apart.append(_finish(unfused, program, deps, parallel, optimize, machine))
-        return finished_apart[0]
+    apart = _finish(unfused, program, deps, parallel, optimize, machine)
+    sizes = nominal_sizes(program)
+    considered: list[FusionCandidate] = []
+    trees: dict[str, isl.Schedule] = {}
+    seen = [("no fusion", unfused.get_map())]
 
     def lost(tree: isl.Schedule) -> list[str]:
-        return _lost_vector_loops(tree, apart(), program) if optimize else []
+        return _lost_vector_loops(tree, apart, program) if optimize else []
 
-    rejected = []
+    def accept(name: str, tree: isl.Schedule, verdict: str) -> None:
+        cost = schedule_cost(program, _nest_shapes(tree), machine, sizes)
+        considered.append(FusionCandidate(name, cost, verdict))
+        trees[name] = tree
+
+    def reject(name: str, verdict: str) -> None:
+        considered.append(FusionCandidate(name, None, verdict))
+
+    def same_as_earlier(name: str, tree: isl.Schedule) -> bool:
+        schedule_map = tree.get_map()
+        for earlier, known in seen:
+            if schedule_map.is_equal(known):
+                reject(name, f"the same loops as {earlier}")
+                return True
+        seen.append((name, schedule_map))
+        return False
+
     for name, candidate in (("maximal fusion", dict(whole_component=True)),
                             ("isl's default fusion", {})):
         fused = _isl_schedule(constraints, program, **candidate)
+        if same_as_earlier(name, fused):
+            continue
         fused_depth = _outer_band_depths(fused, program)
         if not _outer_loop_parallel(fused, deps, program):
-            rejected.append(f"{name} would serialise the outer loop")
+            reject(name, f"{name} would serialise the outer loop")
             continue
         if any(fused_depth.get(s, 0) < d for s, d in depths.items()):
-            rejected.append(f"{name} would shrink the permutable bands tiling needs")
+            reject(name, f"{name} would shrink the permutable bands tiling needs")
             continue
         finished = _finish(fused, program, deps, parallel, optimize, machine)
         if losers := lost(finished):
-            rejected.append(f"{name} would lose the vector loop, register block or jammed rows of "
-                            f"{', '.join(losers)}")
+            reject(name, f"{name} would lose the vector loop, register block or jammed rows "
+                         f"of {', '.join(losers)}")
             continue
         private = _outer_private_tensors(fused, deps, program)
         how = (f"in parallel with private accumulators for {', '.join(private)}"
                if private else "parallel")
-        return finished, f"{name} (the outer loop stays {how}, no band loses depth)"
-    reasons = "; ".join(rejected)
+        accept(name, finished, f"the outer loop stays {how}, no band loses depth")
     grouped = _fused_groups(program, deps, depths, _innermost_indices(unfused))
-    if grouped is None:
-        return apart(), f"no fusion ({reasons})"
-    tree, groups = grouped
-    tree = _finish(tree, program, deps, parallel, optimize, machine)
-    if parallel and _serial_nests(tree) > _serial_nests(apart()):
-        # Optimised, a group lost what its nests had apart (gemver: a column walk that
-        # runs in parallel with private accumulators only on its own).
-        return apart(), (f"no fusion ({reasons}; fusion in groups would leave a loop "
-                         "nest without an outer parallel loop)")
-    if losers := lost(tree):
-        return apart(), (f"no fusion ({reasons}; fusion in groups would lose the vector loop, "
-                         f"register block or jammed rows of {', '.join(losers)})")
-    listed = " | ".join(", ".join(group) for group in groups)
-    return tree, (f"fusion in {len(groups)} groups: {listed} (the outer loops stay "
-                  f"parallel, no band loses depth; across groups {reasons})")
+    if grouped is not None:
+        tree, groups = grouped
+        name = (f"fusion in {len(groups)} groups: "
+                + " | ".join(", ".join(group) for group in groups))
+        if not same_as_earlier(name, tree):
+            tree = _finish(tree, program, deps, parallel, optimize, machine)
+            if parallel and _serial_nests(tree) > _serial_nests(apart):
+                # Optimised, a group lost what its nests had apart (gemver: a column
+                # walk that runs in parallel with private accumulators only on its own).
+                reject(name, "fusion in groups would leave a loop nest without an outer "
+                             "parallel loop")
+            elif losers := lost(tree):
+                reject(name, "fusion in groups would lose the vector loop, register block "
+                             f"or jammed rows of {', '.join(losers)}")
+            else:
+                accept(name, tree, "the outer loops stay parallel, no band loses depth")
+    accept("no fusion", apart, "")
+    chosen = cheapest_candidate(considered)
+    reasons = [chosen.verdict] if chosen.verdict else []
+    for other in considered:
+        if other is chosen:
+            continue
+        if other.cost is not None:
+            if considered.index(other) < considered.index(chosen):
+                reasons.append(f"{other.name} would cost "
+                               f"{other.cost.cycles / chosen.cost.cycles:.2f}× as much")
+        elif not other.verdict.startswith("the same loops"):
+            reasons.append(other.verdict)
+    decision = chosen.name + (f" ({'; '.join(reasons)})" if reasons else "")
+    candidates = tuple(dataclasses.replace(c, chosen=c is chosen) for c in considered)
+    return trees[chosen.name], decision, candidates
+
+
+def cheapest_candidate(candidates: list[FusionCandidate]) -> FusionCandidate:
+    """Of the candidates with a cost (listed from most fused to least), the first whose
+    estimate is within :data:`COST_TOLERANCE` of the cheapest."""
+    scored = [c for c in candidates if c.cost is not None]
+    cheapest = min(c.cost.cycles for c in scored)
+    return next(c for c in scored if c.cost.cycles <= cheapest * COST_TOLERANCE)
+
+
+def _nest_shapes(tree: isl.Schedule) -> tuple[NestShape, ...]:
+    """The loop nests of a finished tree as the cost model sees them."""
+    marks = _marks_by_statement(tree)
+    vector = {SIMD_MARK, SIMD_REDUCTION_MARK, REGISTER_MARK}
+    shapes = []
+    for nest in _outer_nests(tree):
+        names = tuple(part.get_tuple_name()
+                      for part in isl_items(nest.get_domain().get_set_list()))
+        shapes.append(NestShape(
+            names,
+            all(any(m.startswith(PARALLEL_MARK) for m in marks.get(n, ())) for n in names),
+            frozenset(n for n in names if marks.get(n, frozenset()) & vector),
+            frozenset(n for n in names if REGISTER_MARK in marks.get(n, frozenset()))))
+    return tuple(shapes)
 
 
 def _lost_vector_loops(fused: isl.Schedule, apart: isl.Schedule, program: PolyProgram
