@@ -14,6 +14,11 @@ occupy disjoint, ordered ranges, so it *is* a sequence of loops::
                                                  { S1 }: band (d)   reduction: simd + accumulator
                                                  { S2 }: band (d)   parallel:  simd
 
+A band whose only loop holds a reduction between the points of its initialisation
+and an epilogue (``{ S0_init[i] -> 0; S0[i, j] -> j; S1[i] -> N }``) is distributed
+too, so that the reduction's loop is a band of its own, unless tiling takes the band
+(a matmul's reduction and its initialisation, which tiling separates itself).
+
 Distributing into the order A, B is legal exactly when no dependence goes
 from an instance of B to an instance of A within one iteration of the outer
 loops; the groups are put in such an order (a cycle keeps them fused). The
@@ -21,27 +26,34 @@ final schedule is proven legal anyway.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import islpy as isl
 
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import isl_items
 
 
-def distribute_shifted_members(tree: isl.Schedule, deps: Dependences) -> isl.Schedule:
-    return _visit(tree.get_root(), deps).get_schedule()
+def distribute_shifted_members(tree: isl.Schedule, deps: Dependences,
+                               tiled: Callable[[isl.ScheduleNode], bool]) -> isl.Schedule:
+    """``tiled(band)``: whether tiling will take the band whole (it then separates a
+    reduction's initialisation itself)."""
+    return _visit(tree.get_root(), deps, tiled).get_schedule()
 
 
-def _visit(node: isl.ScheduleNode, deps: Dependences) -> isl.ScheduleNode:
+def _visit(node: isl.ScheduleNode, deps: Dependences,
+           tiled: Callable[[isl.ScheduleNode], bool]) -> isl.ScheduleNode:
     if node.get_type() == isl.schedule_node_type.band:
-        distributed = _distribute(node, deps)
+        distributed = _distribute(node, deps, tiled)
         if distributed is not None:
             node = distributed
     for position in range(node.n_children()):
-        node = _visit(node.child(position), deps).parent()
+        node = _visit(node.child(position), deps, tiled).parent()
     return node
 
 
-def _distribute(band: isl.ScheduleNode, deps: Dependences) -> isl.ScheduleNode | None:
+def _distribute(band: isl.ScheduleNode, deps: Dependences,
+                tiled: Callable[[isl.ScheduleNode], bool]) -> isl.ScheduleNode | None:
     """Distribute the band's last member over its child filters when dependences allow."""
     n = band.band_n_member()
     child = band.child(0)
@@ -49,9 +61,14 @@ def _distribute(band: isl.ScheduleNode, deps: Dependences) -> isl.ScheduleNode |
         return None
     filters = _leaf_groups(child)
     last = band.band_get_partial_schedule().get_at(n - 1)
-    if band.band_member_get_coincident(n - 1) or \
-            sum(walks(last, f) for f in filters) < 2:
-        return None  # nothing to gain: a parallel loop, or at most one real loop in it
+    walking = sum(walks(last, f) for f in filters)
+    if band.band_member_get_coincident(n - 1) or walking == 0 or (walking == 1 and tiled(band)):
+        # Nothing to gain: a parallel loop, no real loop in it, or one real loop in a
+        # band tiling takes (a matmul's reduction with its initialisation, which tiling
+        # separates). One loop with the points of an initialisation and an epilogue in
+        # an untiled band (a row sum, then its mean) is distributed: the reduction's
+        # loop becomes a band of its own, which a vector reduction needs.
+        return None
     outer = band.get_prefix_schedule_union_map()
     if n > 1:
         outer = outer.flat_range_product(isl.UnionMap.from_multi_union_pw_aff(

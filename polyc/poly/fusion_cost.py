@@ -17,6 +17,8 @@ at nominal sizes (:func:`nominal_sizes`; kernels are compiled for every size):
   whole nests); a tensor first touched comes from memory, and a
   temporary written and read within one nest never leaves L1 (it is contracted or
   used while its lines are in cache);
+- **strides**: a tensor a nest walks across its lines along some statement's fastest
+  loop (its vector loop: a column walk) moves a line per element, unless it fits L1;
 - **threads**: the machine's cores for a nest whose statements all run below a
   parallel loop, else one.
 
@@ -46,6 +48,9 @@ class NestShape:
     parallel: bool                 # every statement runs below a parallel loop
     vector: frozenset[str]         # statements in a vector loop or register block
     blocked: frozenset[str]        # statements in a register block
+    # for each statement, the positions of its indices its fastest loop walks (its
+    # vector loop, else its innermost loop)
+    walked: tuple[tuple[str, frozenset[int]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -116,8 +121,11 @@ def schedule_cost(program: PolyProgram, nests: tuple[NestShape, ...], machine: M
         touched = accesses.intersect_domain(statements_named(domain, statements)).range()
         footprint = {part.get_tuple_name(): _box_count(part) * _element_bytes(
             program, part.get_tuple_name()) for part in isl_items(touched.get_set_list())}
+        strided = _strided_tensors(program, dict(nest.walked))
         moved: dict[str, int] = {}
         for tensor, size in footprint.items():
+            if tensor in strided and size > machine.l1:
+                size *= rules.line_elements(machine, _element_bytes(program, tensor))
             if tensor in temporaries and users.get(tensor, set()) <= statements:
                 level = "L1"
             elif tensor in last_use:
@@ -135,6 +143,33 @@ def schedule_cost(program: PolyProgram, nests: tuple[NestShape, ...], machine: M
                               compute, transfer,
                               sum(count / rates[level] for level, count in transfer)))
     return FusionCost(tuple(costs), tuple(sizes.items()))
+
+
+def _strided_tensors(program: PolyProgram, walked: dict[str, frozenset[int]]) -> set[str]:
+    """The tensors some statement reads or writes across their lines along its fastest
+    loop: an index that loop walks in a dimension other than the last, and not in the
+    last (a column walk: each element brings a line of its own)."""
+    strided = set()
+    for relation in isl_items(program.reads.union(program.may_writes).get_map_list()):
+        positions = walked.get(relation.get_tuple_name(isl.dim_type.in_))
+        if not positions:
+            continue
+        try:
+            access = isl.PwMultiAff.from_map(relation)
+        except isl.Error:
+            continue  # a gather: the whole dimension, walked in no order
+        uses = [bool(positions & affine_inputs(access.get_pw_aff(d)))
+                for d in range(access.dim(isl.dim_type.out))]
+        if uses and not uses[-1] and any(uses):
+            strided.add(relation.get_tuple_name(isl.dim_type.out))
+    return strided
+
+
+def affine_inputs(value: isl.PwAff) -> frozenset[int]:
+    """The input dimensions ``value``'s expressions use (not its domain's constraints)."""
+    return frozenset(k for _, aff in value.get_pieces()
+                     for k in range(aff.dim(isl.dim_type.in_))
+                     if not aff.get_coefficient_val(isl.dim_type.in_, k).is_zero())
 
 
 def nominal_sizes(program: PolyProgram) -> dict[str, int]:

@@ -30,7 +30,8 @@ import islpy as isl
 
 from polyc.errors import InternalError
 from polyc.poly.dependences import Dependences
-from polyc.poly.fusion_cost import FusionCost, NestShape, nominal_sizes, schedule_cost
+from polyc.poly.fusion_cost import (FusionCost, NestShape, affine_inputs, nominal_sizes,
+                                    schedule_cost)
 from polyc.fusion.distribute import distribute_shifted_members
 from polyc.fusion.vector_passes import VectorPasses, fuse_vector_passes
 from polyc.machine import Machine
@@ -238,6 +239,7 @@ def _nest_shapes(tree: isl.Schedule) -> tuple[NestShape, ...]:
     """The loop nests of a finished tree as the cost model sees them."""
     marks = _marks_by_statement(tree)
     vector = {SIMD_MARK, SIMD_REDUCTION_MARK, REGISTER_MARK}
+    walked = _walked_indices(tree)
     shapes = []
     for nest in _outer_nests(tree):
         names = tuple(part.get_tuple_name()
@@ -246,8 +248,31 @@ def _nest_shapes(tree: isl.Schedule) -> tuple[NestShape, ...]:
             names,
             all(any(m.startswith(PARALLEL_MARK) for m in marks.get(n, ())) for n in names),
             frozenset(n for n in names if marks.get(n, frozenset()) & vector),
-            frozenset(n for n in names if REGISTER_MARK in marks.get(n, frozenset()))))
+            frozenset(n for n in names if REGISTER_MARK in marks.get(n, frozenset())),
+            tuple((n, walked.get(n, frozenset())) for n in names)))
     return tuple(shapes)
+
+
+def _walked_indices(tree: isl.Schedule) -> dict[str, frozenset[int]]:
+    """For each statement, the positions of its indices that its fastest loop walks:
+    the loop below a ``simd`` or ``simd-reduction`` mark (a jammed block's rows are
+    unrolled around it), else its innermost loop (:func:`_innermost_indices`)."""
+    walked = _innermost_indices(tree)
+
+    def visit(node: isl.ScheduleNode) -> None:
+        if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name() \
+                in (SIMD_MARK, SIMD_REDUCTION_MARK) and \
+                node.child(0).get_type() == isl.schedule_node_type.band:
+            band = node.child(0)
+            member = band.band_get_partial_schedule().get_at(band.band_n_member() - 1)
+            for pw_aff in isl_items(member.get_pw_aff_list()):
+                walked[pw_aff.get_tuple_id(isl.dim_type.in_).get_name()] = \
+                    affine_inputs(pw_aff)
+        for k in range(node.n_children()):
+            visit(node.child(k))
+
+    visit(tree.get_root())
+    return walked
 
 
 def _lost_vector_loops(fused: isl.Schedule, apart: isl.Schedule, program: PolyProgram
@@ -298,7 +323,8 @@ def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, paralle
     its parallel marks."""
     if optimize:
         tree = straighten_bands(tree, deps)
-        tree = distribute_shifted_members(tree, deps)
+        tree = distribute_shifted_members(
+            tree, deps, tiled=lambda band: tiling_matters(band, program))
         tree = optimize_bands(tree, program, machine, deps)
         tree = jam_outer_rows(tree, JamRules(
             carries_reuse=lambda band: carries_reuse(band, program),

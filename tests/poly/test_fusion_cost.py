@@ -142,3 +142,30 @@ def test_explain_shows_the_candidates_and_their_costs():
     assert "candidates (cost estimated at N = 1024, M = 1024)" in text
     assert "→ no fusion:" in text and "M cycles" in text
     assert "turned down: maximal fusion would lose the vector loop" in text
+
+
+def test_a_walk_across_lines_moves_a_line_per_element(machine):
+    program = program_of("def t(float(N, N) A) -> (B) { B(i, j) = A(j, i) }")
+    n = 1024
+    size = n * n * 4
+
+    def moved(walked):
+        nest = NestShape(("S0",), False, frozenset(), frozenset(), (("S0", walked),))
+        return sum(count for _, count in schedule_cost(program, (nest,), machine,
+                                                       {"N": n}).nests[0].transfer)
+
+    line = rules.line_elements(machine, 4)
+    assert moved(frozenset({1})) == size * line + size   # along j: A's columns
+    assert moved(frozenset({0})) == size + size * line   # along i: B's columns
+    assert moved(frozenset()) == 2 * size                # no walk known: no penalty
+
+
+def test_fusion_that_turns_a_row_walk_into_a_column_walk_costs_more(machine):
+    """bicg's column sum fused with its initialisation runs its vector loop down A's
+    columns; apart it runs along A's rows."""
+    schedule = compiled(BICG, machine).schedule
+    chosen = next(c for c in schedule.candidates if c.chosen)
+    assert chosen.name == "no fusion"
+    for other in schedule.candidates:
+        if other.cost is not None and other is not chosen:
+            assert other.cost.cycles > chosen.cost.cycles * COST_TOLERANCE
