@@ -101,10 +101,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--keep-blas-env", action="store_true",
                    help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE from the environment "
                         "(default: removed, so that OpenBLAS picks its kernels for this CPU)")
-    p.add_argument("--sections", default="kernels,spellings,fusion",
+    p.add_argument("--sections", default="kernels,spellings,fusion,corpus",
                    help="comma-separated: kernels (polyc against numpy and torch), spellings "
                         "(equivalent spellings of one operator, against the fastest), fusion "
-                        "(the default fusion against fusion='min' and 'max'); default all")
+                        "(the default fusion against fusion='min' and 'max'), corpus (the "
+                        "same for every operator of tests/corpus.py, scaled up); default all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     return p.parse_args(argv)
@@ -142,11 +143,13 @@ import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))  # the operator corpus
 
 import polyc  # noqa: E402
 from polyc.machine import host_brand  # noqa: E402
 from kernels import BENCHES, BY_NAME, TOLERANCE, max_rel_error  # noqa: E402
 from variants import FUSION_STRATEGIES, SPELLINGS, SPELLINGS_BY_NAME  # noqa: E402
+from corpus import CORPUS, make_inputs  # noqa: E402
 
 torch = None
 TORCH_ERROR = "not installed"
@@ -456,6 +459,36 @@ def to_numpy(value):
     return value
 
 
+def torch_contestant(bench, args: tuple, shapes: list) -> Contestant:
+    """``bench``'s torch eager implementation on ``args`` (numpy arrays shared with
+    torch tensors, no copies), outputs of ``shapes``; its ``error`` says what failed."""
+    try:
+        t_args = tuple(torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args)
+        t_outs = [torch.empty(s, dtype=torch.float32) for s in shapes]
+        prepared = bench.torch(t_args, t_outs)
+        last = {}
+
+        def torch_run():
+            last["result"] = prepared()
+
+        first = timed(torch_run)
+
+        def torch_outputs():
+            result = last["result"]
+            if isinstance(result, torch.Tensor):
+                result = [result]
+            if result is None:
+                result = t_outs
+            return [to_numpy(r) for r in result]
+
+        contestant = Contestant("torch", torch_run, torch_outputs)
+        contestant.first_s = first
+    except Exception as error:
+        contestant = Contestant("torch", None, None)
+        contestant.error = f"{type(error).__name__}: {error}".splitlines()[0]
+    return contestant
+
+
 def bench_one(bench, cache_dir: Path, rng_seed: int) -> dict:
     sizes = bench.quick_sizes if ARGS.quick else bench.sizes
     rng = np.random.default_rng(rng_seed)
@@ -508,32 +541,10 @@ def bench_one(bench, cache_dir: Path, rng_seed: int) -> dict:
 
     # --- torch (eager)
     if torch is not None and bench.torch is not None:
-        try:
-            t_args = tuple(torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args)
-            t_outs = [torch.empty(s, dtype=torch.float32) for s in shapes]
-            prepared = bench.torch(t_args, t_outs)
-            last = {}
-
-            def torch_run(prepared=prepared, last=last):
-                last["result"] = prepared()
-
-            first = timed(torch_run)
-
-            def torch_outputs(last=last, t_outs=t_outs):
-                result = last["result"]
-                if isinstance(result, torch.Tensor):
-                    result = [result]
-                if result is None:
-                    result = t_outs
-                return [to_numpy(r) for r in result]
-
-            contestants.append(Contestant("torch", torch_run, torch_outputs))
-            contestants[-1].first_s = first
-        except Exception as error:
-            c = Contestant("torch", None, None)
-            c.error = f"{type(error).__name__}: {error}".splitlines()[0]
-            contestants.append(c)
-            row["notes"].append(f"torch failed: {c.error}")
+        contestant = torch_contestant(bench, args, shapes)
+        contestants.append(contestant)
+        if contestant.error is not None:
+            row["notes"].append(f"torch failed: {contestant.error}")
         if bench.torch_note:
             row["notes"].append(f"torch: {bench.torch_note}")
 
@@ -556,34 +567,62 @@ def bench_one(bench, cache_dir: Path, rng_seed: int) -> dict:
 
 # ------------------------------------------------------- spellings and fusion strategies
 
-def bench_variants(bench, variants: list[tuple[str, object]], rng_seed: int) -> dict:
+# Variants of one operator are compared on back-to-back calls (settled thread teams and
+# caches): a timed sample runs as many calls as take about this long (the fastest
+# variant's), at most MAX_BACK_TO_BACK. Sub-millisecond kernels timed one call per visit
+# moved by ±20% between identical variants (a thread team's wake-up included).
+BACK_TO_BACK_S = 0.01
+MAX_BACK_TO_BACK = 200
+
+
+def bench_variants(bench, variants: list[tuple[str, object]], rng_seed: int,
+                   with_torch: bool = False) -> dict:
     """Time polyc operators that compute the same thing (``variants``: label and
-    Operator) on ``bench``'s inputs, interleaved like the kernels' contestants."""
+    Operator) on ``bench``'s inputs, interleaved like the kernels' contestants, per
+    call of back-to-back calls (:data:`BACK_TO_BACK_S`); ``with_torch``: torch eager
+    too, where installed (the row's ``torch_ms``)."""
     sizes = bench.quick_sizes if ARGS.quick else bench.sizes
     args = bench.inputs(sizes, np.random.default_rng(rng_seed))
     reference = bench.reference(*args)
-    contestants = []
+    contestants, calls = [], 1
+    peer = None
+    if with_torch and torch is not None and getattr(bench, "torch", None) is not None:
+        peer = torch_contestant(bench, args, bench.outputs(sizes))
+        if peer.error is None:
+            check(peer, reference)
     for label, op in variants:
-        outs = [np.empty(shape, np.float32) for shape in bench.outputs(sizes)]
-        out = outs[0] if len(outs) == 1 else tuple(outs)
-        run = lambda op=op, out=out: op(*args, out=out)  # noqa: E731
-        contestant = Contestant(label, run, lambda outs=outs: outs)
+        outs: list = []
+        single = lambda op=op, outs=outs: op(  # noqa: E731
+            *args, out=outs[0] if len(outs) == 1 else tuple(outs))
+        contestant = Contestant(label, single, lambda outs=outs: outs)
         try:
-            run()  # compiles: the first timed call must not
-            contestant.first_s = timed(run)
+            first = op(*args)  # compiles (the first timed call must not), gives the outputs
+            outs.extend(np.empty_like(a) for a in (first if isinstance(first, tuple)
+                                                   else (first,)))
+            contestant.first_s = timed(single)
             check(contestant, reference)
+            calls = max(calls, round(BACK_TO_BACK_S / max(contestant.first_s, 1e-6)))
         except Exception as error:
             contestant.error = f"{type(error).__name__}: {error}".splitlines()[0]
             contestant.check = "error"
         contestants.append(contestant)
+    calls = min(calls, MAX_BACK_TO_BACK)
+    timed_ones = contestants + ([peer] if peer is not None and peer.error is None else [])
+    for contestant in timed_ones:
+        single = contestant.run
+        contestant.run = lambda single=single: [single() for _ in range(calls)]
+        contestant.first_s *= calls
     if ARGS.quiet_wait > 0:
         wait_for_quiet(ARGS.quiet_wait)
     meter = LoadMeter()
-    rounds = measure(contestants)
+    rounds = measure(timed_ones)
+    torch_ms = median_ms(peer) / calls if peer is not None and median_ms(peer) else None
     return {"kernel": bench.name, "size_text": bench.size_text(sizes), "rounds": rounds,
-            "other_load": meter.cores(),
-            "variants": [{"label": c.name, "median_ms": median_ms(c), "check": c.check,
-                          "error": c.error} for c in contestants]}
+            "calls": calls, "other_load": meter.cores(), "torch_ms": torch_ms,
+            "torch_check": peer.check if peer is not None else None,
+            "variants": [{"label": c.name, "check": c.check, "error": c.error,
+                          "median_ms": None if median_ms(c) is None else median_ms(c) / calls}
+                         for c in contestants]}
 
 
 def print_variants(title: str, rows: list[dict], note: str, worst_of: str | None = None
@@ -592,8 +631,10 @@ def print_variants(title: str, rows: list[dict], note: str, worst_of: str | None
     (``worst_of``: the label whose ratio to the fastest is summarised instead)."""
     print()
     print(title)
-    columns = [("kernel", "<"), ("variant", "<"), ("check", "<"), ("n", ">"), ("polyc ms", ">"),
-               ("÷ fastest", ">"), ("other load", ">")]
+    peers = any(row.get("torch_ms") for row in rows)
+    columns = [("kernel", "<"), ("variant", "<"), ("check", "<"), ("n", ">"), ("calls", ">"),
+               ("polyc ms", ">"), ("÷ fastest", ">")] + (
+        [("torch ms", ">"), ("÷ torch", ">")] if peers else []) + [("other load", ">")]
     cells, worst = [], []
     for row in rows:
         times = [v["median_ms"] for v in row["variants"] if v["median_ms"] is not None]
@@ -602,14 +643,36 @@ def print_variants(title: str, rows: list[dict], note: str, worst_of: str | None
             ratio = v["median_ms"] / fastest if fastest and v["median_ms"] else None
             if ratio is not None and (worst_of is None or v["label"] == worst_of):
                 worst.append((ratio, row["kernel"], v["label"]))
+            torch_ms = row.get("torch_ms")
             cells.append([row["kernel"] if k == 0 else "", v["label"], v["check"],
-                          str(row["rounds"]), fmt_ms(v["median_ms"]),
-                          "-" if ratio is None else f"{ratio:.2f}",
-                          "-" if k or row["other_load"] is None else f"{row['other_load']:.2f}"])
+                          str(row["rounds"]), str(row.get("calls", 1)), fmt_ms(v["median_ms"]),
+                          "-" if ratio is None else f"{ratio:.2f}"] + (
+                [fmt_ms(torch_ms) if k == 0 else "", fmt_ratio(torch_ms, v["median_ms"])]
+                if peers else []) + [
+                "-" if k or row["other_load"] is None else f"{row['other_load']:.2f}"])
     print(table(columns, cells))
     if worst:
         ratio, kernel, label = max(worst)
         print(f"{note}; worst: {ratio:.2f} ({kernel}, {label})")
+
+
+def print_fusion_summary(rows: list[dict], margin: float = 1.10) -> None:
+    """How many operators' default fusion is within ``margin`` of the fastest strategy
+    and of ``fusion='min'``, and the ones that are not."""
+    slow, behind_min, counted = [], [], 0
+    for row in rows:
+        times = {v["label"]: v["median_ms"] for v in row["variants"] if v["median_ms"]}
+        if "default" not in times:
+            continue
+        counted += 1
+        if times["default"] > margin * min(times.values()):
+            slow.append(f"{row['kernel']} {times['default'] / min(times.values()):.2f}")
+        if "min" in times and times["default"] > margin * times["min"]:
+            behind_min.append(row["kernel"])
+    print(f"default fusion within {margin:.2f}× of the fastest strategy on "
+          f"{counted - len(slow)} of {counted} operators"
+          + (f"; beyond: {', '.join(slow)}" if slow else "")
+          + f"; slower than fusion='min' by more than {margin:.2f}× on {len(behind_min)}")
 
 
 def spelling_rows(cache_dir: Path, names: list[str]) -> list[dict]:
@@ -619,7 +682,8 @@ def spelling_rows(cache_dir: Path, names: list[str]) -> list[dict]:
             continue
         variants = [(label, polyc.define(source, cache_dir=cache_dir))
                     for label, source in group.sources]
-        rows.append(bench_variants(group.bench, variants, ARGS.seed + 100 + k))
+        rows.append(bench_variants(group.bench, variants, ARGS.seed + 100 + k,
+                                   with_torch=True))
         print(f"  spellings {group.name}: done", file=sys.stderr, flush=True)
     return rows
 
@@ -632,6 +696,93 @@ def fusion_rows(cache_dir: Path, names: list[str]) -> list[dict]:
                     for strategy in FUSION_STRATEGIES]
         rows.append(bench_variants(bench, variants, ARGS.seed + k))
         print(f"  fusion {name}: done", file=sys.stderr, flush=True)
+    return rows
+
+
+class CorpusBench:
+    """An operator of the test corpus (``tests/corpus.py``) as a benchmark: its largest
+    test sizes scaled up (:func:`corpus_sizes`), its inputs and float64 reference."""
+
+    def __init__(self, entry):
+        self.entry = entry
+        self.name = entry.name
+        self.sizes = self.quick_sizes = corpus_sizes(entry)
+
+    def inputs(self, sizes: dict, rng) -> tuple:
+        return make_inputs(self.entry, sizes, rng)
+
+    def reference(self, *args) -> tuple:
+        return self.entry.reference(*args)
+
+    def size_text(self, sizes: dict) -> str:
+        return " ".join(f"{k}={v}" for k, v in sizes.items())
+
+
+# A corpus operator is scaled up until its tensors hold about this many elements, or its
+# statements run about this many instances: a millisecond or more per call.
+CORPUS_ELEMENTS = 1 << 22
+CORPUS_INSTANCES = 1 << 27
+
+
+def corpus_sizes(entry) -> dict:
+    """Sizes to time ``entry`` at: its window sizes (a convolution's kernel: the ones
+    the compiler's cost model takes as small) as in its largest test, every other size
+    the largest power of two from 8 that keeps its tensors within
+    :data:`CORPUS_ELEMENTS` elements and its statements within :data:`CORPUS_INSTANCES`
+    instances."""
+    from polyc.compiler import frontend
+    from polyc.lang import sizes as sz
+    from polyc.machine import rules
+    from polyc.poly.fusion_cost import nominal_sizes
+    from polyc.poly.program import build_poly_program, isl_name
+
+    op = frontend(entry.source, entry.def_name)
+    nominal = nominal_sizes(build_poly_program(op))
+    base = max(entry.shapes, key=lambda s: sum(s.values()))
+
+    def scaled(extent: int) -> dict:
+        return {k: v if nominal.get(isl_name(k)) == rules.NOMINAL_WINDOW else extent
+                for k, v in base.items()}
+
+    def within(sizes: dict) -> bool:
+        def product(extents):
+            total = 1
+            for extent in extents:
+                total *= max(0, extent)
+            return total
+        elements = sum(product(sz.evaluate(d, sizes) for d in t.shape)
+                       for t in op.inputs + op.outputs + op.temporaries)
+        instances = sum(product(sz.evaluate(r.hi, sizes) - sz.evaluate(r.lo, sizes)
+                                for r in stmt.domain) for stmt in op.statements)
+        return elements <= CORPUS_ELEMENTS and instances <= CORPUS_INSTANCES
+
+    extent = 8
+    while extent < (1 << 22) and within(scaled(2 * extent)):
+        extent *= 2
+    return scaled(extent)
+
+
+def corpus_rows(cache_dir: Path, names: list[str]) -> list[dict]:
+    rows = []
+    chosen = [e for e in CORPUS if not names or e.name in names]
+    for k, entry in enumerate(chosen):
+        try:
+            bench = CorpusBench(entry)
+            variants = [(strategy, polyc.define(entry.source, name=entry.def_name,
+                                                fusion=strategy, cache_dir=cache_dir))
+                        for strategy in FUSION_STRATEGIES]
+            row = bench_variants(bench, variants, ARGS.seed + 200 + k)
+            if all(v["check"] == "error" for v in row["variants"]):
+                # sizes the operator's preconditions refuse: its own largest test sizes
+                bench.sizes = bench.quick_sizes = max(entry.shapes,
+                                                      key=lambda s: sum(s.values()))
+                row = bench_variants(bench, variants, ARGS.seed + 200 + k)
+            rows.append(row)
+        except Exception as error:
+            print(f"  corpus {entry.name}: {type(error).__name__}: {error}", file=sys.stderr)
+            continue
+        print(f"  corpus [{k + 1}/{len(chosen)}] {entry.name}: done", file=sys.stderr,
+              flush=True)
     return rows
 
 
@@ -794,7 +945,9 @@ def main() -> int:
             print(f"{b.name:12} {b.formula:55} {b.size_text(b.sizes)}")
         return 0
     names = [n.strip() for n in ARGS.kernels.split(",") if n.strip()] or [b.name for b in BENCHES]
-    unknown = [n for n in names if n not in BY_NAME and n not in SPELLINGS_BY_NAME]
+    corpus_names = {entry.name for entry in CORPUS}
+    unknown = [n for n in names
+               if n not in BY_NAME and n not in SPELLINGS_BY_NAME and n not in corpus_names]
     if unknown:
         print(f"unknown kernel(s): {', '.join(unknown)}; known: {', '.join(BY_NAME)}, "
               f"{', '.join(n for n in SPELLINGS_BY_NAME if n not in BY_NAME)}", file=sys.stderr)
@@ -802,13 +955,13 @@ def main() -> int:
     chosen = [n.strip() for n in ARGS.kernels.split(",") if n.strip()]
     names = [n for n in names if n in BY_NAME]
     sections = {s.strip() for s in ARGS.sections.split(",") if s.strip()}
-    unknown = sorted(sections - {"kernels", "spellings", "fusion"})
+    unknown = sorted(sections - {"kernels", "spellings", "fusion", "corpus"})
     if unknown:
         print(f"unknown section(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
     info = header()
     print_header(info)
-    rows, spellings, fusions, over = [], [], [], None
+    rows, spellings, fusions, corpus, over = [], [], [], [], None
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="polyc-bench-cache-") as tmp:
         cache_dir = Path(tmp)
@@ -830,23 +983,33 @@ def main() -> int:
             spellings = spelling_rows(cache_dir, chosen)
         if "fusion" in sections:
             fusions = fusion_rows(cache_dir, names)
+        if "corpus" in sections:
+            corpus = corpus_rows(cache_dir, chosen)
     if rows:
         print()
         print_results(rows, over)
     if spellings:
-        print_variants("spellings: one operator written several ways (polyc only, same run)",
-                       spellings, "÷ fastest: time / the fastest spelling of the operator")
+        print_variants("spellings: one operator written several ways, and torch eager (same "
+                       "run)", spellings, "÷ fastest: time / the fastest spelling of the "
+                       "operator; ÷ torch: torch's time / the spelling's")
     if fusions:
         print_variants("fusion: the default strategy against fusion='min' and 'max' (same run)",
                        fusions, "÷ fastest: time / the fastest strategy; the worst ratio is "
                        "the default's", worst_of="default")
+    if corpus:
+        print_variants("corpus: the default fusion against fusion='min' and 'max' on every "
+                       "operator of tests/corpus.py, scaled up (same run)", corpus,
+                       "÷ fastest: time / the fastest strategy; the worst ratio is the "
+                       "default's", worst_of="default")
+        print_fusion_summary(corpus + fusions)
     print(f"\ntotal {time.perf_counter() - started:.0f} s")
     if ARGS.json:
         with open(ARGS.json, "w") as f:
             json.dump({"machine": info, "kernels": rows, "overhead_us": over,
-                       "spellings": spellings, "fusion": fusions}, f, indent=1, default=str)
+                       "spellings": spellings, "fusion": fusions, "corpus": corpus}, f,
+                      indent=1, default=str)
     wrong = [r["kernel"] for r in rows if r.get("polyc", {}).get("check") != "ok"]
-    wrong += [f"{r['kernel']} {v['label']}" for r in spellings + fusions
+    wrong += [f"{r['kernel']} {v['label']}" for r in spellings + fusions + corpus
               for v in r["variants"] if v["check"] != "ok"]
     return 1 if wrong else 0
 
