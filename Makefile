@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench bench-polly fuzz clean
+.PHONY: demo test test-fast bench bench-polly fuzz golden clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+
+# Rewrite the golden C of the corpus operators (tests/golden/c) after a change that
+# means to alter the generated C.
+golden: $(STAMP)
+	$(PY) -m tests.golden.regenerate
 
 # Polly on the naive gemm loops, the issue's reference (needs clang with Polly).
 bench-polly:

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from polyc.codegen import streaming
 from polyc.codegen.ast_build import ast_text, build_ast
 from polyc.codegen.emit import CSource, emit_c
 from polyc.codegen.vector_math import simd_math_functions
@@ -106,9 +105,12 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     lap("ast")
     contractions = contract_temporaries(program, schedule) if options.optimize else {}
     lap("contraction")
-    simd_math = simd_math_functions() if options.optimize else frozenset()
+    simd_math = frozenset()
+    if options.optimize:
+        simd_math = (simd_math_functions() if options.vector_math is None
+                     else options.vector_math)
     stream = (rules.streaming_threshold(options.machine)
-              if options.optimize and streaming.supported() else None)
+              if options.optimize and options.machine.streaming_stores else None)
     folded = (folded_inits(schedule.tree, dependences, program, options.machine)
               if options.optimize else {})
     c_source = emit_c(program, ast, settings_text(options), simd_math, contractions,

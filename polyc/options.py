@@ -62,6 +62,10 @@ class Options:
     # off them for the call). Off by default: it changes threads' CPU affinity, which
     # other OpenMP code in the process shares.
     place_threads: bool = False
+    # The C library's math functions with SIMD versions a vector loop may call (``expf``,
+    # ...); None: those libmvec has (polyc.codegen.vector_math). Tests fix it so that
+    # the generated C does not depend on the host's C library.
+    vector_math: frozenset[str] | None = None
 
     def __post_init__(self):
         if isinstance(self.machine, str):

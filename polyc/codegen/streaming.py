@@ -24,7 +24,6 @@ faster still (elementwise 3.8 ms), but need the loop body in vector code.
 """
 from __future__ import annotations
 
-import platform
 
 import cgen
 
@@ -67,11 +66,6 @@ static inline void polyc_stream_fence(void) {
 #endif
 }
 """
-
-
-def supported() -> bool:
-    """Whether the machine has streaming stores polyc emits (x86-64)."""
-    return platform.machine().lower() in ("x86_64", "amd64")
 
 
 def staged_loop(iterator: str, lo: str, hi: str, element: ty.ScalarType, bindings: list,

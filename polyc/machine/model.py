@@ -74,6 +74,11 @@ class Machine:
         return self.vector_bits // 8
 
     @property
+    def streaming_stores(self) -> bool:
+        """Whether the ISA has stores that bypass the cache (every x86-64 level does)."""
+        return self.isa != "generic"
+
+    @property
     def key(self) -> str:
         """Every field but ``source``, as text: part of the kernel cache key."""
         return json.dumps({f.name: getattr(self, f.name) for f in fields(self)

@@ -138,6 +138,9 @@ PREFETCH_CHUNK_LINES = 8
 # (``H - KH + 1``), a convolution's or pooling's kernel.
 NOMINAL_EXTENT = 1024
 NOMINAL_WINDOW = 4
+# The instances a statement runs at nominal sizes, at most: deep nests get smaller
+# extents (a five-deep contraction 64 per size), as the operators that have them do.
+NOMINAL_INSTANCES = 1 << 30
 
 # Bytes one core moves per cycle from each level of the memory hierarchy, from the
 # vendors' optimisation manuals (Zen 3: 32 B/cycle from L2, 32 from L3 at best, about

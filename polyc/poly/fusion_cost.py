@@ -174,9 +174,12 @@ def affine_inputs(value: isl.PwAff) -> frozenset[int]:
 
 def nominal_sizes(program: PolyProgram) -> dict[str, int]:
     """The sizes the model assumes: :data:`~polyc.machine.rules.NOMINAL_WINDOW` for a
-    window size (one some statement's extent subtracts: ``h in 0:H - KH + 1``),
-    :data:`~polyc.machine.rules.NOMINAL_EXTENT` for every other; where the sizes'
-    known constraints exclude that, a point that satisfies them."""
+    window size (one some statement's extent subtracts: ``h in 0:H - KH + 1``), and for
+    every other the largest power of two up to
+    :data:`~polyc.machine.rules.NOMINAL_EXTENT` that keeps each statement within
+    :data:`~polyc.machine.rules.NOMINAL_INSTANCES` instances (a five-deep contraction
+    gets 64); where the sizes' known constraints exclude those, a point that satisfies
+    them."""
     space = program.context.get_space()
     names = [space.get_dim_name(isl.dim_type.param, k)
              for k in range(space.dim(isl.dim_type.param))]
@@ -187,14 +190,21 @@ def nominal_sizes(program: PolyProgram) -> dict[str, int]:
                 windows.update(names[p] for p in range(len(names))
                                if extent.get_coefficient_val(isl.dim_type.param, p)
                                .is_neg())
-    sizes = {name: rules.NOMINAL_WINDOW if name in windows else rules.NOMINAL_EXTENT
-             for name in names}
-    if not _parameter_point(program, sizes).is_empty():
+    extent = rules.NOMINAL_EXTENT
+    while True:
+        sizes = {name: rules.NOMINAL_WINDOW if name in windows else extent for name in names}
+        point = _parameter_point(program, sizes)
+        if point.is_empty() or extent <= rules.NOMINAL_WINDOW or all(
+                _box_count(part) <= rules.NOMINAL_INSTANCES for part in
+                isl_items(program.domain.intersect_params(point).get_set_list())):
+            break
+        extent //= 2
+    if not point.is_empty():
         return sizes
-    point = program.context.sample_point()
-    if point.is_void():
+    sample = program.context.sample_point()
+    if sample.is_void():
         return sizes
-    return {name: point.get_coordinate_val(isl.dim_type.param, k).to_python()
+    return {name: sample.get_coordinate_val(isl.dim_type.param, k).to_python()
             for k, name in enumerate(names)}
 
 

@@ -40,7 +40,7 @@ STREAM_EVERYTHING = dataclasses.replace(Options().machine, l3=1)
 @pytest.fixture
 def always_stream():
     """The machine under which every write-once output streams."""
-    if not streaming.supported():
+    if not STREAM_EVERYTHING.streaming_stores:
         pytest.skip("no streaming stores on this machine")
     return STREAM_EVERYTHING
 

@@ -1,0 +1,1466 @@
+/*
+ * polyc 0.1.0: operator `attention`
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ *
+ * def attention(float32(B, Q, D) Qm, float32(B, S, D) Km, float32(B, S, E) Vm) -> (float32 O) {
+ *   Km_t021(t0, t2, t1) = Km(t0, t1, t2) where t0 in 0:B, t2 in 0:D, t1 in 0:S
+ *   sc(b, q, s) +=! Qm(b, q, d) * Km_t021(b, d, s) where b in 0:B, q in 0:Q, s in 0:S, d in 0:D
+ *   sc(b, q, s) = sc(b, q, s) / sqrt(float32(D)) where b in 0:B, q in 0:Q, s in 0:S
+ *   mx(b, q) max=! sc(b, q, s) where b in 0:B, q in 0:Q, s in 0:S
+ *   p(b, q, s) = exp(sc(b, q, s) - mx(b, q)) where b in 0:B, q in 0:Q, s in 0:S
+ *   z(b, q) +=! p(b, q, s) where b in 0:B, q in 0:Q, s in 0:S
+ *   O(b, q, e) +=! p(b, q, s) * Vm(b, s, e) where b in 0:B, q in 0:Q, e in 0:E, s in 0:S
+ *   O(b, q, e) = O(b, q, e) / z(b, q) where b in 0:B, q in 0:Q, e in 0:E
+ * }
+ */
+#define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <omp.h>
+
+static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+
+/* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
+   compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
+static inline float polyc_fmaxf(float a, float b) { return ((a > b) | (b != b)) ? a : b; }
+static inline float polyc_fminf(float a, float b) { return ((a < b) | (b != b)) ? a : b; }
+static inline double polyc_fmax(double a, double b) { return ((a > b) | (b != b)) ? a : b; }
+static inline double polyc_fmin(double a, double b) { return ((a < b) | (b != b)) ? a : b; }
+
+#define POLYC_INT_OPS(T, S, MIN)                                                \
+  static inline T polyc_div_##S(T a, T b) {                                     \
+    return b == 0 ? (T)0 : ((MIN) != 0 && a == (T)(MIN) && b == (T)-1) ? a : a / b; \
+  }                                                                             \
+  static inline T polyc_mod_##S(T a, T b) {                                     \
+    return (b == 0 || ((MIN) != 0 && b == (T)-1)) ? (T)0 : a % b;               \
+  }
+POLYC_INT_OPS(int8_t, int8, INT8_MIN)
+POLYC_INT_OPS(int16_t, int16, INT16_MIN)
+POLYC_INT_OPS(int32_t, int32, INT32_MIN)
+POLYC_INT_OPS(int64_t, int64, INT64_MIN)
+POLYC_INT_OPS(uint8_t, uint8, 0)
+POLYC_INT_OPS(uint16_t, uint16, 0)
+POLYC_INT_OPS(uint32_t, uint32, 0)
+POLYC_INT_OPS(uint64_t, uint64, 0)
+
+/* Float to integer: NaN -> 0, saturating at the target's limits. */
+static inline int64_t polyc_f2i(double x, double lo, double hi) {
+  if (x != x) return 0;
+  if (x <= lo) return (int64_t)lo;
+  if (x >= hi) return (int64_t)hi;
+  return (int64_t)x;
+}
+static inline uint64_t polyc_f2u64(double x) {
+  if (x != x || x <= 0.0) return 0;
+  if (x >= 18446744073709551615.0) return UINT64_MAX;
+  return (uint64_t)x;
+}
+
+/* max/min reductions propagate NaN, as numpy's max and min do. */
+static inline float polyc_maxf(float a, float b) { return (b > a || b != b) ? b : a; }
+static inline float polyc_minf(float a, float b) { return (b < a || b != b) ? b : a; }
+static inline double polyc_maxd(double a, double b) { return (b > a || b != b) ? b : a; }
+static inline double polyc_mind(double a, double b) { return (b < a || b != b) ? b : a; }
+
+/* A data-dependent index outside [0, extent) sets the status and reads element 0. */
+static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status) {
+  if (v < 0 || v >= extent) {
+    #pragma omp atomic write
+    *status = 2;
+    return 0;
+  }
+  return v;
+}
+
+
+
+// polyc-link: -lmvec
+#pragma omp declare simd notinbranch
+float expf(float);
+
+int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const float *restrict Qm, const float *restrict Km, const float *restrict Vm, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(D) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S) * polyc_extent(D)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E));
+  float *restrict sc = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)));
+  float *restrict mx = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q)));
+  float *restrict p = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)));
+  float *restrict z = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q)));
+  float *restrict Km_t021 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(D) * polyc_extent(S)));
+  if (!sc)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  if (!mx)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  if (!p)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  if (!z)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  if (!Km_t021)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  {
+    #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
+    for (int64_t c0 = 0; c0 < B; c0 += 1)
+    {
+      for (int64_t c1 = 0; c1 < D; c1 += 256)
+      {
+        for (int64_t c2 = 0; c2 < S; c2 += 256)
+        {
+          for (int64_t c4 = 0; c4 <= polyc_min(255, ((D - c1) - 1)); c4 += 1)
+          {
+            for (int64_t c5 = 0; c5 <= polyc_min(255, ((S - c2) - 1)); c5 += 1)
+            {
+              const int64_t t0 = c0;
+              const int64_t t2 = (c1 + c4);
+              const int64_t t1 = (c2 + c5);
+              Km_t021[((t0) * D + t2) * S + t1] = Km[((t0) * S + t1) * D + t2];
+            }
+          }
+        }
+      }
+    }
+    #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
+    for (int64_t c0 = 0; c0 < B; c0 += 1)
+    {
+      for (int64_t c1 = 0; c1 < Q; c1 += 768)
+      {
+        for (int64_t c2 = 0; c2 < S; c2 += 64)
+        {
+          {
+            if (!((S - (0) <= 16) && (((1 * D + -1 >= 0)))))
+            {
+              for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
+              {
+                #pragma omp simd
+                for (int64_t c7 = 0; c7 <= polyc_min(63, ((S - c2) - 1)); c7 += 1)
+                {
+                  const int64_t b = c0;
+                  const int64_t q = (c1 + c5);
+                  const int64_t s = (c2 + c7);
+                  sc[((b) * Q + q) * S + s] = 0.0f;
+                }
+              }
+            }
+            for (int64_t c3 = 0; c3 < D; c3 += 512)
+            {
+              _Alignas(64) float polyc_panel_Km_t021_storage[32768];
+              float *restrict polyc_panel_Km_t021 = polyc_panel_Km_t021_storage;
+              {
+                for (int64_t polyc_p1 = polyc_max(0, 0 - c0); polyc_p1 < polyc_min(1, B - c0); polyc_p1 += 1)
+                {
+                  for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, D - c3); polyc_p2 += 1)
+                  {
+                    const int64_t polyc_start = polyc_max(0, 0 - c2);
+                    const int64_t polyc_end = polyc_min(64, S - c2);
+                    for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                    {
+                      const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                      const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                      if (polyc_first == 0 && polyc_last == 16)
+                      {
+                        {
+                          if (polyc_p2 + 8 < polyc_min(512, D - c3))
+                          {
+                            const int64_t s = c2 + polyc_block * 16;
+                            const int64_t b = c0 + polyc_p1;
+                            const int64_t d = c3 + polyc_p2 + 8;
+                            __builtin_prefetch(&Km_t021[((b) * D + d) * S + s] + 0, 0, 3);
+                          }
+                          #pragma omp simd
+                          for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                          {
+                            const int64_t s = c2 + polyc_block * 16 + polyc_lane;
+                            const int64_t b = c0 + polyc_p1;
+                            const int64_t d = c3 + polyc_p2;
+                            polyc_panel_Km_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Km_t021[((b) * D + d) * S + s];
+                          }
+                        }
+                      }
+                      else
+                      {
+                        for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                        {
+                          const int64_t s = c2 + polyc_block * 16 + polyc_lane;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t d = c3 + polyc_p2;
+                          polyc_panel_Km_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Km_t021[((b) * D + d) * S + s];
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+              for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 6)
+              {
+                for (int64_t c6 = 0; c6 <= polyc_min(63, ((S - c2) - 1)); c6 += 16)
+                {
+                  if (((((Q - c1) - c5) - 1) >= 5) && ((((S - c2) - c6) - 1) >= 15))
+                    if (((S - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                    {
+                      float polyc_acc[6][16];
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_lane0;
+                            const int64_t c10 = polyc_lane1;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_lane0;
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t q = ((c1 + c5) + c8);
+                            const int64_t s = ((c2 + c6) + c10);
+                            const int64_t d = (c3 + c7);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km_t021[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_lane0;
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t q = ((c1 + c5) + c8);
+                            const int64_t s = ((c2 + c6) + c10);
+                            sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                    else
+                    {
+                      float polyc_acc[6][16];
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_lane0;
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t q = ((c1 + c5) + c8);
+                            const int64_t s = ((c2 + c6) + c10);
+                            polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
+                          }
+                        }
+                      }
+                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_lane0;
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t q = ((c1 + c5) + c8);
+                            const int64_t s = ((c2 + c6) + c10);
+                            const int64_t d = (c3 + c7);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km_t021[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_lane0;
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t q = ((c1 + c5) + c8);
+                            const int64_t s = ((c2 + c6) + c10);
+                            sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                  else
+                  {
+                    const int64_t polyc_count0 = polyc_min(5, (((Q - c1) - c5) - 1)) + 1;
+                    const int64_t polyc_count1 = polyc_min(15, (((S - c2) - c6) - 1)) + 1;
+                    if (polyc_count0 > 0 && polyc_count1 > 0)
+                    {
+                      int64_t polyc_shift = 0;
+                      {
+                        const int64_t c10 = -(16 - polyc_count1);
+                        const int64_t s = ((c2 + c6) + c10);
+                        if (s >= 0)
+                          polyc_shift = 16 - polyc_count1;
+                      }
+                      if (polyc_shift > 0 || polyc_count1 == 16)
+                      {
+                        const int64_t polyc_base = -polyc_shift;
+                        const int64_t polyc_own = polyc_shift;
+                        if (((S - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1 + polyc_base;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1 + polyc_base;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t s = ((c2 + c6) + c10);
+                                const int64_t d = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1 + polyc_base;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t s = ((c2 + c6) + c10);
+                                if (polyc_lane1 >= polyc_own)
+                                  sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1 + polyc_base;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t s = ((c2 + c6) + c10);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? sc[((b) * Q + q) * S + s] : 0.0f);
+                              }
+                            }
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1 + polyc_base;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t s = ((c2 + c6) + c10);
+                                const int64_t d = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1 + polyc_base;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t s = ((c2 + c6) + c10);
+                                if (polyc_lane1 >= polyc_own)
+                                  sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 == 8)
+                        {
+                          if (((S - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  const int64_t d = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  const int64_t d = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                          if (polyc_count1 > 8)
+                          {
+                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                            {
+                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                              const int64_t polyc_own = polyc_sub - polyc_base;
+                              if (((S - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                    }
+                                  }
+                                }
+                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t s = ((c2 + c6) + c10);
+                                      const int64_t d = (c3 + c7);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t s = ((c2 + c6) + c10);
+                                      if (polyc_lane1 >= polyc_own)
+                                        sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                              else
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t s = ((c2 + c6) + c10);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? sc[((b) * Q + q) * S + s] : 0.0f);
+                                    }
+                                  }
+                                }
+                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t s = ((c2 + c6) + c10);
+                                      const int64_t d = (c3 + c7);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t s = ((c2 + c6) + c10);
+                                      if (polyc_lane1 >= polyc_own)
+                                        sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            if (((S - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t s = ((c2 + c6) + c10);
+                                    const int64_t d = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * ((polyc_lane1 < polyc_count1) ? Km_t021[((b) * D + d) * S + s] : 0.0f)));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t s = ((c2 + c6) + c10);
+                                    if (polyc_lane1 < polyc_count1)
+                                      sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t s = ((c2 + c6) + c10);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? sc[((b) * Q + q) * S + s] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t s = ((c2 + c6) + c10);
+                                    const int64_t d = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * ((polyc_lane1 < polyc_count1) ? Km_t021[((b) * D + d) * S + s] : 0.0f)));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t s = ((c2 + c6) + c10);
+                                    if (polyc_lane1 < polyc_count1)
+                                      sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
+          {
+            #pragma omp simd
+            for (int64_t c7 = 0; c7 <= polyc_min(63, ((S - c2) - 1)); c7 += 1)
+            {
+              const int64_t b = c0;
+              const int64_t q = (c1 + c5);
+              const int64_t s = (c2 + c7);
+              sc[((b) * Q + q) * S + s] = (sc[((b) * Q + q) * S + s] / sqrtf(((float)((D)))));
+            }
+          }
+        }
+      }
+    }
+    #pragma omp parallel for collapse(2) schedule(static) if(polyc_work >= 32768)
+    for (int64_t c0 = 0; c0 < B; c0 += 1)
+    {
+      for (int64_t c1 = 0; c1 < Q; c1 += 1)
+      {
+        {
+          const int64_t b = c0;
+          const int64_t q = c1;
+          mx[(b) * Q + q] = (-INFINITY);
+        }
+        {
+          const int64_t b = c0;
+          const int64_t q = c1;
+          float polyc_acc = mx[(b) * Q + q];
+          int polyc_nan = polyc_acc != polyc_acc;
+          #pragma omp simd reduction(max:polyc_acc) reduction(|:polyc_nan)
+          for (int64_t c2 = 0; c2 < S; c2 += 1)
+          {
+            const int64_t s = c2;
+            const float polyc_v = sc[((b) * Q + q) * S + s];
+            polyc_acc = polyc_v > polyc_acc ? polyc_v : polyc_acc;
+            polyc_nan |= polyc_v != polyc_v;
+          }
+          mx[(b) * Q + q] = polyc_nan ? (float)NAN : polyc_acc;
+        }
+        {
+          const int64_t b = c0;
+          const int64_t q = c1;
+          z[(b) * Q + q] = 0.0f;
+        }
+        #pragma omp simd
+        for (int64_t c2 = S; c2 < (2 * S); c2 += 1)
+        {
+          const int64_t b = c0;
+          const int64_t q = c1;
+          const int64_t s = ((-S) + c2);
+          p[((b) * Q + q) * S + s] = expf((sc[((b) * Q + q) * S + s] - mx[(b) * Q + q]));
+        }
+        {
+          const int64_t b = c0;
+          const int64_t q = c1;
+          float polyc_acc = z[(b) * Q + q];
+          #pragma omp simd reduction(+:polyc_acc)
+          for (int64_t c2 = S; c2 < (2 * S); c2 += 1)
+          {
+            const int64_t s = ((-S) + c2);
+            polyc_acc = (polyc_acc + p[((b) * Q + q) * S + s]);
+          }
+          z[(b) * Q + q] = polyc_acc;
+        }
+      }
+    }
+    #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
+    for (int64_t c0 = 0; c0 < B; c0 += 1)
+    {
+      for (int64_t c1 = 0; c1 < Q; c1 += 768)
+      {
+        for (int64_t c2 = 0; c2 < E; c2 += 64)
+        {
+          {
+            if (!((E - (0) <= 16) && (((1 * S + -1 >= 0)))))
+            {
+              for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
+              {
+                #pragma omp simd
+                for (int64_t c7 = 0; c7 <= polyc_min(63, ((E - c2) - 1)); c7 += 1)
+                {
+                  const int64_t b = c0;
+                  const int64_t q = (c1 + c5);
+                  const int64_t e = (c2 + c7);
+                  O[((b) * Q + q) * E + e] = 0.0f;
+                }
+              }
+            }
+            for (int64_t c3 = 0; c3 < S; c3 += 512)
+            {
+              _Alignas(64) float polyc_panel_Vm_storage[32768];
+              float *restrict polyc_panel_Vm = polyc_panel_Vm_storage;
+              {
+                for (int64_t polyc_p1 = polyc_max(0, 0 - c0); polyc_p1 < polyc_min(1, B - c0); polyc_p1 += 1)
+                {
+                  for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, S - c3); polyc_p2 += 1)
+                  {
+                    const int64_t polyc_start = polyc_max(0, 0 - c2);
+                    const int64_t polyc_end = polyc_min(64, E - c2);
+                    for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                    {
+                      const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                      const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                      if (polyc_first == 0 && polyc_last == 16)
+                      {
+                        {
+                          if (polyc_p2 + 8 < polyc_min(512, S - c3))
+                          {
+                            const int64_t e = c2 + polyc_block * 16;
+                            const int64_t b = c0 + polyc_p1;
+                            const int64_t s = c3 + polyc_p2 + 8;
+                            __builtin_prefetch(&Vm[((b) * S + s) * E + e] + 0, 0, 3);
+                          }
+                          #pragma omp simd
+                          for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                          {
+                            const int64_t e = c2 + polyc_block * 16 + polyc_lane;
+                            const int64_t b = c0 + polyc_p1;
+                            const int64_t s = c3 + polyc_p2;
+                            polyc_panel_Vm[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Vm[((b) * S + s) * E + e];
+                          }
+                        }
+                      }
+                      else
+                      {
+                        for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                        {
+                          const int64_t e = c2 + polyc_block * 16 + polyc_lane;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t s = c3 + polyc_p2;
+                          polyc_panel_Vm[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Vm[((b) * S + s) * E + e];
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+              for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 6)
+              {
+                for (int64_t c6 = 0; c6 <= polyc_min(63, ((E - c2) - 1)); c6 += 16)
+                {
+                  if (((((Q - c1) - c5) - 1) >= 5) && ((((E - c2) - c6) - 1) >= 15))
+                    if (((E - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                    {
+                      float polyc_acc[6][16];
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_lane0;
+                            const int64_t c10 = polyc_lane1;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_lane0;
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t q = ((c1 + c5) + c8);
+                            const int64_t e = ((c2 + c6) + c10);
+                            const int64_t s = (c3 + c7);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_lane0;
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t q = ((c1 + c5) + c8);
+                            const int64_t e = ((c2 + c6) + c10);
+                            O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                    else
+                    {
+                      float polyc_acc[6][16];
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_lane0;
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t q = ((c1 + c5) + c8);
+                            const int64_t e = ((c2 + c6) + c10);
+                            polyc_acc[polyc_lane0][polyc_lane1] = O[((b) * Q + q) * E + e];
+                          }
+                        }
+                      }
+                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_lane0;
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t q = ((c1 + c5) + c8);
+                            const int64_t e = ((c2 + c6) + c10);
+                            const int64_t s = (c3 + c7);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_lane0;
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t q = ((c1 + c5) + c8);
+                            const int64_t e = ((c2 + c6) + c10);
+                            O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                  else
+                  {
+                    const int64_t polyc_count0 = polyc_min(5, (((Q - c1) - c5) - 1)) + 1;
+                    const int64_t polyc_count1 = polyc_min(15, (((E - c2) - c6) - 1)) + 1;
+                    if (polyc_count0 > 0 && polyc_count1 > 0)
+                    {
+                      int64_t polyc_shift = 0;
+                      {
+                        const int64_t c10 = -(16 - polyc_count1);
+                        const int64_t e = ((c2 + c6) + c10);
+                        if (e >= 0)
+                          polyc_shift = 16 - polyc_count1;
+                      }
+                      if (polyc_shift > 0 || polyc_count1 == 16)
+                      {
+                        const int64_t polyc_base = -polyc_shift;
+                        const int64_t polyc_own = polyc_shift;
+                        if (((E - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1 + polyc_base;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1 + polyc_base;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t e = ((c2 + c6) + c10);
+                                const int64_t s = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1 + polyc_base;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t e = ((c2 + c6) + c10);
+                                if (polyc_lane1 >= polyc_own)
+                                  O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1 + polyc_base;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t e = ((c2 + c6) + c10);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((b) * Q + q) * E + e] : 0.0f);
+                              }
+                            }
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1 + polyc_base;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t e = ((c2 + c6) + c10);
+                                const int64_t s = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1 + polyc_base;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t e = ((c2 + c6) + c10);
+                                if (polyc_lane1 >= polyc_own)
+                                  O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 == 8)
+                        {
+                          if (((E - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t e = ((c2 + c6) + c10);
+                                  const int64_t s = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t e = ((c2 + c6) + c10);
+                                  O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t e = ((c2 + c6) + c10);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = O[((b) * Q + q) * E + e];
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t e = ((c2 + c6) + c10);
+                                  const int64_t s = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t e = ((c2 + c6) + c10);
+                                  O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                          if (polyc_count1 > 8)
+                          {
+                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                            {
+                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                              const int64_t polyc_own = polyc_sub - polyc_base;
+                              if (((E - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                    }
+                                  }
+                                }
+                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t e = ((c2 + c6) + c10);
+                                      const int64_t s = (c3 + c7);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t e = ((c2 + c6) + c10);
+                                      if (polyc_lane1 >= polyc_own)
+                                        O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                              else
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t e = ((c2 + c6) + c10);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((b) * Q + q) * E + e] : 0.0f);
+                                    }
+                                  }
+                                }
+                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t e = ((c2 + c6) + c10);
+                                      const int64_t s = (c3 + c7);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t e = ((c2 + c6) + c10);
+                                      if (polyc_lane1 >= polyc_own)
+                                        O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            if (((E - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    const int64_t s = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * ((polyc_lane1 < polyc_count1) ? Vm[((b) * S + s) * E + e] : 0.0f)));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((b) * Q + q) * E + e] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    const int64_t s = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * ((polyc_lane1 < polyc_count1) ? Vm[((b) * S + s) * E + e] : 0.0f)));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
+          {
+            #pragma omp simd
+            for (int64_t c7 = 0; c7 <= polyc_min(63, ((E - c2) - 1)); c7 += 1)
+            {
+              const int64_t b = c0;
+              const int64_t q = (c1 + c5);
+              const int64_t e = (c2 + c7);
+              O[((b) * Q + q) * E + e] = (O[((b) * Q + q) * E + e] / z[(b) * Q + q]);
+            }
+          }
+        }
+      }
+    }
+  }
+  polyc_done:
+  free(sc);
+  free(mx);
+  free(p);
+  free(z);
+  free(Km_t021);
+  return polyc_status;
+}

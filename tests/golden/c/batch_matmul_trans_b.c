@@ -1,0 +1,734 @@
+/*
+ * polyc 0.1.0: operator `batch_matmul_trans_b`
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ *
+ * def batch_matmul_trans_b(float32(B, M, K) X, float32(B, N, K) Y) -> (float32 Z) {
+ *   Y_t021(t0, t2, t1) = Y(t0, t1, t2) where t0 in 0:B, t2 in 0:K, t1 in 0:N
+ *   Z(b, m, n) +=! X(b, m, k) * Y_t021(b, k, n) where b in 0:B, m in 0:M, n in 0:N, k in 0:K
+ * }
+ */
+#define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <omp.h>
+
+static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+
+/* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
+   compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
+static inline float polyc_fmaxf(float a, float b) { return ((a > b) | (b != b)) ? a : b; }
+static inline float polyc_fminf(float a, float b) { return ((a < b) | (b != b)) ? a : b; }
+static inline double polyc_fmax(double a, double b) { return ((a > b) | (b != b)) ? a : b; }
+static inline double polyc_fmin(double a, double b) { return ((a < b) | (b != b)) ? a : b; }
+
+#define POLYC_INT_OPS(T, S, MIN)                                                \
+  static inline T polyc_div_##S(T a, T b) {                                     \
+    return b == 0 ? (T)0 : ((MIN) != 0 && a == (T)(MIN) && b == (T)-1) ? a : a / b; \
+  }                                                                             \
+  static inline T polyc_mod_##S(T a, T b) {                                     \
+    return (b == 0 || ((MIN) != 0 && b == (T)-1)) ? (T)0 : a % b;               \
+  }
+POLYC_INT_OPS(int8_t, int8, INT8_MIN)
+POLYC_INT_OPS(int16_t, int16, INT16_MIN)
+POLYC_INT_OPS(int32_t, int32, INT32_MIN)
+POLYC_INT_OPS(int64_t, int64, INT64_MIN)
+POLYC_INT_OPS(uint8_t, uint8, 0)
+POLYC_INT_OPS(uint16_t, uint16, 0)
+POLYC_INT_OPS(uint32_t, uint32, 0)
+POLYC_INT_OPS(uint64_t, uint64, 0)
+
+/* Float to integer: NaN -> 0, saturating at the target's limits. */
+static inline int64_t polyc_f2i(double x, double lo, double hi) {
+  if (x != x) return 0;
+  if (x <= lo) return (int64_t)lo;
+  if (x >= hi) return (int64_t)hi;
+  return (int64_t)x;
+}
+static inline uint64_t polyc_f2u64(double x) {
+  if (x != x || x <= 0.0) return 0;
+  if (x >= 18446744073709551615.0) return UINT64_MAX;
+  return (uint64_t)x;
+}
+
+/* max/min reductions propagate NaN, as numpy's max and min do. */
+static inline float polyc_maxf(float a, float b) { return (b > a || b != b) ? b : a; }
+static inline float polyc_minf(float a, float b) { return (b < a || b != b) ? b : a; }
+static inline double polyc_maxd(double a, double b) { return (b > a || b != b) ? b : a; }
+static inline double polyc_mind(double a, double b) { return (b < a || b != b) ? b : a; }
+
+/* A data-dependent index outside [0, extent) sets the status and reads element 0. */
+static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status) {
+  if (v < 0 || v >= extent) {
+    #pragma omp atomic write
+    *status = 2;
+    return 0;
+  }
+  return v;
+}
+
+
+
+
+
+int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const float *restrict X, const float *restrict Y, float *restrict Z)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(K) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(M) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
+  float *restrict Y_t021 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(K) * polyc_extent(N)));
+  if (!Y_t021)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  {
+    #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
+    for (int64_t c0 = 0; c0 < B; c0 += 1)
+    {
+      for (int64_t c1 = 0; c1 < K; c1 += 256)
+      {
+        for (int64_t c2 = 0; c2 < N; c2 += 256)
+        {
+          for (int64_t c4 = 0; c4 <= polyc_min(255, ((K - c1) - 1)); c4 += 1)
+          {
+            for (int64_t c5 = 0; c5 <= polyc_min(255, ((N - c2) - 1)); c5 += 1)
+            {
+              const int64_t t0 = c0;
+              const int64_t t2 = (c1 + c4);
+              const int64_t t1 = (c2 + c5);
+              Y_t021[((t0) * K + t2) * N + t1] = Y[((t0) * N + t1) * K + t2];
+            }
+          }
+        }
+      }
+    }
+    #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
+    for (int64_t c0 = 0; c0 < B; c0 += 1)
+    {
+      for (int64_t c1 = 0; c1 < M; c1 += 768)
+      {
+        for (int64_t c2 = 0; c2 < N; c2 += 64)
+        {
+          if (!((N - (0) <= 16) && (((1 * K + -1 >= 0)))))
+          {
+            for (int64_t c5 = 0; c5 <= polyc_min(767, ((M - c1) - 1)); c5 += 1)
+            {
+              #pragma omp simd
+              for (int64_t c7 = 0; c7 <= polyc_min(63, ((N - c2) - 1)); c7 += 1)
+              {
+                const int64_t b = c0;
+                const int64_t m = (c1 + c5);
+                const int64_t n = (c2 + c7);
+                Z[((b) * M + m) * N + n] = 0.0f;
+              }
+            }
+          }
+          for (int64_t c3 = 0; c3 < K; c3 += 512)
+          {
+            _Alignas(64) float polyc_panel_Y_t021_storage[32768];
+            float *restrict polyc_panel_Y_t021 = polyc_panel_Y_t021_storage;
+            {
+              for (int64_t polyc_p1 = polyc_max(0, 0 - c0); polyc_p1 < polyc_min(1, B - c0); polyc_p1 += 1)
+              {
+                for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, K - c3); polyc_p2 += 1)
+                {
+                  const int64_t polyc_start = polyc_max(0, 0 - c2);
+                  const int64_t polyc_end = polyc_min(64, N - c2);
+                  for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                  {
+                    const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                    const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                    if (polyc_first == 0 && polyc_last == 16)
+                    {
+                      {
+                        if (polyc_p2 + 8 < polyc_min(512, K - c3))
+                        {
+                          const int64_t n = c2 + polyc_block * 16;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t k = c3 + polyc_p2 + 8;
+                          __builtin_prefetch(&Y_t021[((b) * K + k) * N + n] + 0, 0, 3);
+                        }
+                        #pragma omp simd
+                        for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                        {
+                          const int64_t n = c2 + polyc_block * 16 + polyc_lane;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t k = c3 + polyc_p2;
+                          polyc_panel_Y_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Y_t021[((b) * K + k) * N + n];
+                        }
+                      }
+                    }
+                    else
+                    {
+                      for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                      {
+                        const int64_t n = c2 + polyc_block * 16 + polyc_lane;
+                        const int64_t b = c0 + polyc_p1;
+                        const int64_t k = c3 + polyc_p2;
+                        polyc_panel_Y_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Y_t021[((b) * K + k) * N + n];
+                      }
+                    }
+                  }
+                }
+              }
+            }
+            for (int64_t c5 = 0; c5 <= polyc_min(767, ((M - c1) - 1)); c5 += 6)
+            {
+              for (int64_t c6 = 0; c6 <= polyc_min(63, ((N - c2) - 1)); c6 += 16)
+              {
+                if (((((M - c1) - c5) - 1) >= 5) && ((((N - c2) - c6) - 1) >= 15))
+                  if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                        }
+                      }
+                    }
+                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t m = ((c1 + c5) + c8);
+                          const int64_t n = ((c2 + c6) + c10);
+                          const int64_t k = (c3 + c7);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y_t021[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t m = ((c1 + c5) + c8);
+                          const int64_t n = ((c2 + c6) + c10);
+                          Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                  else
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t m = ((c1 + c5) + c8);
+                          const int64_t n = ((c2 + c6) + c10);
+                          polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
+                        }
+                      }
+                    }
+                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t m = ((c1 + c5) + c8);
+                          const int64_t n = ((c2 + c6) + c10);
+                          const int64_t k = (c3 + c7);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y_t021[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t m = ((c1 + c5) + c8);
+                          const int64_t n = ((c2 + c6) + c10);
+                          Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                else
+                {
+                  const int64_t polyc_count0 = polyc_min(5, (((M - c1) - c5) - 1)) + 1;
+                  const int64_t polyc_count1 = polyc_min(15, (((N - c2) - c6) - 1)) + 1;
+                  if (polyc_count0 > 0 && polyc_count1 > 0)
+                  {
+                    int64_t polyc_shift = 0;
+                    {
+                      const int64_t c10 = -(16 - polyc_count1);
+                      const int64_t n = ((c2 + c6) + c10);
+                      if (n >= 0)
+                        polyc_shift = 16 - polyc_count1;
+                    }
+                    if (polyc_shift > 0 || polyc_count1 == 16)
+                    {
+                      const int64_t polyc_base = -polyc_shift;
+                      const int64_t polyc_own = polyc_shift;
+                      if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t m = ((c1 + c5) + c8);
+                              const int64_t n = ((c2 + c6) + c10);
+                              const int64_t k = (c3 + c7);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t m = ((c1 + c5) + c8);
+                              const int64_t n = ((c2 + c6) + c10);
+                              if (polyc_lane1 >= polyc_own)
+                                Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t m = ((c1 + c5) + c8);
+                              const int64_t n = ((c2 + c6) + c10);
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Z[((b) * M + m) * N + n] : 0.0f);
+                            }
+                          }
+                        }
+                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t m = ((c1 + c5) + c8);
+                              const int64_t n = ((c2 + c6) + c10);
+                              const int64_t k = (c3 + c7);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t m = ((c1 + c5) + c8);
+                              const int64_t n = ((c2 + c6) + c10);
+                              if (polyc_lane1 >= polyc_own)
+                                Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                const int64_t k = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
+                              }
+                            }
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                const int64_t k = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 > 8)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t m = ((c1 + c5) + c8);
+                                    const int64_t n = ((c2 + c6) + c10);
+                                    const int64_t k = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t m = ((c1 + c5) + c8);
+                                    const int64_t n = ((c2 + c6) + c10);
+                                    if (polyc_lane1 >= polyc_own)
+                                      Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t m = ((c1 + c5) + c8);
+                                    const int64_t n = ((c2 + c6) + c10);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Z[((b) * M + m) * N + n] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t m = ((c1 + c5) + c8);
+                                    const int64_t n = ((c2 + c6) + c10);
+                                    const int64_t k = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t m = ((c1 + c5) + c8);
+                                    const int64_t n = ((c2 + c6) + c10);
+                                    if (polyc_lane1 >= polyc_own)
+                                      Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t m = ((c1 + c5) + c8);
+                                  const int64_t n = ((c2 + c6) + c10);
+                                  const int64_t k = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * ((polyc_lane1 < polyc_count1) ? Y_t021[((b) * K + k) * N + n] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t m = ((c1 + c5) + c8);
+                                  const int64_t n = ((c2 + c6) + c10);
+                                  if (polyc_lane1 < polyc_count1)
+                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t m = ((c1 + c5) + c8);
+                                  const int64_t n = ((c2 + c6) + c10);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t m = ((c1 + c5) + c8);
+                                  const int64_t n = ((c2 + c6) + c10);
+                                  const int64_t k = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * ((polyc_lane1 < polyc_count1) ? Y_t021[((b) * K + k) * N + n] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t m = ((c1 + c5) + c8);
+                                  const int64_t n = ((c2 + c6) + c10);
+                                  if (polyc_lane1 < polyc_count1)
+                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  polyc_done:
+  free(Y_t021);
+  return polyc_status;
+}

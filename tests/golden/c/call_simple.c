@@ -1,0 +1,334 @@
+/*
+ * polyc 0.1.0: operator `main`
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ *
+ * def main(float32(R, S) A, float32(S) v) -> (float32 P, float32 Q) {
+ *   P(i, j) = A(i, j) * 2.0 + v(j) where i in 0:R, j in 0:S
+ *   Q(i) +=! P(i, j) where i in 0:R, j in 0:S
+ * }
+ */
+#define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <omp.h>
+
+static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+
+/* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
+   compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
+static inline float polyc_fmaxf(float a, float b) { return ((a > b) | (b != b)) ? a : b; }
+static inline float polyc_fminf(float a, float b) { return ((a < b) | (b != b)) ? a : b; }
+static inline double polyc_fmax(double a, double b) { return ((a > b) | (b != b)) ? a : b; }
+static inline double polyc_fmin(double a, double b) { return ((a < b) | (b != b)) ? a : b; }
+
+#define POLYC_INT_OPS(T, S, MIN)                                                \
+  static inline T polyc_div_##S(T a, T b) {                                     \
+    return b == 0 ? (T)0 : ((MIN) != 0 && a == (T)(MIN) && b == (T)-1) ? a : a / b; \
+  }                                                                             \
+  static inline T polyc_mod_##S(T a, T b) {                                     \
+    return (b == 0 || ((MIN) != 0 && b == (T)-1)) ? (T)0 : a % b;               \
+  }
+POLYC_INT_OPS(int8_t, int8, INT8_MIN)
+POLYC_INT_OPS(int16_t, int16, INT16_MIN)
+POLYC_INT_OPS(int32_t, int32, INT32_MIN)
+POLYC_INT_OPS(int64_t, int64, INT64_MIN)
+POLYC_INT_OPS(uint8_t, uint8, 0)
+POLYC_INT_OPS(uint16_t, uint16, 0)
+POLYC_INT_OPS(uint32_t, uint32, 0)
+POLYC_INT_OPS(uint64_t, uint64, 0)
+
+/* Float to integer: NaN -> 0, saturating at the target's limits. */
+static inline int64_t polyc_f2i(double x, double lo, double hi) {
+  if (x != x) return 0;
+  if (x <= lo) return (int64_t)lo;
+  if (x >= hi) return (int64_t)hi;
+  return (int64_t)x;
+}
+static inline uint64_t polyc_f2u64(double x) {
+  if (x != x || x <= 0.0) return 0;
+  if (x >= 18446744073709551615.0) return UINT64_MAX;
+  return (uint64_t)x;
+}
+
+/* max/min reductions propagate NaN, as numpy's max and min do. */
+static inline float polyc_maxf(float a, float b) { return (b > a || b != b) ? b : a; }
+static inline float polyc_minf(float a, float b) { return (b < a || b != b) ? b : a; }
+static inline double polyc_maxd(double a, double b) { return (b > a || b != b) ? b : a; }
+static inline double polyc_mind(double a, double b) { return (b < a || b != b) ? b : a; }
+
+/* A data-dependent index outside [0, extent) sets the status and reads element 0. */
+static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status) {
+  if (v < 0 || v >= extent) {
+    #pragma omp atomic write
+    *status = 2;
+    return 0;
+  }
+  return v;
+}
+
+
+
+
+
+int polyc_main(int64_t R, int64_t S, const float *restrict A, const float *restrict v, float *restrict P, float *restrict Q)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(R) * polyc_extent(S)) + (polyc_extent(R)) + (polyc_extent(R) * polyc_extent(S));
+  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  for (int64_t c0 = 0; c0 < R; c0 += 8)
+  {
+    if ((((R - c0) - 1) >= 7))
+    {
+      #pragma omp simd
+      for (int64_t c1 = 0; c1 < S; c1 += 1)
+      {
+        {
+          const int64_t c2 = 0;
+          {
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
+          }
+        }
+        {
+          const int64_t c2 = 1;
+          {
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
+          }
+        }
+        {
+          const int64_t c2 = 2;
+          {
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
+          }
+        }
+        {
+          const int64_t c2 = 3;
+          {
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
+          }
+        }
+        {
+          const int64_t c2 = 4;
+          {
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
+          }
+        }
+        {
+          const int64_t c2 = 5;
+          {
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
+          }
+        }
+        {
+          const int64_t c2 = 6;
+          {
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
+          }
+        }
+        {
+          const int64_t c2 = 7;
+          {
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
+          }
+        }
+      }
+    }
+    else
+    {
+      #pragma omp simd
+      for (int64_t c1 = 0; c1 < S; c1 += 1)
+      {
+        for (int64_t c2 = 0; c2 <= polyc_min(7, ((R - c0) - 1)); c2 += 1)
+        {
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
+        }
+      }
+    }
+    for (int64_t c2 = 0; c2 <= polyc_min(7, ((R - c0) - 1)); c2 += 1)
+    {
+      const int64_t i = (c0 + c2);
+      Q[i] = 0.0f;
+    }
+    if ((((R - c0) - 1) >= 7))
+    {
+      float polyc_acc0;
+      {
+        const int64_t c2 = 0;
+        const int64_t i = (c0 + c2);
+        polyc_acc0 = Q[i];
+      }
+      float polyc_acc1;
+      {
+        const int64_t c2 = 1;
+        const int64_t i = (c0 + c2);
+        polyc_acc1 = Q[i];
+      }
+      float polyc_acc2;
+      {
+        const int64_t c2 = 2;
+        const int64_t i = (c0 + c2);
+        polyc_acc2 = Q[i];
+      }
+      float polyc_acc3;
+      {
+        const int64_t c2 = 3;
+        const int64_t i = (c0 + c2);
+        polyc_acc3 = Q[i];
+      }
+      float polyc_acc4;
+      {
+        const int64_t c2 = 4;
+        const int64_t i = (c0 + c2);
+        polyc_acc4 = Q[i];
+      }
+      float polyc_acc5;
+      {
+        const int64_t c2 = 5;
+        const int64_t i = (c0 + c2);
+        polyc_acc5 = Q[i];
+      }
+      float polyc_acc6;
+      {
+        const int64_t c2 = 6;
+        const int64_t i = (c0 + c2);
+        polyc_acc6 = Q[i];
+      }
+      float polyc_acc7;
+      {
+        const int64_t c2 = 7;
+        const int64_t i = (c0 + c2);
+        polyc_acc7 = Q[i];
+      }
+      #pragma omp simd reduction(+:polyc_acc0, polyc_acc1, polyc_acc2, polyc_acc3, polyc_acc4, polyc_acc5, polyc_acc6, polyc_acc7)
+      for (int64_t c1 = 0; c1 < S; c1 += 1)
+      {
+        {
+          const int64_t c2 = 0;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc0 = (polyc_acc0 + P[(i) * S + j]);
+        }
+        {
+          const int64_t c2 = 1;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc1 = (polyc_acc1 + P[(i) * S + j]);
+        }
+        {
+          const int64_t c2 = 2;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc2 = (polyc_acc2 + P[(i) * S + j]);
+        }
+        {
+          const int64_t c2 = 3;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc3 = (polyc_acc3 + P[(i) * S + j]);
+        }
+        {
+          const int64_t c2 = 4;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc4 = (polyc_acc4 + P[(i) * S + j]);
+        }
+        {
+          const int64_t c2 = 5;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc5 = (polyc_acc5 + P[(i) * S + j]);
+        }
+        {
+          const int64_t c2 = 6;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc6 = (polyc_acc6 + P[(i) * S + j]);
+        }
+        {
+          const int64_t c2 = 7;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc7 = (polyc_acc7 + P[(i) * S + j]);
+        }
+      }
+      {
+        const int64_t c2 = 0;
+        const int64_t i = (c0 + c2);
+        Q[i] = polyc_acc0;
+      }
+      {
+        const int64_t c2 = 1;
+        const int64_t i = (c0 + c2);
+        Q[i] = polyc_acc1;
+      }
+      {
+        const int64_t c2 = 2;
+        const int64_t i = (c0 + c2);
+        Q[i] = polyc_acc2;
+      }
+      {
+        const int64_t c2 = 3;
+        const int64_t i = (c0 + c2);
+        Q[i] = polyc_acc3;
+      }
+      {
+        const int64_t c2 = 4;
+        const int64_t i = (c0 + c2);
+        Q[i] = polyc_acc4;
+      }
+      {
+        const int64_t c2 = 5;
+        const int64_t i = (c0 + c2);
+        Q[i] = polyc_acc5;
+      }
+      {
+        const int64_t c2 = 6;
+        const int64_t i = (c0 + c2);
+        Q[i] = polyc_acc6;
+      }
+      {
+        const int64_t c2 = 7;
+        const int64_t i = (c0 + c2);
+        Q[i] = polyc_acc7;
+      }
+    }
+    else
+    {
+      for (int64_t c1 = 0; c1 < S; c1 += 1)
+      {
+        for (int64_t c2 = 0; c2 <= polyc_min(7, ((R - c0) - 1)); c2 += 1)
+        {
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          Q[i] = (Q[i] + P[(i) * S + j]);
+        }
+      }
+    }
+  }
+  return polyc_status;
+}

@@ -1,0 +1,801 @@
+/*
+ * polyc 0.1.0: operator `conv2d_strided`
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ *
+ * def conv2d_strided(float32(N, C, H, W) I, float32(M, C, KH, KW) W1) -> (float32 O) {
+ *   I_t0213(t0, t2, t1, t3) = I(t0, t1, t2, t3) where t0 in 0:N, t2 in 0:H, t1 in 0:C, t3 in 0:W
+ *   O(n, m, h, w) +=! I_t0213(n, 2 * h + kh, c, 2 * w + kw) * W1(m, c, kh, kw) where n in 0:N, m in 0:M, h in 0:(H - KH)/2 + 1, w in 0:(W - KW)/2 + 1, c in 0:C, kh in 0:KH, kw in 0:KW
+ * }
+ */
+#define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <omp.h>
+
+static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+
+/* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
+   compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
+static inline float polyc_fmaxf(float a, float b) { return ((a > b) | (b != b)) ? a : b; }
+static inline float polyc_fminf(float a, float b) { return ((a < b) | (b != b)) ? a : b; }
+static inline double polyc_fmax(double a, double b) { return ((a > b) | (b != b)) ? a : b; }
+static inline double polyc_fmin(double a, double b) { return ((a < b) | (b != b)) ? a : b; }
+
+#define POLYC_INT_OPS(T, S, MIN)                                                \
+  static inline T polyc_div_##S(T a, T b) {                                     \
+    return b == 0 ? (T)0 : ((MIN) != 0 && a == (T)(MIN) && b == (T)-1) ? a : a / b; \
+  }                                                                             \
+  static inline T polyc_mod_##S(T a, T b) {                                     \
+    return (b == 0 || ((MIN) != 0 && b == (T)-1)) ? (T)0 : a % b;               \
+  }
+POLYC_INT_OPS(int8_t, int8, INT8_MIN)
+POLYC_INT_OPS(int16_t, int16, INT16_MIN)
+POLYC_INT_OPS(int32_t, int32, INT32_MIN)
+POLYC_INT_OPS(int64_t, int64, INT64_MIN)
+POLYC_INT_OPS(uint8_t, uint8, 0)
+POLYC_INT_OPS(uint16_t, uint16, 0)
+POLYC_INT_OPS(uint32_t, uint32, 0)
+POLYC_INT_OPS(uint64_t, uint64, 0)
+
+/* Float to integer: NaN -> 0, saturating at the target's limits. */
+static inline int64_t polyc_f2i(double x, double lo, double hi) {
+  if (x != x) return 0;
+  if (x <= lo) return (int64_t)lo;
+  if (x >= hi) return (int64_t)hi;
+  return (int64_t)x;
+}
+static inline uint64_t polyc_f2u64(double x) {
+  if (x != x || x <= 0.0) return 0;
+  if (x >= 18446744073709551615.0) return UINT64_MAX;
+  return (uint64_t)x;
+}
+
+/* max/min reductions propagate NaN, as numpy's max and min do. */
+static inline float polyc_maxf(float a, float b) { return (b > a || b != b) ? b : a; }
+static inline float polyc_minf(float a, float b) { return (b < a || b != b) ? b : a; }
+static inline double polyc_maxd(double a, double b) { return (b > a || b != b) ? b : a; }
+static inline double polyc_mind(double a, double b) { return (b < a || b != b) ? b : a; }
+
+/* A data-dependent index outside [0, extent) sets the status and reads element 0. */
+static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status) {
+  if (v < 0 || v >= extent) {
+    #pragma omp atomic write
+    *status = 2;
+    return 0;
+  }
+  return v;
+}
+
+
+
+
+
+int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW, const float *restrict I, const float *restrict W1, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(polyc_floordiv(H - KH, 2) + 1) * polyc_extent(polyc_floordiv(W - KW, 2) + 1)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(polyc_floordiv(H - KH, 2) + 1) * polyc_extent(polyc_floordiv(W - KW, 2) + 1) * polyc_extent(C) * polyc_extent(KH) * polyc_extent(KW));
+  float *restrict I_t0213 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
+  if (!I_t0213)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  {
+    #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
+    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    {
+      for (int64_t c1 = 0; c1 < H; c1 += 1)
+      {
+        for (int64_t c2 = 0; c2 < C; c2 += 1)
+        {
+          #pragma omp simd
+          for (int64_t c3 = 0; c3 < W; c3 += 1)
+          {
+            const int64_t t0 = c0;
+            const int64_t t2 = c1;
+            const int64_t t1 = c2;
+            const int64_t t3 = c3;
+            I_t0213[(((t0) * H + t2) * C + t1) * W + t3] = I[(((t0) * C + t1) * H + t2) * W + t3];
+          }
+        }
+      }
+    }
+    #pragma omp parallel for collapse(4) schedule(static) if(polyc_work >= 32768)
+    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    {
+      for (int64_t c1 = 0; c1 < M; c1 += 6)
+      {
+        for (int64_t c2 = 0; c2 <= ((-KH) + ((H + KH) / 2)); c2 += 2)
+        {
+          for (int64_t c3 = 0; c3 <= ((-KW) + ((W + KW) / 2)); c3 += 16)
+          {
+            if (!((polyc_floordiv(W - KW, 2) + 1 - (0) <= 16) && (((1 * C + -1 >= 0) && (1 * KH + -1 >= 0) && (1 * KW + -1 >= 0)))))
+            {
+              for (int64_t c8 = 0; c8 <= polyc_min(5, ((M - c1) - 1)); c8 += 1)
+              {
+                for (int64_t c9 = 0; c9 <= polyc_min(1, (((-KH) - c2) + ((H + KH) / 2))); c9 += 1)
+                {
+                  #pragma omp simd
+                  for (int64_t c13 = 0; c13 <= polyc_min(15, (((-KW) - c3) + ((W + KW) / 2))); c13 += 1)
+                  {
+                    const int64_t n = c0;
+                    const int64_t m = (c1 + c8);
+                    const int64_t h = (c2 + c9);
+                    const int64_t w = (c3 + c13);
+                    O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = 0.0f;
+                  }
+                }
+              }
+            }
+            for (int64_t c4 = 0; c4 < C; c4 += 256)
+            {
+              for (int64_t c5 = 0; c5 < KH; c5 += 8)
+              {
+                for (int64_t c6 = 0; c6 < KW; c6 += 8)
+                {
+                  for (int64_t c8 = 0; c8 <= polyc_min(1, (((-KH) - c2) + ((H + KH) / 2))); c8 += 1)
+                  {
+                    if ((((M - c1) - 1) >= 5) && ((((-KW) - c3) + ((W + KW) / 2)) >= 15))
+                      if (((polyc_floordiv(W - KW, 2) + 1 - (0) <= 16) && (((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c14 = polyc_lane0;
+                              const int64_t c18 = polyc_lane1;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                        {
+                          for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                          {
+                            for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c14 = polyc_lane0;
+                                  const int64_t c18 = polyc_lane1;
+                                  const int64_t n = c0;
+                                  const int64_t m = (c1 + c14);
+                                  const int64_t h = (c2 + c8);
+                                  const int64_t w = (c3 + c18);
+                                  const int64_t c = (c4 + c13);
+                                  const int64_t kh = (c5 + c11);
+                                  const int64_t kw = (c6 + c12);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                }
+                              }
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c14 = polyc_lane0;
+                              const int64_t c18 = polyc_lane1;
+                              const int64_t n = c0;
+                              const int64_t m = (c1 + c14);
+                              const int64_t h = (c2 + c8);
+                              const int64_t w = (c3 + c18);
+                              O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c14 = polyc_lane0;
+                              const int64_t c18 = polyc_lane1;
+                              const int64_t n = c0;
+                              const int64_t m = (c1 + c14);
+                              const int64_t h = (c2 + c8);
+                              const int64_t w = (c3 + c18);
+                              polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w];
+                            }
+                          }
+                        }
+                        for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                        {
+                          for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                          {
+                            for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c14 = polyc_lane0;
+                                  const int64_t c18 = polyc_lane1;
+                                  const int64_t n = c0;
+                                  const int64_t m = (c1 + c14);
+                                  const int64_t h = (c2 + c8);
+                                  const int64_t w = (c3 + c18);
+                                  const int64_t c = (c4 + c13);
+                                  const int64_t kh = (c5 + c11);
+                                  const int64_t kw = (c6 + c12);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                }
+                              }
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c14 = polyc_lane0;
+                              const int64_t c18 = polyc_lane1;
+                              const int64_t n = c0;
+                              const int64_t m = (c1 + c14);
+                              const int64_t h = (c2 + c8);
+                              const int64_t w = (c3 + c18);
+                              O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                    else
+                    {
+                      const int64_t polyc_count0 = polyc_min(5, ((M - c1) - 1)) + 1;
+                      const int64_t polyc_count1 = polyc_min(15, (((-KW) - c3) + ((W + KW) / 2))) + 1;
+                      if (polyc_count0 > 0 && polyc_count1 > 0)
+                      {
+                        int64_t polyc_shift = 0;
+                        {
+                          const int64_t c18 = -(16 - polyc_count1);
+                          const int64_t w = (c3 + c18);
+                          if (w >= 0)
+                            polyc_shift = 16 - polyc_count1;
+                        }
+                        if (polyc_shift > 0 || polyc_count1 == 16)
+                        {
+                          const int64_t polyc_base = -polyc_shift;
+                          const int64_t polyc_own = polyc_shift;
+                          if (((polyc_floordiv(W - KW, 2) + 1 - (0) <= 16) && (((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c18 = polyc_lane1 + polyc_base;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                            {
+                              for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                              {
+                                for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c18 = polyc_lane1 + polyc_base;
+                                      const int64_t n = c0;
+                                      const int64_t m = (c1 + c14);
+                                      const int64_t h = (c2 + c8);
+                                      const int64_t w = (c3 + c18);
+                                      const int64_t c = (c4 + c13);
+                                      const int64_t kh = (c5 + c11);
+                                      const int64_t kw = (c6 + c12);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c18 = polyc_lane1 + polyc_base;
+                                  const int64_t n = c0;
+                                  const int64_t m = (c1 + c14);
+                                  const int64_t h = (c2 + c8);
+                                  const int64_t w = (c3 + c18);
+                                  if (polyc_lane1 >= polyc_own)
+                                    O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c18 = polyc_lane1 + polyc_base;
+                                  const int64_t n = c0;
+                                  const int64_t m = (c1 + c14);
+                                  const int64_t h = (c2 + c8);
+                                  const int64_t w = (c3 + c18);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                            {
+                              for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                              {
+                                for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c18 = polyc_lane1 + polyc_base;
+                                      const int64_t n = c0;
+                                      const int64_t m = (c1 + c14);
+                                      const int64_t h = (c2 + c8);
+                                      const int64_t w = (c3 + c18);
+                                      const int64_t c = (c4 + c13);
+                                      const int64_t kh = (c5 + c11);
+                                      const int64_t kw = (c6 + c12);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c18 = polyc_lane1 + polyc_base;
+                                  const int64_t n = c0;
+                                  const int64_t m = (c1 + c14);
+                                  const int64_t h = (c2 + c8);
+                                  const int64_t w = (c3 + c18);
+                                  if (polyc_lane1 >= polyc_own)
+                                    O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                          if (polyc_count1 == 8)
+                          {
+                            if (((polyc_floordiv(W - KW, 2) + 1 - (0) <= 16) && (((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c18 = polyc_lane1;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                              {
+                                for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                                {
+                                  for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c18 = polyc_lane1;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = (c2 + c8);
+                                        const int64_t w = (c3 + c18);
+                                        const int64_t c = (c4 + c13);
+                                        const int64_t kh = (c5 + c11);
+                                        const int64_t kw = (c6 + c12);
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c18 = polyc_lane1;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = (c2 + c8);
+                                    const int64_t w = (c3 + c18);
+                                    O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c18 = polyc_lane1;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = (c2 + c8);
+                                    const int64_t w = (c3 + c18);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w];
+                                  }
+                                }
+                              }
+                              for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                              {
+                                for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                                {
+                                  for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c18 = polyc_lane1;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = (c2 + c8);
+                                        const int64_t w = (c3 + c18);
+                                        const int64_t c = (c4 + c13);
+                                        const int64_t kh = (c5 + c11);
+                                        const int64_t kw = (c6 + c12);
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c18 = polyc_lane1;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = (c2 + c8);
+                                    const int64_t w = (c3 + c18);
+                                    O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else
+                            if (polyc_count1 > 8)
+                            {
+                              for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                              {
+                                const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                                const int64_t polyc_own = polyc_sub - polyc_base;
+                                if (((polyc_floordiv(W - KW, 2) + 1 - (0) <= 16) && (((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                                {
+                                  float polyc_acc[6][8];
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c18 = polyc_lane1 + polyc_base;
+                                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                      }
+                                    }
+                                  }
+                                  for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                                  {
+                                    for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                                    {
+                                      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                      {
+                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                        {
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                          {
+                                            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c18 = polyc_lane1 + polyc_base;
+                                            const int64_t n = c0;
+                                            const int64_t m = (c1 + c14);
+                                            const int64_t h = (c2 + c8);
+                                            const int64_t w = (c3 + c18);
+                                            const int64_t c = (c4 + c13);
+                                            const int64_t kh = (c5 + c11);
+                                            const int64_t kw = (c6 + c12);
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                          }
+                                        }
+                                      }
+                                    }
+                                  }
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c18 = polyc_lane1 + polyc_base;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = (c2 + c8);
+                                        const int64_t w = (c3 + c18);
+                                        if (polyc_lane1 >= polyc_own)
+                                          O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      }
+                                    }
+                                  }
+                                }
+                                else
+                                {
+                                  float polyc_acc[6][8];
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c18 = polyc_lane1 + polyc_base;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = (c2 + c8);
+                                        const int64_t w = (c3 + c18);
+                                        polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] : 0.0f);
+                                      }
+                                    }
+                                  }
+                                  for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                                  {
+                                    for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                                    {
+                                      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                      {
+                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                        {
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                          {
+                                            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c18 = polyc_lane1 + polyc_base;
+                                            const int64_t n = c0;
+                                            const int64_t m = (c1 + c14);
+                                            const int64_t h = (c2 + c8);
+                                            const int64_t w = (c3 + c18);
+                                            const int64_t c = (c4 + c13);
+                                            const int64_t kh = (c5 + c11);
+                                            const int64_t kw = (c6 + c12);
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                          }
+                                        }
+                                      }
+                                    }
+                                  }
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c18 = polyc_lane1 + polyc_base;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = (c2 + c8);
+                                        const int64_t w = (c3 + c18);
+                                        if (polyc_lane1 >= polyc_own)
+                                          O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              if (((polyc_floordiv(W - KW, 2) + 1 - (0) <= 16) && (((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                              {
+                                float polyc_acc[6][16];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c18 = polyc_lane1;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                    }
+                                  }
+                                }
+                                for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                                {
+                                  for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                                  {
+                                    for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                    {
+                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      {
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                        {
+                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c18 = polyc_lane1;
+                                          const int64_t n = c0;
+                                          const int64_t m = (c1 + c14);
+                                          const int64_t h = (c2 + c8);
+                                          const int64_t w = (c3 + c18);
+                                          const int64_t c = (c4 + c13);
+                                          const int64_t kh = (c5 + c11);
+                                          const int64_t kw = (c6 + c12);
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] : 0.0f) * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c18 = polyc_lane1;
+                                      const int64_t n = c0;
+                                      const int64_t m = (c1 + c14);
+                                      const int64_t h = (c2 + c8);
+                                      const int64_t w = (c3 + c18);
+                                      if (polyc_lane1 < polyc_count1)
+                                        O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                              else
+                              {
+                                float polyc_acc[6][16];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c18 = polyc_lane1;
+                                      const int64_t n = c0;
+                                      const int64_t m = (c1 + c14);
+                                      const int64_t h = (c2 + c8);
+                                      const int64_t w = (c3 + c18);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] : 0.0f);
+                                    }
+                                  }
+                                }
+                                for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                                {
+                                  for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                                  {
+                                    for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                    {
+                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      {
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                        {
+                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c18 = polyc_lane1;
+                                          const int64_t n = c0;
+                                          const int64_t m = (c1 + c14);
+                                          const int64_t h = (c2 + c8);
+                                          const int64_t w = (c3 + c18);
+                                          const int64_t c = (c4 + c13);
+                                          const int64_t kh = (c5 + c11);
+                                          const int64_t kw = (c6 + c12);
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] : 0.0f) * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c18 = polyc_lane1;
+                                      const int64_t n = c0;
+                                      const int64_t m = (c1 + c14);
+                                      const int64_t h = (c2 + c8);
+                                      const int64_t w = (c3 + c18);
+                                      if (polyc_lane1 < polyc_count1)
+                                        O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  polyc_done:
+  free(I_t0213);
+  return polyc_status;
+}

@@ -1,0 +1,718 @@
+/*
+ * polyc 0.1.0: operator `kronecker3`
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ *
+ * def kronecker3(float32(M, N0, N1, R) X, float32(D, R) W) -> (float32 Y) {
+ *   W_t10(t1, t0) = W(t0, t1) where t1 in 0:R, t0 in 0:D
+ *   Y(m, n0, n1, d) +=! X(m, n0, n1, r) * W_t10(r, d) where m in 0:M, n0 in 0:N0, n1 in 0:N1, d in 0:D, r in 0:R
+ * }
+ */
+#define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <omp.h>
+
+static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+
+/* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
+   compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
+static inline float polyc_fmaxf(float a, float b) { return ((a > b) | (b != b)) ? a : b; }
+static inline float polyc_fminf(float a, float b) { return ((a < b) | (b != b)) ? a : b; }
+static inline double polyc_fmax(double a, double b) { return ((a > b) | (b != b)) ? a : b; }
+static inline double polyc_fmin(double a, double b) { return ((a < b) | (b != b)) ? a : b; }
+
+#define POLYC_INT_OPS(T, S, MIN)                                                \
+  static inline T polyc_div_##S(T a, T b) {                                     \
+    return b == 0 ? (T)0 : ((MIN) != 0 && a == (T)(MIN) && b == (T)-1) ? a : a / b; \
+  }                                                                             \
+  static inline T polyc_mod_##S(T a, T b) {                                     \
+    return (b == 0 || ((MIN) != 0 && b == (T)-1)) ? (T)0 : a % b;               \
+  }
+POLYC_INT_OPS(int8_t, int8, INT8_MIN)
+POLYC_INT_OPS(int16_t, int16, INT16_MIN)
+POLYC_INT_OPS(int32_t, int32, INT32_MIN)
+POLYC_INT_OPS(int64_t, int64, INT64_MIN)
+POLYC_INT_OPS(uint8_t, uint8, 0)
+POLYC_INT_OPS(uint16_t, uint16, 0)
+POLYC_INT_OPS(uint32_t, uint32, 0)
+POLYC_INT_OPS(uint64_t, uint64, 0)
+
+/* Float to integer: NaN -> 0, saturating at the target's limits. */
+static inline int64_t polyc_f2i(double x, double lo, double hi) {
+  if (x != x) return 0;
+  if (x <= lo) return (int64_t)lo;
+  if (x >= hi) return (int64_t)hi;
+  return (int64_t)x;
+}
+static inline uint64_t polyc_f2u64(double x) {
+  if (x != x || x <= 0.0) return 0;
+  if (x >= 18446744073709551615.0) return UINT64_MAX;
+  return (uint64_t)x;
+}
+
+/* max/min reductions propagate NaN, as numpy's max and min do. */
+static inline float polyc_maxf(float a, float b) { return (b > a || b != b) ? b : a; }
+static inline float polyc_minf(float a, float b) { return (b < a || b != b) ? b : a; }
+static inline double polyc_maxd(double a, double b) { return (b > a || b != b) ? b : a; }
+static inline double polyc_mind(double a, double b) { return (b < a || b != b) ? b : a; }
+
+/* A data-dependent index outside [0, extent) sets the status and reads element 0. */
+static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status) {
+  if (v < 0 || v >= extent) {
+    #pragma omp atomic write
+    *status = 2;
+    return 0;
+  }
+  return v;
+}
+
+
+
+
+
+int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, const float *restrict X, const float *restrict W, float *restrict Y)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(R) * polyc_extent(D)) + (polyc_extent(M) * polyc_extent(N0) * polyc_extent(N1) * polyc_extent(D)) + (polyc_extent(M) * polyc_extent(N0) * polyc_extent(N1) * polyc_extent(D) * polyc_extent(R));
+  float *restrict W_t10 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(R) * polyc_extent(D)));
+  if (!W_t10)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  {
+    #pragma omp parallel for collapse(2) schedule(static) if(polyc_work >= 32768)
+    for (int64_t c0 = 0; c0 < R; c0 += 256)
+    {
+      for (int64_t c1 = 0; c1 < D; c1 += 256)
+      {
+        for (int64_t c2 = 0; c2 <= polyc_min(255, ((R - c0) - 1)); c2 += 1)
+        {
+          for (int64_t c3 = 0; c3 <= polyc_min(255, ((D - c1) - 1)); c3 += 1)
+          {
+            const int64_t t1 = (c0 + c2);
+            const int64_t t0 = (c1 + c3);
+            W_t10[(t1) * D + t0] = W[(t0) * R + t1];
+          }
+        }
+      }
+    }
+    #pragma omp parallel for collapse(4) schedule(static) if(polyc_work >= 32768)
+    for (int64_t c0 = 0; c0 < M; c0 += 6)
+    {
+      for (int64_t c1 = 0; c1 < N0; c1 += 8)
+      {
+        for (int64_t c2 = 0; c2 < N1; c2 += 4)
+        {
+          for (int64_t c3 = 0; c3 < D; c3 += 16)
+          {
+            if (!((D - (0) <= 16) && (((1 * R + -1 >= 0)))))
+            {
+              for (int64_t c5 = 0; c5 <= polyc_min(5, ((M - c0) - 1)); c5 += 1)
+              {
+                for (int64_t c6 = 0; c6 <= polyc_min(7, ((N0 - c1) - 1)); c6 += 1)
+                {
+                  for (int64_t c7 = 0; c7 <= polyc_min(3, ((N1 - c2) - 1)); c7 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t c9 = 0; c9 <= polyc_min(15, ((D - c3) - 1)); c9 += 1)
+                    {
+                      const int64_t m = (c0 + c5);
+                      const int64_t n0 = (c1 + c6);
+                      const int64_t n1 = (c2 + c7);
+                      const int64_t d = (c3 + c9);
+                      Y[(((m) * N0 + n0) * N1 + n1) * D + d] = 0.0f;
+                    }
+                  }
+                }
+              }
+            }
+            for (int64_t c4 = 0; c4 < R; c4 += 256)
+            {
+              for (int64_t c5 = 0; c5 <= polyc_min(7, ((N0 - c1) - 1)); c5 += 1)
+              {
+                for (int64_t c6 = 0; c6 <= polyc_min(3, ((N1 - c2) - 1)); c6 += 1)
+                {
+                  if ((((M - c0) - 1) >= 5) && (((D - c3) - 1) >= 15))
+                    if (((D - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                    {
+                      float polyc_acc[6][16];
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c10 = polyc_lane0;
+                            const int64_t c12 = polyc_lane1;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c10 = polyc_lane0;
+                            const int64_t c12 = polyc_lane1;
+                            const int64_t m = (c0 + c10);
+                            const int64_t n0 = (c1 + c5);
+                            const int64_t n1 = (c2 + c6);
+                            const int64_t d = (c3 + c12);
+                            const int64_t r = (c4 + c9);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c10 = polyc_lane0;
+                            const int64_t c12 = polyc_lane1;
+                            const int64_t m = (c0 + c10);
+                            const int64_t n0 = (c1 + c5);
+                            const int64_t n1 = (c2 + c6);
+                            const int64_t d = (c3 + c12);
+                            Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                    else
+                    {
+                      float polyc_acc[6][16];
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c10 = polyc_lane0;
+                            const int64_t c12 = polyc_lane1;
+                            const int64_t m = (c0 + c10);
+                            const int64_t n0 = (c1 + c5);
+                            const int64_t n1 = (c2 + c6);
+                            const int64_t d = (c3 + c12);
+                            polyc_acc[polyc_lane0][polyc_lane1] = Y[(((m) * N0 + n0) * N1 + n1) * D + d];
+                          }
+                        }
+                      }
+                      for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c10 = polyc_lane0;
+                            const int64_t c12 = polyc_lane1;
+                            const int64_t m = (c0 + c10);
+                            const int64_t n0 = (c1 + c5);
+                            const int64_t n1 = (c2 + c6);
+                            const int64_t d = (c3 + c12);
+                            const int64_t r = (c4 + c9);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c10 = polyc_lane0;
+                            const int64_t c12 = polyc_lane1;
+                            const int64_t m = (c0 + c10);
+                            const int64_t n0 = (c1 + c5);
+                            const int64_t n1 = (c2 + c6);
+                            const int64_t d = (c3 + c12);
+                            Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                  else
+                  {
+                    const int64_t polyc_count0 = polyc_min(5, ((M - c0) - 1)) + 1;
+                    const int64_t polyc_count1 = polyc_min(15, ((D - c3) - 1)) + 1;
+                    if (polyc_count0 > 0 && polyc_count1 > 0)
+                    {
+                      int64_t polyc_shift = 0;
+                      {
+                        const int64_t c12 = -(16 - polyc_count1);
+                        const int64_t d = (c3 + c12);
+                        if (d >= 0)
+                          polyc_shift = 16 - polyc_count1;
+                      }
+                      if (polyc_shift > 0 || polyc_count1 == 16)
+                      {
+                        const int64_t polyc_base = -polyc_shift;
+                        const int64_t polyc_own = polyc_shift;
+                        if (((D - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c12 = polyc_lane1 + polyc_base;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c12 = polyc_lane1 + polyc_base;
+                                const int64_t m = (c0 + c10);
+                                const int64_t n0 = (c1 + c5);
+                                const int64_t n1 = (c2 + c6);
+                                const int64_t d = (c3 + c12);
+                                const int64_t r = (c4 + c9);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c12 = polyc_lane1 + polyc_base;
+                                const int64_t m = (c0 + c10);
+                                const int64_t n0 = (c1 + c5);
+                                const int64_t n1 = (c2 + c6);
+                                const int64_t d = (c3 + c12);
+                                if (polyc_lane1 >= polyc_own)
+                                  Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c12 = polyc_lane1 + polyc_base;
+                                const int64_t m = (c0 + c10);
+                                const int64_t n0 = (c1 + c5);
+                                const int64_t n1 = (c2 + c6);
+                                const int64_t d = (c3 + c12);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
+                              }
+                            }
+                          }
+                          for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c12 = polyc_lane1 + polyc_base;
+                                const int64_t m = (c0 + c10);
+                                const int64_t n0 = (c1 + c5);
+                                const int64_t n1 = (c2 + c6);
+                                const int64_t d = (c3 + c12);
+                                const int64_t r = (c4 + c9);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c12 = polyc_lane1 + polyc_base;
+                                const int64_t m = (c0 + c10);
+                                const int64_t n0 = (c1 + c5);
+                                const int64_t n1 = (c2 + c6);
+                                const int64_t d = (c3 + c12);
+                                if (polyc_lane1 >= polyc_own)
+                                  Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 == 8)
+                        {
+                          if (((D - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c12 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c12 = polyc_lane1;
+                                  const int64_t m = (c0 + c10);
+                                  const int64_t n0 = (c1 + c5);
+                                  const int64_t n1 = (c2 + c6);
+                                  const int64_t d = (c3 + c12);
+                                  const int64_t r = (c4 + c9);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c12 = polyc_lane1;
+                                  const int64_t m = (c0 + c10);
+                                  const int64_t n0 = (c1 + c5);
+                                  const int64_t n1 = (c2 + c6);
+                                  const int64_t d = (c3 + c12);
+                                  Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c12 = polyc_lane1;
+                                  const int64_t m = (c0 + c10);
+                                  const int64_t n0 = (c1 + c5);
+                                  const int64_t n1 = (c2 + c6);
+                                  const int64_t d = (c3 + c12);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = Y[(((m) * N0 + n0) * N1 + n1) * D + d];
+                                }
+                              }
+                            }
+                            for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c12 = polyc_lane1;
+                                  const int64_t m = (c0 + c10);
+                                  const int64_t n0 = (c1 + c5);
+                                  const int64_t n1 = (c2 + c6);
+                                  const int64_t d = (c3 + c12);
+                                  const int64_t r = (c4 + c9);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c12 = polyc_lane1;
+                                  const int64_t m = (c0 + c10);
+                                  const int64_t n0 = (c1 + c5);
+                                  const int64_t n1 = (c2 + c6);
+                                  const int64_t d = (c3 + c12);
+                                  Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                          if (polyc_count1 > 8)
+                          {
+                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                            {
+                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                              const int64_t polyc_own = polyc_sub - polyc_base;
+                              if (((D - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c12 = polyc_lane1 + polyc_base;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                    }
+                                  }
+                                }
+                                for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c12 = polyc_lane1 + polyc_base;
+                                      const int64_t m = (c0 + c10);
+                                      const int64_t n0 = (c1 + c5);
+                                      const int64_t n1 = (c2 + c6);
+                                      const int64_t d = (c3 + c12);
+                                      const int64_t r = (c4 + c9);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c12 = polyc_lane1 + polyc_base;
+                                      const int64_t m = (c0 + c10);
+                                      const int64_t n0 = (c1 + c5);
+                                      const int64_t n1 = (c2 + c6);
+                                      const int64_t d = (c3 + c12);
+                                      if (polyc_lane1 >= polyc_own)
+                                        Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                              else
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c12 = polyc_lane1 + polyc_base;
+                                      const int64_t m = (c0 + c10);
+                                      const int64_t n0 = (c1 + c5);
+                                      const int64_t n1 = (c2 + c6);
+                                      const int64_t d = (c3 + c12);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
+                                    }
+                                  }
+                                }
+                                for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c12 = polyc_lane1 + polyc_base;
+                                      const int64_t m = (c0 + c10);
+                                      const int64_t n0 = (c1 + c5);
+                                      const int64_t n1 = (c2 + c6);
+                                      const int64_t d = (c3 + c12);
+                                      const int64_t r = (c4 + c9);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c12 = polyc_lane1 + polyc_base;
+                                      const int64_t m = (c0 + c10);
+                                      const int64_t n0 = (c1 + c5);
+                                      const int64_t n1 = (c2 + c6);
+                                      const int64_t d = (c3 + c12);
+                                      if (polyc_lane1 >= polyc_own)
+                                        Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            if (((D - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c12 = polyc_lane1;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c12 = polyc_lane1;
+                                    const int64_t m = (c0 + c10);
+                                    const int64_t n0 = (c1 + c5);
+                                    const int64_t n1 = (c2 + c6);
+                                    const int64_t d = (c3 + c12);
+                                    const int64_t r = (c4 + c9);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c12 = polyc_lane1;
+                                    const int64_t m = (c0 + c10);
+                                    const int64_t n0 = (c1 + c5);
+                                    const int64_t n1 = (c2 + c6);
+                                    const int64_t d = (c3 + c12);
+                                    if (polyc_lane1 < polyc_count1)
+                                      Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c12 = polyc_lane1;
+                                    const int64_t m = (c0 + c10);
+                                    const int64_t n0 = (c1 + c5);
+                                    const int64_t n1 = (c2 + c6);
+                                    const int64_t d = (c3 + c12);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c12 = polyc_lane1;
+                                    const int64_t m = (c0 + c10);
+                                    const int64_t n0 = (c1 + c5);
+                                    const int64_t n1 = (c2 + c6);
+                                    const int64_t d = (c3 + c12);
+                                    const int64_t r = (c4 + c9);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c12 = polyc_lane1;
+                                    const int64_t m = (c0 + c10);
+                                    const int64_t n0 = (c1 + c5);
+                                    const int64_t n1 = (c2 + c6);
+                                    const int64_t d = (c3 + c12);
+                                    if (polyc_lane1 < polyc_count1)
+                                      Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  polyc_done:
+  free(W_t10);
+  return polyc_status;
+}

@@ -1,0 +1,742 @@
+/*
+ * polyc 0.1.0: operator `matmul_trans_b`
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ *
+ * def matmul_trans_b(float32(M, K) A, float32(N, K) B) -> (float32 C) {
+ *   B_t10(t1, t0) = B(t0, t1) where t1 in 0:K, t0 in 0:N
+ *   C(m, n) +=! A(m, k) * B_t10(k, n) where m in 0:M, n in 0:N, k in 0:K
+ * }
+ */
+#define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <omp.h>
+
+static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+
+/* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
+   compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
+static inline float polyc_fmaxf(float a, float b) { return ((a > b) | (b != b)) ? a : b; }
+static inline float polyc_fminf(float a, float b) { return ((a < b) | (b != b)) ? a : b; }
+static inline double polyc_fmax(double a, double b) { return ((a > b) | (b != b)) ? a : b; }
+static inline double polyc_fmin(double a, double b) { return ((a < b) | (b != b)) ? a : b; }
+
+#define POLYC_INT_OPS(T, S, MIN)                                                \
+  static inline T polyc_div_##S(T a, T b) {                                     \
+    return b == 0 ? (T)0 : ((MIN) != 0 && a == (T)(MIN) && b == (T)-1) ? a : a / b; \
+  }                                                                             \
+  static inline T polyc_mod_##S(T a, T b) {                                     \
+    return (b == 0 || ((MIN) != 0 && b == (T)-1)) ? (T)0 : a % b;               \
+  }
+POLYC_INT_OPS(int8_t, int8, INT8_MIN)
+POLYC_INT_OPS(int16_t, int16, INT16_MIN)
+POLYC_INT_OPS(int32_t, int32, INT32_MIN)
+POLYC_INT_OPS(int64_t, int64, INT64_MIN)
+POLYC_INT_OPS(uint8_t, uint8, 0)
+POLYC_INT_OPS(uint16_t, uint16, 0)
+POLYC_INT_OPS(uint32_t, uint32, 0)
+POLYC_INT_OPS(uint64_t, uint64, 0)
+
+/* Float to integer: NaN -> 0, saturating at the target's limits. */
+static inline int64_t polyc_f2i(double x, double lo, double hi) {
+  if (x != x) return 0;
+  if (x <= lo) return (int64_t)lo;
+  if (x >= hi) return (int64_t)hi;
+  return (int64_t)x;
+}
+static inline uint64_t polyc_f2u64(double x) {
+  if (x != x || x <= 0.0) return 0;
+  if (x >= 18446744073709551615.0) return UINT64_MAX;
+  return (uint64_t)x;
+}
+
+/* max/min reductions propagate NaN, as numpy's max and min do. */
+static inline float polyc_maxf(float a, float b) { return (b > a || b != b) ? b : a; }
+static inline float polyc_minf(float a, float b) { return (b < a || b != b) ? b : a; }
+static inline double polyc_maxd(double a, double b) { return (b > a || b != b) ? b : a; }
+static inline double polyc_mind(double a, double b) { return (b < a || b != b) ? b : a; }
+
+/* A data-dependent index outside [0, extent) sets the status and reads element 0. */
+static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status) {
+  if (v < 0 || v >= extent) {
+    #pragma omp atomic write
+    *status = 2;
+    return 0;
+  }
+  return v;
+}
+
+
+/* The threads as a grid over `count` loops: parts[k] along loop k, the parts
+   multiplying to `threads`. Loop k has extents[k] values in blocks of sizes[k].
+   Each prime factor of `threads`, largest first, goes to the outermost loop whose
+   largest part would hold at most 5% more values than an even share (OpenMP's
+   static schedule of collapsed loops also cuts the outermost first: each thread
+   keeps its own images of a batch), else to the loop where it would hold least. */
+static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *extents,
+                                     const int64_t *sizes, int64_t *parts) {
+  int64_t factors[64];
+  int n = 0;
+  for (int k = 0; k < count; k++) parts[k] = 1;
+  for (int64_t p = 2; p * p <= threads; p++)
+    while (threads % p == 0) { factors[n++] = p; threads /= p; }
+  if (threads > 1) factors[n++] = threads;
+  for (int f = n - 1; f >= 0; f--) {
+    int best = 0;
+    double best_excess = 0.0;
+    for (int k = 0; k < count; k++) {
+      const int64_t q = parts[k] * factors[f];
+      const int64_t blocks = (extents[k] + sizes[k] - 1) / sizes[k];
+      const int64_t largest = ((blocks + q - 1) / q) * sizes[k];
+      const double excess = extents[k] > 0 ? (double)largest * q / extents[k] : 1e300;
+      if (excess <= 1.05) { best = k; break; }
+      if (k == 0 || excess < best_excess) { best = k; best_excess = excess; }
+    }
+    parts[best] *= factors[f];
+  }
+}
+
+
+
+
+int polyc_matmul_trans_b(int64_t M, int64_t K, int64_t N, const float *restrict A, const float *restrict B, float *restrict C)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(K) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
+  float *restrict B_t10 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(K) * polyc_extent(N)));
+  if (!B_t10)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  {
+    #pragma omp parallel for collapse(2) schedule(static) if(polyc_work >= 32768)
+    for (int64_t c0 = 0; c0 < K; c0 += 256)
+    {
+      for (int64_t c1 = 0; c1 < N; c1 += 256)
+      {
+        for (int64_t c2 = 0; c2 <= polyc_min(255, ((K - c0) - 1)); c2 += 1)
+        {
+          for (int64_t c3 = 0; c3 <= polyc_min(255, ((N - c1) - 1)); c3 += 1)
+          {
+            const int64_t t1 = (c0 + c2);
+            const int64_t t0 = (c1 + c3);
+            B_t10[(t1) * N + t0] = B[(t0) * K + t1];
+          }
+        }
+      }
+    }
+    #pragma omp parallel if(polyc_work >= 32768)
+    {
+      const int64_t polyc_first0 = 0;
+      const int64_t polyc_first1 = 0;
+      const int64_t polyc_extents[2] = {polyc_max(0, ((M - 1)) - (polyc_first0) + 1), polyc_max(0, ((N - 1)) - (polyc_first1) + 1)};
+      const int64_t polyc_sizes[2] = {6, 64};
+      const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
+      int64_t polyc_parts[2];
+      polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
+      int64_t polyc_place = omp_get_thread_num();
+      const int64_t polyc_t1 = polyc_place % polyc_parts[1];
+      polyc_place /= polyc_parts[1];
+      const int64_t polyc_t0 = polyc_place % polyc_parts[0];
+      polyc_place /= polyc_parts[0];
+      const int64_t polyc_lo0_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
+      const int64_t polyc_hi0_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
+      const int64_t polyc_lo0_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
+      const int64_t polyc_hi0_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
+      for (int64_t c0 = ((-(polyc_lo0_0 % 768)) + polyc_lo0_0); c0 < polyc_min(M, polyc_hi0_0); c0 += 768)
+      {
+        for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(N, polyc_hi0_1); c1 += 64)
+        {
+          if (!((N - (0) <= 16) && (((1 * K + -1 >= 0)))))
+          {
+            for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((M - c0) - 1)); c3 += 1)
+            {
+              #pragma omp simd
+              for (int64_t c5 = 0; c5 <= polyc_min(63, ((N - c1) - 1)); c5 += 1)
+              {
+                const int64_t m = (c0 + c3);
+                const int64_t n = (c1 + c5);
+                C[(m) * N + n] = 0.0f;
+              }
+            }
+          }
+          for (int64_t c2 = 0; c2 < K; c2 += 512)
+          {
+            _Alignas(64) float polyc_panel_B_t10_storage[32768];
+            float *restrict polyc_panel_B_t10 = polyc_panel_B_t10_storage;
+            {
+              for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, K - c2); polyc_p1 += 1)
+              {
+                const int64_t polyc_start = polyc_max(0, 0 - c1);
+                const int64_t polyc_end = polyc_min(64, N - c1);
+                for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                {
+                  const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                  const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                  if (polyc_first == 0 && polyc_last == 16)
+                  {
+                    {
+                      if (polyc_p1 + 8 < polyc_min(512, K - c2))
+                      {
+                        const int64_t n = c1 + polyc_block * 16;
+                        const int64_t k = c2 + polyc_p1 + 8;
+                        __builtin_prefetch(&B_t10[(k) * N + n] + 0, 0, 3);
+                      }
+                      #pragma omp simd
+                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                      {
+                        const int64_t n = c1 + polyc_block * 16 + polyc_lane;
+                        const int64_t k = c2 + polyc_p1;
+                        polyc_panel_B_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B_t10[(k) * N + n];
+                      }
+                    }
+                  }
+                  else
+                  {
+                    for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                    {
+                      const int64_t n = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t k = c2 + polyc_p1;
+                      polyc_panel_B_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B_t10[(k) * N + n];
+                    }
+                  }
+                }
+              }
+            }
+            for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((M - c0) - 1)); c3 += 6)
+            {
+              for (int64_t c4 = 0; c4 <= polyc_min(63, ((N - c1) - 1)); c4 += 16)
+              {
+                if (((((M - c0) - c3) - 1) >= 5) && ((((N - c1) - c4) - 1) >= 15))
+                  if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                        }
+                      }
+                    }
+                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t m = ((c0 + c3) + c6);
+                          const int64_t n = ((c1 + c4) + c8);
+                          const int64_t k = (c2 + c5);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B_t10[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t m = ((c0 + c3) + c6);
+                          const int64_t n = ((c1 + c4) + c8);
+                          C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                  else
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t m = ((c0 + c3) + c6);
+                          const int64_t n = ((c1 + c4) + c8);
+                          polyc_acc[polyc_lane0][polyc_lane1] = C[(m) * N + n];
+                        }
+                      }
+                    }
+                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t m = ((c0 + c3) + c6);
+                          const int64_t n = ((c1 + c4) + c8);
+                          const int64_t k = (c2 + c5);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B_t10[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t m = ((c0 + c3) + c6);
+                          const int64_t n = ((c1 + c4) + c8);
+                          C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                else
+                {
+                  const int64_t polyc_count0 = polyc_min(5, (((M - c0) - c3) - 1)) + 1;
+                  const int64_t polyc_count1 = polyc_min(15, (((N - c1) - c4) - 1)) + 1;
+                  if (polyc_count0 > 0 && polyc_count1 > 0)
+                  {
+                    int64_t polyc_shift = 0;
+                    {
+                      const int64_t c8 = -(16 - polyc_count1);
+                      const int64_t n = ((c1 + c4) + c8);
+                      if (n >= 0)
+                        polyc_shift = 16 - polyc_count1;
+                    }
+                    if (polyc_shift > 0 || polyc_count1 == 16)
+                    {
+                      const int64_t polyc_base = -polyc_shift;
+                      const int64_t polyc_own = polyc_shift;
+                      if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t m = ((c0 + c3) + c6);
+                              const int64_t n = ((c1 + c4) + c8);
+                              const int64_t k = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t m = ((c0 + c3) + c6);
+                              const int64_t n = ((c1 + c4) + c8);
+                              if (polyc_lane1 >= polyc_own)
+                                C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t m = ((c0 + c3) + c6);
+                              const int64_t n = ((c1 + c4) + c8);
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(m) * N + n] : 0.0f);
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t m = ((c0 + c3) + c6);
+                              const int64_t n = ((c1 + c4) + c8);
+                              const int64_t k = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t m = ((c0 + c3) + c6);
+                              const int64_t n = ((c1 + c4) + c8);
+                              if (polyc_lane1 >= polyc_own)
+                                C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t m = ((c0 + c3) + c6);
+                                const int64_t n = ((c1 + c4) + c8);
+                                const int64_t k = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t m = ((c0 + c3) + c6);
+                                const int64_t n = ((c1 + c4) + c8);
+                                C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t m = ((c0 + c3) + c6);
+                                const int64_t n = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = C[(m) * N + n];
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t m = ((c0 + c3) + c6);
+                                const int64_t n = ((c1 + c4) + c8);
+                                const int64_t k = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t m = ((c0 + c3) + c6);
+                                const int64_t n = ((c1 + c4) + c8);
+                                C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 > 8)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t m = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    const int64_t k = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t m = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t m = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(m) * N + n] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t m = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    const int64_t k = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t m = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  const int64_t k = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * ((polyc_lane1 < polyc_count1) ? B_t10[(k) * N + n] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(m) * N + n] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  const int64_t k = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * ((polyc_lane1 < polyc_count1) ? B_t10[(k) * N + n] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  polyc_done:
+  free(B_t10);
+  return polyc_status;
+}

@@ -1,0 +1,155 @@
+/*
+ * polyc 0.1.0: operator `tril_mask`
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ *
+ * def tril_mask(float32(M, N) X) -> (float32 O) {
+ *   O(i, j) = i >= j ? X(i, j) + j : 0.0 where i in 0:M, j in 0:N
+ * }
+ */
+#define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <omp.h>
+
+static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+
+/* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
+   compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
+static inline float polyc_fmaxf(float a, float b) { return ((a > b) | (b != b)) ? a : b; }
+static inline float polyc_fminf(float a, float b) { return ((a < b) | (b != b)) ? a : b; }
+static inline double polyc_fmax(double a, double b) { return ((a > b) | (b != b)) ? a : b; }
+static inline double polyc_fmin(double a, double b) { return ((a < b) | (b != b)) ? a : b; }
+
+#define POLYC_INT_OPS(T, S, MIN)                                                \
+  static inline T polyc_div_##S(T a, T b) {                                     \
+    return b == 0 ? (T)0 : ((MIN) != 0 && a == (T)(MIN) && b == (T)-1) ? a : a / b; \
+  }                                                                             \
+  static inline T polyc_mod_##S(T a, T b) {                                     \
+    return (b == 0 || ((MIN) != 0 && b == (T)-1)) ? (T)0 : a % b;               \
+  }
+POLYC_INT_OPS(int8_t, int8, INT8_MIN)
+POLYC_INT_OPS(int16_t, int16, INT16_MIN)
+POLYC_INT_OPS(int32_t, int32, INT32_MIN)
+POLYC_INT_OPS(int64_t, int64, INT64_MIN)
+POLYC_INT_OPS(uint8_t, uint8, 0)
+POLYC_INT_OPS(uint16_t, uint16, 0)
+POLYC_INT_OPS(uint32_t, uint32, 0)
+POLYC_INT_OPS(uint64_t, uint64, 0)
+
+/* Float to integer: NaN -> 0, saturating at the target's limits. */
+static inline int64_t polyc_f2i(double x, double lo, double hi) {
+  if (x != x) return 0;
+  if (x <= lo) return (int64_t)lo;
+  if (x >= hi) return (int64_t)hi;
+  return (int64_t)x;
+}
+static inline uint64_t polyc_f2u64(double x) {
+  if (x != x || x <= 0.0) return 0;
+  if (x >= 18446744073709551615.0) return UINT64_MAX;
+  return (uint64_t)x;
+}
+
+/* max/min reductions propagate NaN, as numpy's max and min do. */
+static inline float polyc_maxf(float a, float b) { return (b > a || b != b) ? b : a; }
+static inline float polyc_minf(float a, float b) { return (b < a || b != b) ? b : a; }
+static inline double polyc_maxd(double a, double b) { return (b > a || b != b) ? b : a; }
+static inline double polyc_mind(double a, double b) { return (b < a || b != b) ? b : a; }
+
+/* A data-dependent index outside [0, extent) sets the status and reads element 0. */
+static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status) {
+  if (v < 0 || v >= extent) {
+    #pragma omp atomic write
+    *status = 2;
+    return 0;
+  }
+  return v;
+}
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+/* Copies `bytes` from `src` to `dst` with streaming stores for the whole 64-byte
+   lines of `dst`, plain stores for the partial lines at either end. */
+static inline void polyc_stream(void *restrict dst, const void *restrict src, int64_t bytes) {
+  char *restrict d = (char *)dst;
+  const char *restrict s = (const char *)src;
+  int64_t k = 0;
+  for (; k < bytes && ((uintptr_t)(d + k) & 63); k++) d[k] = s[k];
+  for (; k + 64 <= bytes; k += 64) {
+#if defined(__AVX512F__)
+    _mm512_stream_si512((void *)(d + k), _mm512_loadu_si512((const void *)(s + k)));
+#elif defined(__AVX__)
+    _mm256_stream_si256((__m256i *)(d + k), _mm256_loadu_si256((const __m256i *)(s + k)));
+    _mm256_stream_si256((__m256i *)(d + k + 32), _mm256_loadu_si256((const __m256i *)(s + k + 32)));
+#elif defined(__SSE2__)
+    for (int64_t q = 0; q < 64; q += 16)
+      _mm_stream_si128((__m128i *)(d + k + q), _mm_loadu_si128((const __m128i *)(s + k + q)));
+#else
+    memcpy(d + k, s + k, 64);
+#endif
+  }
+  for (; k < bytes; k++) d[k] = s[k];
+}
+/* Orders the streaming stores before what follows (other threads' reads). */
+static inline void polyc_stream_fence(void) {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+
+
+
+
+int polyc_tril_mask(int64_t M, int64_t N, const float *restrict X, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N));
+  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  for (int64_t c0 = 0; c0 < M; c0 += 1)
+  {
+    if ((int64_t)sizeof(float) * polyc_extent(M) * polyc_extent(N) >= 8388608)
+    {
+      for (int64_t polyc_chunk = 0, polyc_end; polyc_chunk < N; polyc_chunk = polyc_end)
+      {
+        float *polyc_to;
+        {
+          const int64_t c1 = polyc_chunk;
+          const int64_t i = c0;
+          const int64_t j = c1;
+          polyc_to = &O[(i) * N + j];
+        }
+        polyc_end = polyc_min(N, polyc_chunk + 128 - (int64_t)(((uintptr_t)polyc_to & 63) / sizeof(float)));
+        _Alignas(64) float polyc_stage[128];
+        #pragma omp simd
+        for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)
+        {
+          const int64_t i = c0;
+          const int64_t j = c1;
+          polyc_stage[c1 - polyc_chunk] = ((i >= j) ? (X[(i) * N + j] + ((float)(j))) : 0.0f);
+        }
+        polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
+      }
+      polyc_stream_fence();
+    }
+    else
+    {
+      #pragma omp simd
+      for (int64_t c1 = 0; c1 < N; c1 += 1)
+      {
+        const int64_t i = c0;
+        const int64_t j = c1;
+        O[(i) * N + j] = ((i >= j) ? (X[(i) * N + j] + ((float)(j))) : 0.0f);
+      }
+    }
+  }
+  return polyc_status;
+}
