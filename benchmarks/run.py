@@ -641,7 +641,7 @@ def print_variants(title: str, rows: list[dict], note: str, worst_of: str | None
         fastest = min(times) if times else None
         for k, v in enumerate(row["variants"]):
             ratio = v["median_ms"] / fastest if fastest and v["median_ms"] else None
-            if ratio is not None and (worst_of is None or v["label"] == worst_of):
+            if ratio is not None and (worst_of is None or worst_of in v["label"].split(" = ")):
                 worst.append((ratio, row["kernel"], v["label"]))
             torch_ms = row.get("torch_ms")
             cells.append([row["kernel"] if k == 0 else "", v["label"], v["check"],
@@ -659,11 +659,12 @@ def print_variants(title: str, rows: list[dict], note: str, worst_of: str | None
 def print_fusion_summary(rows: list[dict], margin: float = 1.10) -> None:
     """How many operators' default fusion is within ``margin`` of the fastest strategy
     and of ``fusion='min'``, and the ones that are not."""
-    slow, behind_min, counted = [], [], 0
+    slow, behind_min, counted, alike = [], [], 0, 0
     for row in rows:
-        times = {v["label"]: v["median_ms"] for v in row["variants"] if v["median_ms"]}
+        times = strategy_times(row)
         if "default" not in times:
             continue
+        alike += len(row["variants"]) == 1
         counted += 1
         if times["default"] > margin * min(times.values()):
             slow.append(f"{row['kernel']} {times['default'] / min(times.values()):.2f}")
@@ -672,7 +673,8 @@ def print_fusion_summary(rows: list[dict], margin: float = 1.10) -> None:
     print(f"default fusion within {margin:.2f}× of the fastest strategy on "
           f"{counted - len(slow)} of {counted} operators"
           + (f"; beyond: {', '.join(slow)}" if slow else "")
-          + f"; slower than fusion='min' by more than {margin:.2f}× on {len(behind_min)}")
+          + f"; slower than fusion='min' by more than {margin:.2f}× on {len(behind_min)}"
+          + f" ({alike} generate the same kernel under all three)")
 
 
 def spelling_rows(cache_dir: Path, names: list[str]) -> list[dict]:
@@ -688,12 +690,29 @@ def spelling_rows(cache_dir: Path, names: list[str]) -> list[dict]:
     return rows
 
 
+def strategy_variants(source: str, name: str | None, cache_dir: Path
+                      ) -> list[tuple[str, object]]:
+    """The operator under each fusion strategy, one variant per distinct kernel: the
+    strategies whose C is the same share one (label ``"default = max"``), so that
+    timing noise never tells identical kernels apart."""
+    kernels: dict[str, list] = {}
+    for strategy in FUSION_STRATEGIES:
+        op = polyc.define(source, name=name, fusion=strategy, cache_dir=cache_dir)
+        kernels.setdefault(op.compilation().c_source.text, [[], op])[0].append(strategy)
+    return [(" = ".join(strategies), op) for strategies, op in kernels.values()]
+
+
+def strategy_times(row: dict) -> dict[str, float]:
+    """Each strategy's time in a row of :func:`strategy_variants` variants."""
+    return {strategy: v["median_ms"] for v in row["variants"] if v["median_ms"]
+            for strategy in v["label"].split(" = ")}
+
+
 def fusion_rows(cache_dir: Path, names: list[str]) -> list[dict]:
     rows = []
     for k, name in enumerate(names):
         bench = BY_NAME[name]
-        variants = [(strategy, polyc.define(bench.source, fusion=strategy, cache_dir=cache_dir))
-                    for strategy in FUSION_STRATEGIES]
+        variants = strategy_variants(bench.source, None, cache_dir)
         rows.append(bench_variants(bench, variants, ARGS.seed + k))
         print(f"  fusion {name}: done", file=sys.stderr, flush=True)
     return rows
@@ -768,9 +787,7 @@ def corpus_rows(cache_dir: Path, names: list[str]) -> list[dict]:
     for k, entry in enumerate(chosen):
         try:
             bench = CorpusBench(entry)
-            variants = [(strategy, polyc.define(entry.source, name=entry.def_name,
-                                                fusion=strategy, cache_dir=cache_dir))
-                        for strategy in FUSION_STRATEGIES]
+            variants = strategy_variants(entry.source, entry.def_name, cache_dir)
             row = bench_variants(bench, variants, ARGS.seed + 200 + k)
             if all(v["check"] == "error" for v in row["variants"]):
                 # sizes the operator's preconditions refuse: its own largest test sizes
