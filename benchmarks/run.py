@@ -698,7 +698,9 @@ def strategy_variants(source: str, name: str | None, cache_dir: Path
     kernels: dict[str, list] = {}
     for strategy in FUSION_STRATEGIES:
         op = polyc.define(source, name=name, fusion=strategy, cache_dir=cache_dir)
-        kernels.setdefault(op.compilation().c_source.text, [[], op])[0].append(strategy)
+        code = "\n".join(line for line in op.compilation().c_source.text.splitlines()
+                         if not line.startswith(" * options:"))  # names the strategy
+        kernels.setdefault(code, [[], op])[0].append(strategy)
     return [(" = ".join(strategies), op) for strategies, op in kernels.values()]
 
 
