@@ -41,7 +41,7 @@ from polyc.poly.straighten import straighten_bands
 from polyc.poly.jam import JAM_MARK, JamRules, jam_outer_rows
 from polyc.poly.tiling import (REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, accumulates_along,
                                carries_reuse, has_inner_band, optimize_bands, tiling_matters,
-                               calls_library, writes_once, writes_once_below)
+                               calls_library, reduces, writes_once, writes_once_below)
 
 PARALLEL_MARK = "parallel"
 COLLAPSE_MARK_PREFIX = "collapse "  # "collapse 2": the parallel loop and the next one
@@ -332,7 +332,8 @@ def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, paralle
             writes_once=lambda band: writes_once_below(band, program),
             legal=lambda candidate: _is_legal(candidate, deps, program),
             vector_marks=frozenset({SIMD_MARK, SIMD_REDUCTION_MARK}),
-            reduction_marks=frozenset({SIMD_REDUCTION_MARK})))
+            reduction_marks=frozenset({SIMD_REDUCTION_MARK}),
+            reduces=lambda statements: reduces(statements, program)))
         tree = fuse_vector_passes(tree, deps, VectorPasses(
             SIMD_MARK, SIMD_REDUCTION_MARK,
             keep_apart=lambda statements: writes_once(statements, program),

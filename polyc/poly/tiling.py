@@ -217,6 +217,13 @@ def accumulates_along(node: isl.ScheduleNode, program: PolyProgram) -> bool:
     return False
 
 
+def reduces(statements: isl.UnionSet, program: PolyProgram) -> bool:
+    """Whether one of ``statements`` is a reduction's update (not its initialisation)."""
+    return any(not (stmt := program.statement(part.get_tuple_name())).is_init
+               and stmt.statement.is_reduction
+               for part in isl_items(statements.get_set_list()))
+
+
 def writes_once_below(node: isl.ScheduleNode, program: PolyProgram) -> bool:
     """Whether a statement below the band stores an output written once
     (:func:`~polyc.fusion.layout.write_once_outputs`)."""

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 import islpy as isl
 
 import polyc
-import polyc.codegen.streaming as streaming
 from polyc.codegen.emit import _coefficient
 from polyc.fusion.layout import write_once_outputs
 from polyc.machine import NAMED_MACHINES

@@ -108,3 +108,21 @@ def test_jammed_max_reductions_see_every_nan(rows, cols, nan_at):
         op = polyc.define(source, fusion="min")
         assert _jammed(op)
         np.testing.assert_array_equal(op(A, b), expected)
+
+
+def test_an_elementwise_pass_beside_jammed_reductions_runs_its_rows_one_by_one():
+    # Y's pass reduces nothing: jammed it saved no load and ran eight rows' streams at
+    # once (2.5x slower than its rows one by one); the row sums stay jammed.
+    from polyc.poly.schedule import _marks_by_statement
+    op = polyc.define("""def f(float(N, M) X, float(M) b) -> (Y, Z) {
+      Y(i, j) = X(i, j) * 2 + b(j)
+      Z(i) +=! Y(i, j)
+    }""")
+    marks = _marks_by_statement(op.compilation().schedule.tree)
+    assert JAM_MARK in marks["S1"] and "simd-reduction" in marks["S1"]
+    assert JAM_MARK not in marks["S0"] and "simd" in marks["S0"]
+    rng = np.random.default_rng(3)
+    X, b = rng.standard_normal((19, 37)).astype(np.float32), np.ones(37, np.float32)
+    Y, Z = op(X, b)
+    np.testing.assert_allclose(Y, X.astype(np.float64) * 2 + 1, rtol=1e-6)
+    np.testing.assert_allclose(Z, (X.astype(np.float64) * 2 + 1).sum(1), rtol=1e-5)

@@ -248,9 +248,9 @@ int polyc_atax(int64_t M, int64_t N, const float *restrict A, const float *restr
           }
         }
         #pragma omp simd
-        for (int64_t c1 = 0; c1 < N; c1 += 1)
+        for (int64_t c2 = 0; c2 < N; c2 += 1)
         {
-          const int64_t j = c1;
+          const int64_t j = c2;
           y[j] = 0.0f;
         }
         if (((M - 1) >= 7))

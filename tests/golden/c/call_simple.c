@@ -85,88 +85,14 @@ int polyc_main(int64_t R, int64_t S, const float *restrict A, const float *restr
   #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
   for (int64_t c0 = 0; c0 < R; c0 += 8)
   {
-    if ((((R - c0) - 1) >= 7))
+    for (int64_t c1 = 0; c1 <= polyc_min(7, ((R - c0) - 1)); c1 += 1)
     {
       #pragma omp simd
-      for (int64_t c1 = 0; c1 < S; c1 += 1)
+      for (int64_t c2 = 0; c2 < S; c2 += 1)
       {
-        {
-          const int64_t c2 = 0;
-          {
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
-          }
-        }
-        {
-          const int64_t c2 = 1;
-          {
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
-          }
-        }
-        {
-          const int64_t c2 = 2;
-          {
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
-          }
-        }
-        {
-          const int64_t c2 = 3;
-          {
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
-          }
-        }
-        {
-          const int64_t c2 = 4;
-          {
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
-          }
-        }
-        {
-          const int64_t c2 = 5;
-          {
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
-          }
-        }
-        {
-          const int64_t c2 = 6;
-          {
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
-          }
-        }
-        {
-          const int64_t c2 = 7;
-          {
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
-          }
-        }
-      }
-    }
-    else
-    {
-      #pragma omp simd
-      for (int64_t c1 = 0; c1 < S; c1 += 1)
-      {
-        for (int64_t c2 = 0; c2 <= polyc_min(7, ((R - c0) - 1)); c2 += 1)
-        {
-          const int64_t i = (c0 + c2);
-          const int64_t j = c1;
-          P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
-        }
+        const int64_t i = (c0 + c1);
+        const int64_t j = c2;
+        P[(i) * S + j] = ((A[(i) * S + j] * 2.0f) + v[j]);
       }
     }
     for (int64_t c2 = 0; c2 <= polyc_min(7, ((R - c0) - 1)); c2 += 1)
