@@ -1,18 +1,31 @@
 """The polyc pipeline, top to bottom.
 
-    source ─parse→ AST ─analyze→ IR ─prove bounds→ IR + preconditions
-      ─build_poly_program→ isl model ─compute_dependences→ deps
-      ─compute_schedule→ schedule tree (legality proven) ─build_ast→ isl AST
-      ─emit_c→ C ─get_library→ loaded kernel
+    source ─parse→ AST ─analyze→ IR ─prove bounds→ IR + preconditions   (frontend)
+    then the stages of :data:`PIPELINE`, in order, over one Compilation record:
 
-Each stage is one call; every intermediate is kept in a :class:`Compilation`
-so that ``explain()``, the command line and tests can show it.
+    canonical form    factors, divisors and common values (optimize, canonicalize)
+    layout copies     strided reused operands transposed (optimize)
+    domains           the isl model: domains, accesses, original schedule
+    dependences       flow, anti, output and reuse relations
+    schedule          fusion, tiling, register blocks, jams, parallel marks (legality proven)
+    thread partition  thread boxes of register-blocked nests (optimize, parallel)
+    ast               isl's AST of the (partitioned) schedule
+    contraction       temporaries shrunk to what the loops need (optimize)
+    folds             reduction initialisations folded into register blocks (optimize)
+    c                 the C translation unit
+
+The C compiler and loading (``polyc.jit``) follow, in ``Operator.compile``. Each stage
+is one call that fills fields of the frozen :class:`Compilation` (and its time in
+``seconds``), so that ``explain()``, the command line and tests can show every
+intermediate.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import islpy as isl
 
@@ -49,17 +62,23 @@ def frontend(source: str, name: str | None = None, filename: str = "<string>") -
 
 @dataclass(frozen=True)
 class Compilation:
-    """Everything one compilation produced, stage by stage."""
+    """Everything one compilation produced, stage by stage: each stage of
+    :data:`PIPELINE` fills its fields (``None`` or empty until then)."""
 
     op: ir.Op
     options: Options
-    program: PolyProgram
-    dependences: Dependences
-    schedule: Schedule
-    ast: isl.AstNode
-    c_source: CSource
-    seconds: dict[str, float] = field(default_factory=dict)
+    program: PolyProgram | None = None
+    dependences: Dependences | None = None
+    schedule: Schedule | None = None
+    # the schedule tree the AST is built from: thread boxes made explicit, and each
+    # partitioned nest's box (polyc.poly.threads)
+    partitioned: isl.Schedule | None = None
+    partitions: dict = field(default_factory=dict)
+    ast: isl.AstNode | None = None
     contractions: dict = field(default_factory=dict)  # temporary -> Contraction
+    folded: dict = field(default_factory=dict)        # statement -> FoldedInit
+    c_source: CSource | None = None
+    seconds: dict[str, float] = field(default_factory=dict)  # stage -> time
 
     @property
     def ast_text(self) -> str:
@@ -74,51 +93,81 @@ def settings_text(options: Options) -> str:
             f"cc={options.cc} cflags={' '.join(options.cflags)}")
 
 
-def generate(op: ir.Op, options: Options) -> Compilation:
-    """IR → C: the polyhedral stages and code generation (no C compiler involved)."""
-    seconds: dict[str, float] = {}
-    start = time.perf_counter()
+@dataclass(frozen=True)
+class Stage:
+    """One stage of the pipeline: its name (its key in ``Compilation.seconds``), the
+    fields it fills (``run`` returns them), and when it runs (``applies``)."""
 
-    def lap(stage: str) -> None:
-        nonlocal start
-        now = time.perf_counter()
-        seconds[stage] = now - start
-        start = now
+    name: str
+    run: Callable[[Compilation], dict]
+    applies: Callable[[Options], bool] = lambda options: True
 
-    if options.optimize:
-        if options.canonicalize:
-            op = share_common_values(hoist_invariant_factors(op))
-        op = transpose_strided_operands(op)
-    program = build_poly_program(op)
-    lap("domains")
-    dependences = compute_dependences(program)
-    lap("dependences")
-    schedule = compute_schedule(program, dependences, options.fusion, options.parallel,
-                                options.optimize, prologue=layout_copies(op),
-                                machine=options.machine)
-    lap("schedule")
-    shared = schedule.tree
-    partitions = {}
-    if options.optimize and options.parallel:
-        shared, partitions = partition_nests(schedule.tree)
-    ast = build_ast(program, shared)
-    lap("ast")
-    contractions = contract_temporaries(program, schedule) if options.optimize else {}
-    lap("contraction")
+
+def _optimizing(options: Options) -> bool:
+    return options.optimize
+
+
+def _schedule(c: Compilation) -> dict:
+    return {"schedule": compute_schedule(c.program, c.dependences, c.options.fusion,
+                                         c.options.parallel, c.options.optimize,
+                                         prologue=layout_copies(c.op),
+                                         machine=c.options.machine)}
+
+
+def _partition(c: Compilation) -> dict:
+    partitioned, partitions = partition_nests(c.schedule.tree)
+    return {"partitioned": partitioned, "partitions": partitions}
+
+
+def _ast(c: Compilation) -> dict:
+    tree = c.partitioned if c.partitioned is not None else c.schedule.tree
+    return {"ast": build_ast(c.program, tree)}
+
+
+def _c(c: Compilation) -> dict:
+    options = c.options
     simd_math = frozenset()
     if options.optimize:
         simd_math = (simd_math_functions() if options.vector_math is None
                      else options.vector_math)
     stream = (rules.streaming_threshold(options.machine)
               if options.optimize and options.machine.streaming_stores else None)
-    folded = (folded_inits(schedule.tree, dependences, program, options.machine)
-              if options.optimize else {})
-    c_source = emit_c(program, ast, settings_text(options), simd_math, contractions,
-                      options.check_gathers, stream, folded, partitions,
-                      machine=options.machine, place_threads=options.place_threads)
-    lap("c")
-    compilation = Compilation(op, options, program, dependences, schedule, ast, c_source,
-                              seconds, contractions)
+    return {"c_source": emit_c(c.program, c.ast, settings_text(options), simd_math,
+                               c.contractions, options.check_gathers, stream, c.folded,
+                               c.partitions, machine=options.machine,
+                               place_threads=options.place_threads)}
+
+
+PIPELINE: tuple[Stage, ...] = (
+    Stage("canonical form",
+          lambda c: {"op": share_common_values(hoist_invariant_factors(c.op))},
+          lambda options: options.optimize and options.canonicalize),
+    Stage("layout copies", lambda c: {"op": transpose_strided_operands(c.op)}, _optimizing),
+    Stage("domains", lambda c: {"program": build_poly_program(c.op)}),
+    Stage("dependences", lambda c: {"dependences": compute_dependences(c.program)}),
+    Stage("schedule", _schedule),
+    Stage("thread partition", _partition,
+          lambda options: options.optimize and options.parallel),
+    Stage("ast", _ast),
+    Stage("contraction",
+          lambda c: {"contractions": contract_temporaries(c.program, c.schedule)}, _optimizing),
+    Stage("folds", lambda c: {"folded": folded_inits(c.schedule.tree, c.dependences,
+                                                     c.program, c.options.machine)},
+          _optimizing),
+    Stage("c", _c),
+)
+
+
+def generate(op: ir.Op, options: Options) -> Compilation:
+    """IR → C: the stages of :data:`PIPELINE` that apply to ``options``, in order (no C
+    compiler involved)."""
+    compilation = Compilation(op, options)
+    for stage in PIPELINE:
+        if stage.applies(options):
+            start = time.perf_counter()
+            changes = stage.run(compilation)
+            seconds = {**compilation.seconds, stage.name: time.perf_counter() - start}
+            compilation = dataclasses.replace(compilation, **changes, seconds=seconds)
     if options.debug:
         print_debug_channels(compilation)
     return compilation

@@ -109,7 +109,9 @@ def test_arrays_compile_and_report_statistics():
     explanation = polyc.define(MATMUL).explain(A, B)
     stats = explanation.section("stats")
     assert explanation.kernel is not None
-    assert re.search(r"polyc: [\d.]+ ms \(domains", stats)
+    assert re.search(r"polyc: [\d.]+ ms \(canonical form [\d.]+, layout copies", stats)
+    from polyc.compiler import PIPELINE
+    assert all(f"{stage.name} " in stats for stage in PIPELINE)  # every stage ran, timed
     assert re.search(COMPILER_STATS, stats)
     assert "fusion=default" in stats
     assert "output    C: float32(M, N)  = (8, 3)" in explanation.section("shapes")

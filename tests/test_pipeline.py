@@ -1,0 +1,24 @@
+"""polyc/compiler.py: the pipeline is a list of named stages over one record."""
+from polyc.compiler import PIPELINE, Compilation, frontend, generate
+from polyc.options import Options
+
+MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
+
+
+def test_every_stage_that_applies_runs_once_in_order_and_is_timed():
+    compilation = generate(frontend(MATMUL), Options())
+    assert list(compilation.seconds) == [stage.name for stage in PIPELINE]
+    assert isinstance(compilation, Compilation) and compilation.c_source is not None
+
+
+def test_stages_are_skipped_by_their_own_predicate():
+    plain = generate(frontend(MATMUL), Options(optimize=False, parallel=False))
+    assert list(plain.seconds) == ["domains", "dependences", "schedule", "ast", "c"]
+    assert plain.partitioned is None and plain.contractions == {} and plain.folded == {}
+    serial = generate(frontend(MATMUL), Options(parallel=False))
+    assert "thread partition" not in serial.seconds and "folds" in serial.seconds
+
+
+def test_stage_names_are_unique():
+    names = [stage.name for stage in PIPELINE]
+    assert len(names) == len(set(names))
