@@ -85,14 +85,6 @@ class Compilation:
         return ast_text(self.ast)
 
 
-def settings_text(options: Options) -> str:
-    return (f"fusion={options.fusion} parallel={options.parallel} optimize={options.optimize} "
-            f"canonicalize={options.canonicalize} check_gathers={options.check_gathers} "
-            f"place_threads={options.place_threads} "
-            f"machine={options.machine.name} "
-            f"cc={options.cc} cflags={' '.join(options.cflags)}")
-
-
 @dataclass(frozen=True)
 class Stage:
     """One stage of the pipeline: its name (its key in ``Compilation.seconds``), the
@@ -132,7 +124,7 @@ def _c(c: Compilation) -> dict:
                      else options.vector_math)
     stream = (rules.streaming_threshold(options.machine)
               if options.optimize and options.machine.streaming_stores else None)
-    return {"c_source": emit_c(c.program, c.ast, settings_text(options), simd_math,
+    return {"c_source": emit_c(c.program, c.ast, options.summary(), simd_math,
                                c.contractions, options.check_gathers, stream, c.folded,
                                c.partitions, machine=options.machine,
                                place_threads=options.place_threads)}

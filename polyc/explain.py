@@ -360,7 +360,6 @@ def bind_sizes(op: ir.Op, args: tuple) -> tuple[dict[str, int], dict[str, str], 
 
 def explain(operator, args=()) -> Explanation:
     """All stages of ``operator``; ``args``: arrays (compiles) or shape tuples (does not)."""
-    from polyc.compiler import settings_text
     from polyc.explore.graph import dependence_graph
     from polyc.explore.schedule_view import summarize_schedule
 
@@ -395,7 +394,7 @@ def explain(operator, args=()) -> Explanation:
         Section("c", TITLES["c"], _c_parts(texts["c"], compilation.c_source.entry)),
     ]
     stats = _statistics(compilation, kernel, args and not arrays)
-    stats.append("options: " + settings_text(compilation.options))
+    stats.append("options: " + compilation.options.summary())
     stats.append(f"machine: {compilation.options.machine}")
     stats.append("derived: " + rules.summary(compilation.options.machine))
     sections.append(Section("stats", TITLES["stats"], (Part("\n".join(stats)),)))

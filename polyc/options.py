@@ -78,6 +78,14 @@ class Options:
     def cflags(self) -> tuple[str, ...]:
         return BASE_CFLAGS + self.machine.cflags + self.extra_cflags
 
+    def summary(self) -> str:
+        """The options that shape the generated C, as one line (its header, explain())."""
+        return (f"fusion={self.fusion} parallel={self.parallel} optimize={self.optimize} "
+                f"canonicalize={self.canonicalize} check_gathers={self.check_gathers} "
+                f"place_threads={self.place_threads} "
+                f"machine={self.machine.name} "
+                f"cc={self.cc} cflags={' '.join(self.cflags)}")
+
     def with_(self, **changes) -> Options:
         return replace(self, **changes)
 
