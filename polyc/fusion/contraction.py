@@ -34,6 +34,7 @@ from polyc.lang import sizes as sz
 from polyc.poly.program import PolyProgram, isl_items, isl_name
 from polyc.poly.privatize import privatized_tensors
 from polyc.poly.schedule import PARALLEL_MARK, Schedule, collapsed_loops
+from polyc.poly.relations import same_image
 
 
 MAX_WINDOW = 16  # the widest window of indices a dimension shrinks to
@@ -72,7 +73,7 @@ def contract_temporaries(program: PolyProgram, schedule: Schedule) -> dict[str, 
     if prefix is None or not program.op.temporaries:
         return {}
     prefix = prefix.intersect_domain(program.domain)
-    same_prefix = prefix.apply_range(prefix.reverse())
+    same_prefix = same_image(prefix)
     accesses = program.reads.union(program.may_writes)
     result = {}
     for tensor in program.op.temporaries:
@@ -81,7 +82,7 @@ def contract_temporaries(program: PolyProgram, schedule: Schedule) -> dict[str, 
         touches = _accesses_of(accesses, tensor)
         if touches.is_empty():
             continue
-        same_element = touches.apply_range(touches.reverse())
+        same_element = same_image(touches)
         if not same_element.is_subset(same_prefix):
             continue
         footprint = prefix.reverse().apply_range(touches)  # { prefix -> T[e] }

@@ -32,6 +32,7 @@ import islpy as isl
 
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import isl_items
+from polyc.poly.relations import same_image
 
 
 def distribute_shifted_members(tree: isl.Schedule, deps: Dependences,
@@ -131,7 +132,7 @@ def group_order(filters, outer: isl.UnionMap, deps: Dependences) -> list[int] | 
     fewer than two groups."""
     if len(filters) < 2:
         return None
-    same_outer = outer.apply_range(outer.reverse())
+    same_outer = same_image(outer)
     linked = deps.validity.intersect(same_outer)
     edges = {(a, b) for a in range(len(filters)) for b in range(len(filters)) if a != b
              and not linked.intersect_domain(filters[a]).intersect_range(filters[b]).is_empty()}
@@ -150,8 +151,8 @@ def _coincident(partial: isl.MultiUnionPwAff, prefix: isl.UnionMap, deps: Depend
     """No dependence inside ``group`` links two instances that share the outer loops and
     differ in this member."""
     inside = deps.coincidence.intersect_domain(group).intersect_range(group)
-    same_outer = prefix.apply_range(prefix.reverse())
+    same_outer = same_image(prefix)
     member = isl.UnionMap.from_multi_union_pw_aff(partial)
-    same_member = member.apply_range(member.reverse())
+    same_member = same_image(member)
     carried = inside.intersect(same_outer).subtract(same_member)
     return carried.is_empty()

@@ -48,6 +48,7 @@ import islpy as isl
 
 from polyc.fusion.distribute import walks
 from polyc.poly.dependences import Dependences
+from polyc.poly.relations import same_image
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def _fusable(sequence: isl.ScheduleNode, head: _Pass, tail: _Pass, deps: Depende
             passes.calls_out(head.statements) or passes.calls_out(tail.statements)):
         return False
     outer = sequence.get_prefix_schedule_union_map()
-    same_outer = outer.apply_range(outer.reverse())
+    same_outer = same_image(outer)
 
     def walked(part: _Pass) -> isl.UnionSet:
         member = isl.UnionMap.from_union_pw_aff(part.member)
@@ -157,7 +158,7 @@ def _fusable(sequence: isl.ScheduleNode, head: _Pass, tail: _Pass, deps: Depende
         return False
     linked = deps.validity.intersect(same_outer)
     members = isl.UnionMap.from_union_pw_aff(head.member.union_add(tail.member))
-    same_value = members.apply_range(members.reverse())
+    same_value = same_image(members)
     from_head = linked.intersect_domain(head.statements)
     if not from_head.intersect_range(tail.statements).is_subset(same_value) or \
             not linked.intersect_domain(tail.statements).intersect_range(

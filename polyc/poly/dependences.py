@@ -31,6 +31,7 @@ import islpy as isl
 
 from polyc.lang import ir
 from polyc.poly.program import PolyProgram, isl_items, statements_named
+from polyc.poly.relations import same_image
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def _input_reuse(program: PolyProgram) -> isl.UnionMap:
     it lets the scheduler fuse independent statements that share their inputs (the mean
     and the variance of a row read the row once)."""
     schedule = program.original_schedule
-    shared = program.reads.apply_range(program.reads.reverse()).intersect(
+    shared = same_image(program.reads).intersect(
         schedule.lex_lt_union_map(schedule))
     result = isl.UnionMap.empty(shared.get_space())
     for part in isl_items(shared.get_map_list()):

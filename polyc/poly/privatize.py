@@ -31,6 +31,7 @@ import islpy as isl
 
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, PolyStatement, isl_items
+from polyc.poly.relations import same_image
 
 PRIVATE_MARK_PREFIX = "parallel private: "
 
@@ -53,10 +54,10 @@ def privatization(band: isl.ScheduleNode, deps: Dependences,
     inside = band.get_domain()
     outer = band.get_prefix_schedule_union_map()
     member = isl.UnionMap.from_union_pw_aff(band.band_get_partial_schedule().get_at(0))
-    same_outer = outer.apply_range(outer.reverse())
+    same_outer = same_image(outer)
     local = deps.coincidence.intersect_domain(inside).intersect_range(inside).intersect(
         same_outer)
-    carried = local.subtract(member.apply_range(member.reverse()))
+    carried = local.subtract(same_image(member))
     if carried.is_empty():
         return ()
     chains = carried.intersect(deps.dep_reduction)

@@ -39,6 +39,7 @@ from polyc.poly.privatize import privatization, privatized_tensors, private_mark
 from polyc.poly.program import INIT_SUFFIX, PolyProgram, isl_items, statements_named
 from polyc.poly.straighten import straighten_bands
 from polyc.poly.jam import JAM_MARK, JamRules, jam_outer_rows
+from polyc.poly.relations import same_image
 from polyc.poly.tiling import (REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, accumulates_along,
                                carries_reuse, has_inner_band, optimize_bands, tiling_matters,
                                calls_library, reduces, writes_once, writes_once_below)
@@ -440,7 +441,7 @@ def _reused_in_place(tree: isl.Schedule, deps: Dependences, group: list[str],
     schedule = isl.UnionMap.from_multi_union_pw_aff(
         band.band_get_partial_schedule().drop_dims(isl.dim_type.set, parallel[-1] + 1,
                                                    band.band_n_member() - parallel[-1] - 1))
-    same = schedule.apply_range(schedule.reverse())
+    same = same_image(schedule)
     return links.is_subset(same)
 
 
@@ -675,11 +676,11 @@ def _carried(band: isl.ScheduleNode, count: int, deps: Dependences) -> isl.Union
     together, carry within one iteration of the loops around the band."""
     outer = band.get_prefix_schedule_union_map()
     partial = band.band_get_partial_schedule()
-    same = outer.apply_range(outer.reverse())
+    same = same_image(outer)
     local = deps.coincidence.intersect(same)
     for k in range(count):
         member = isl.UnionMap.from_union_pw_aff(partial.get_at(k))
-        same = same.intersect(member.apply_range(member.reverse()))
+        same = same.intersect(same_image(member))
     return local.subtract(same)
 
 

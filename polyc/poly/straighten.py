@@ -20,6 +20,7 @@ import islpy as isl
 
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import isl_items
+from polyc.poly.relations import same_image
 
 
 def straighten_bands(tree: isl.Schedule, deps: Dependences) -> isl.Schedule:
@@ -83,14 +84,14 @@ def permutable_members(node: isl.ScheduleNode, partial: isl.MultiUnionPwAff,
     along each member. Then each member's coincidence flag (all those distances zero
     for the coincidence dependences), else ``None``."""
     prefix = node.get_prefix_schedule_union_map()
-    same_outer = prefix.apply_range(prefix.reverse())
+    same_outer = same_image(prefix)
     active = deps.validity.intersect(same_outer)
     maps = [isl.UnionMap.from_union_pw_aff(partial.get_at(k))
             for k in range(partial.dim(isl.dim_type.set))]
     if not all(active.is_subset(m.lex_le_union_map(m)) for m in maps):
         return None
     coincidence = deps.coincidence.intersect(same_outer)
-    return [coincidence.is_subset(m.apply_range(m.reverse())) for m in maps]
+    return [coincidence.is_subset(same_image(m)) for m in maps]
 
 
 def _plain_index(pw_aff: isl.PwAff, covered: set[int]
