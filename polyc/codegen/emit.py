@@ -265,17 +265,12 @@ class _Emitter:
         code = self.node(node)
         if not self.skipped_inits:
             return code
-        names = self._statements_in(node)
+        names = _statement_names(node)
         if len(names) == 1:
             skipped = self.skipped_inits.get(next(iter(names)))
             if skipped is not None:
                 return cgen.If(f"!{skipped}", braced(code))
         return code
-
-    def _statements_in(self, node: isl.AstNode) -> set[str]:
-        if node.get_type() == isl.ast_node_type.user:
-            return {self._called(node.user_get_expr())[0].name}
-        return set().union(*(self._statements_in(child) for child in ast_children(node)))
 
     def _marked(self, node: isl.AstNode, marks: frozenset[str]):
         """The code of the node below ``marks``."""
