@@ -156,18 +156,26 @@ def _work(program: PolyProgram) -> str:
     return " + ".join(f"({t})" for t in terms) if terms else "0"
 
 
+def _malloc(ctype: str, c_var: str, count: str, times: str = ""):
+    """``T *restrict v = (T *)malloc(sizeof(T) * max(1, count) [* times])``."""
+    return cgen.Statement(f"{ctype} *restrict {c_var} = ({ctype} *)malloc(sizeof({ctype}) * "
+                          f"(size_t)polyc_max(1, {count}){times})")
+
+
+def _failed(in_parallel_region: bool) -> list:
+    """The statements that record an allocation failure in the kernel's status."""
+    status = cgen.Statement("polyc_status = 1")
+    return [cgen.Pragma("omp atomic write"), status] if in_parallel_region else [status]
+
+
 def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter) -> list:
     lines = []
     for tensor in temporaries:
-        count = exprs.element_count(tensor.shape)
-        name = c_name(tensor.name)
-        lines.append(cgen.Statement(
-            f"{tensor.type.c_type} *restrict {name} = ({tensor.type.c_type} *)malloc("
-            f"sizeof({tensor.type.c_type}) * (size_t)polyc_max(1, {count}))"))
+        lines.append(_malloc(tensor.type.c_type, c_name(tensor.name),
+                             exprs.element_count(tensor.shape)))
     for tensor in temporaries:
         lines.append(cgen.If(f"!{c_name(tensor.name)}",
-                             cgen.Block([cgen.Statement("polyc_status = 1"),
-                                         cgen.Statement("goto polyc_done")])))
+                             cgen.Block(_failed(False) + [cgen.Statement("goto polyc_done")])))
     return lines
 
 
@@ -646,9 +654,7 @@ class _Emitter:
                       if s.statement.tensor == name and not s.is_init
                       and is_pure_reduction(s.statement))
             pool, mine = f"polyc_private_{c_var}", f"polyc_mine_{c_var}"
-            allocations.append(cgen.Statement(
-                f"{ctype} *restrict {pool} = ({ctype} *)malloc(sizeof({ctype}) * "
-                f"(size_t)polyc_max(1, {count}) * (size_t)omp_get_max_threads())"))
+            allocations.append(_malloc(ctype, pool, count, " * (size_t)omp_get_max_threads()"))
             setup += [
                 cgen.Initializer(cgen.Value(f"{ctype} *restrict", mine),
                                  f"{pool} + (size_t)omp_get_thread_num() * "
@@ -675,7 +681,7 @@ class _Emitter:
         parallel = cgen.Module([
             self._parallel_pragma(""), region])
         return cgen.Block(allocations + [
-            cgen.If(failed, cgen.Statement("polyc_status = 1"), cgen.Block([parallel]))]
+            cgen.If(failed, *_failed(False), cgen.Block([parallel]))]
             + frees)
 
     def _parallel_with_private_temporaries(self, node, marks):
@@ -713,8 +719,7 @@ class _Emitter:
         region = cgen.Block(
             [d for d, c_var in decls if c_var in allocated]
             + share + [loop,
-               cgen.If(failed, cgen.Block([cgen.Pragma("omp atomic write"),
-                                           cgen.Statement("polyc_status = 1")]))]
+               cgen.If(failed, cgen.Block(_failed(True)))]
             + [cgen.Statement(f"free({c_var})") for c_var in allocated])
         return cgen.Module([
             self._parallel_pragma(""), region])
@@ -728,9 +733,7 @@ class _Emitter:
         if not allocated:
             return cgen.Block([d for d, _ in decls] + [body])
         failed = " || ".join(f"!{c_var}" for c_var in allocated)
-        guarded = cgen.If(failed, cgen.Block([cgen.Pragma("omp atomic write"),
-                                              cgen.Statement("polyc_status = 1")]),
-                          braced(body))
+        guarded = cgen.If(failed, cgen.Block(_failed(True)), braced(body))
         return cgen.Block([d for d, _ in decls] + [guarded] +
                           [cgen.Statement(f"free({c_var})") for c_var in allocated])
 
@@ -753,9 +756,7 @@ class _Emitter:
                     f"{tensor.type.c_type} {c_var}[{max(count, 1)}]"), c_var))
                 continue
             elements = self.exprs.element_count(contraction.shape(tensor))
-            decls.append((cgen.Statement(
-                f"{tensor.type.c_type} *restrict {c_var} = ({tensor.type.c_type} *)malloc("
-                f"sizeof({tensor.type.c_type}) * (size_t)polyc_max(1, {elements}))"), c_var))
+            decls.append((_malloc(tensor.type.c_type, c_var, elements), c_var))
             allocated.append(c_var)
         return decls, allocated
 
