@@ -31,7 +31,7 @@ from polyc.machine import rules
 from polyc.poly.jam import JAM_MARK, JAM_ROWS
 from polyc.poly.packing import panel_of_mark
 from polyc.poly.privatize import privatized_tensors
-from polyc.poly.schedule import collapsed_loops
+from polyc.poly.marks import collapsed_loops
 from polyc.poly.program import isl_items
 
 STAGES = ("ir", "shapes", "domains", "deps", "fusion", "schedule", "ast", "c")

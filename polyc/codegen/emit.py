@@ -43,9 +43,8 @@ from polyc.poly.jam import JAM_MARK
 from polyc.poly.packing import Panel, operand_expr, panel_of_mark
 from polyc.poly.privatize import privatized_tensors
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
-from polyc.poly.schedule import PARALLEL_MARK, collapsed_loops
+from polyc.poly.marks import PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, collapsed_loops
 from polyc.poly.threads import Partition, partition_number
-from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK
 
 _IF_ENOUGH_WORK = f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})"
 

@@ -33,7 +33,7 @@ from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.poly.program import PolyProgram, isl_items, isl_name
 from polyc.poly.privatize import privatized_tensors
-from polyc.poly.schedule import PARALLEL_MARK, Schedule, collapsed_loops
+from polyc.poly.marks import PARALLEL_MARK, collapsed_loops
 from polyc.poly.relations import same_image
 
 
@@ -67,7 +67,7 @@ class Contraction:
         return count
 
 
-def contract_temporaries(program: PolyProgram, schedule: Schedule) -> dict[str, Contraction]:
+def contract_temporaries(program: PolyProgram, schedule) -> dict[str, Contraction]:
     """The temporaries that can live in the outermost parallel loop's iterations."""
     prefix = _parallel_prefix(schedule.tree)
     if prefix is None or not program.op.temporaries:

@@ -49,7 +49,7 @@ from polyc.machine import Machine
 from polyc.machine.rules import register_block
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, isl_items
-from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK
+from polyc.poly.marks import REGISTER_MARK, SIMD_MARK
 
 
 @dataclass(frozen=True)

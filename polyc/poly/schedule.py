@@ -40,12 +40,12 @@ from polyc.poly.program import INIT_SUFFIX, PolyProgram, isl_items, statements_n
 from polyc.poly.straighten import straighten_bands
 from polyc.poly.jam import JAM_MARK, JamRules, jam_outer_rows
 from polyc.poly.relations import same_image
-from polyc.poly.tiling import (REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, accumulates_along,
-                               carries_reuse, has_inner_band, optimize_bands, tiling_matters,
-                               calls_library, reduces, writes_once, writes_once_below)
+from polyc.poly.marks import (PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
+                              collapse_mark, collapsed_loops, marks_by_statement)
+from polyc.poly.tiling import (accumulates_along, carries_reuse, has_inner_band, optimize_bands,
+                               tiling_matters, calls_library, reduces, writes_once,
+                               writes_once_below)
 
-PARALLEL_MARK = "parallel"
-COLLAPSE_MARK_PREFIX = "collapse "  # "collapse 2": the parallel loop and the next one
 FUSION_STRATEGIES = ("default", "max", "min")
 
 # isl's scheduler options live on the (shared) context; set them under a lock.
@@ -238,7 +238,7 @@ def cheapest_candidate(candidates: list[FusionCandidate]) -> FusionCandidate:
 
 def _nest_shapes(tree: isl.Schedule) -> tuple[NestShape, ...]:
     """The loop nests of a finished tree as the cost model sees them."""
-    marks = _marks_by_statement(tree)
+    marks = marks_by_statement(tree)
     vector = {SIMD_MARK, SIMD_REDUCTION_MARK, REGISTER_MARK}
     walked = _walked_indices(tree)
     shapes = []
@@ -289,7 +289,7 @@ def _lost_vector_loops(fused: isl.Schedule, apart: isl.Schedule, program: PolyPr
     were recomputed inside the reduction loop, 40× slower; isl's default fusion of
     bicg's initialisation into its column sum cost it its jammed rows (×1.2)."""
     vector = {SIMD_MARK, SIMD_REDUCTION_MARK, REGISTER_MARK}
-    fused_marks, apart_marks = _marks_by_statement(fused), _marks_by_statement(apart)
+    fused_marks, apart_marks = marks_by_statement(fused), marks_by_statement(apart)
     deepest = max(len(s.indices) for s in program.statements)
     losers = []
     for name, marks in apart_marks.items():
@@ -300,22 +300,6 @@ def _lost_vector_loops(fused: isl.Schedule, apart: isl.Schedule, program: PolyPr
                 marks & vector and not kept & vector):
             losers.append(name)
     return sorted(losers)
-
-
-def _marks_by_statement(tree: isl.Schedule) -> dict[str, frozenset[str]]:
-    """For each statement, the names of the marks above its instances."""
-    found: dict[str, set[str]] = {}
-
-    def visit(node: isl.ScheduleNode) -> None:
-        if node.get_type() == isl.schedule_node_type.mark:
-            mark = node.mark_get_id().get_name()
-            for part in isl_items(node.get_domain().get_set_list()):
-                found.setdefault(part.get_tuple_name(), set()).add(mark)
-        for k in range(node.n_children()):
-            visit(node.child(k))
-
-    visit(tree.get_root())
-    return {name: frozenset(marks) for name, marks in found.items()}
 
 
 def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, parallel: bool,
@@ -558,17 +542,6 @@ def _starts_parallel(node: isl.ScheduleNode, deps: Dependences, program: PolyPro
         return False
     return bool(node.band_member_get_coincident(0)) or \
         privatization(node, deps, program) is not None
-
-
-def collapse_mark(count: int) -> isl.Id:
-    return isl.Id(f"{COLLAPSE_MARK_PREFIX}{count}")
-
-
-def collapsed_loops(mark: str) -> int | None:
-    """The number of loops a ``collapse N`` mark collapses; ``None`` for any other mark."""
-    if not mark.startswith(COLLAPSE_MARK_PREFIX):
-        return None
-    return int(mark[len(COLLAPSE_MARK_PREFIX):])
 
 
 def _mark_outer_parallel(node: isl.ScheduleNode, deps: Dependences,

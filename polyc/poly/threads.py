@@ -39,8 +39,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polyc.poly.program import isl_items
-from polyc.poly.schedule import PARALLEL_MARK, collapsed_loops
-from polyc.poly.tiling import REGISTER_MARK, SIMD_MARK
+from polyc.poly.marks import PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, collapsed_loops
 
 THREADS_MARK_PREFIX = "threads "  # "threads 0": the nest's partition, by number
 # The loops shared out at most: each adds bounds that stay live around the register

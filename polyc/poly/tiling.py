@@ -52,11 +52,9 @@ from polyc.fusion.distribute import group_order
 from polyc.fusion.layout import read_only_tensors, write_once_outputs
 from polyc.poly.packing import Panel, register_block_panels, row_factor
 from polyc.poly.program import PolyProgram, PolyStatement, isl_items, statements_named
+from polyc.poly.marks import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK
 from polyc.poly.straighten import permutable_members
 
-SIMD_MARK = "simd"                      # a parallel member: plain `omp simd`
-SIMD_REDUCTION_MARK = "simd-reduction"  # a reduction member: scalar accumulator + reduction
-REGISTER_MARK = "register"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ import polyc
 from polyc.compiler import frontend, generate
 from polyc.errors import InternalError
 from polyc.options import Options
-from polyc.poly.schedule import check_parallel, collapse_mark
+from polyc.poly.marks import collapse_mark
+from polyc.poly.schedule import check_parallel
 
 MATMUL = """def matmul(float(M, K) A, float(K, N) B) -> (C) {
   C(m, n) +=! A(m, k) * B(k, n)

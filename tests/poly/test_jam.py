@@ -113,12 +113,12 @@ def test_jammed_max_reductions_see_every_nan(rows, cols, nan_at):
 def test_an_elementwise_pass_beside_jammed_reductions_runs_its_rows_one_by_one():
     # Y's pass reduces nothing: jammed it saved no load and ran eight rows' streams at
     # once (2.5x slower than its rows one by one); the row sums stay jammed.
-    from polyc.poly.schedule import _marks_by_statement
+    from polyc.poly.marks import marks_by_statement
     op = polyc.define("""def f(float(N, M) X, float(M) b) -> (Y, Z) {
       Y(i, j) = X(i, j) * 2 + b(j)
       Z(i) +=! Y(i, j)
     }""")
-    marks = _marks_by_statement(op.compilation().schedule.tree)
+    marks = marks_by_statement(op.compilation().schedule.tree)
     assert JAM_MARK in marks["S1"] and "simd-reduction" in marks["S1"]
     assert JAM_MARK not in marks["S0"] and "simd" in marks["S0"]
     rng = np.random.default_rng(3)
