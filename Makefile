@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench bench-polly fuzz golden clean
+.PHONY: demo test test-fast bench bench-fusion bench-polly fuzz golden clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+
+# Only the fusion sections: the default strategy against min and max on the benchmark
+# kernels and on every corpus operator (about 20 minutes on 2 cores).
+bench-fusion: $(STAMP)
+	$(PY) benchmarks/run.py --sections fusion,corpus
 
 # Rewrite the golden C of the corpus operators (tests/golden/c) after a change that
 # means to alter the generated C.
