@@ -1,5 +1,5 @@
 """The default fusion never takes a statement's vector loop, register block or jammed
-rows away (polyc.poly.schedule._lost_vector_loops): PolyBench's bicg, symm and trmm,
+rows away (polyc.poly.fusion_choice.lost_vector_loops): PolyBench's bicg, symm and trmm,
 where fusing had run 20–45× slower than not fusing."""
 import numpy as np
 import pytest

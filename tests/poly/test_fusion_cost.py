@@ -11,7 +11,7 @@ from polyc.options import Options
 from polyc.poly.fusion_cost import (FusionCost, NestCost, NestShape, nominal_sizes,
                                     operations, schedule_cost)
 from polyc.poly.program import build_poly_program
-from polyc.poly.schedule import COST_TOLERANCE, FusionCandidate, cheapest_candidate
+from polyc.poly.fusion_choice import COST_TOLERANCE, FusionCandidate, cheapest_candidate
 
 LAYERNORM = """def ln(float(N, D) X) -> (Y) {
   mu(i) +=! X(i, j) / D
