@@ -219,7 +219,7 @@ class _Emitter:
         """Take up the folded initialisations (:mod:`polyc.poly.folding`) whose conditions
         C can test where the code runs: every iterator a condition names must be a loop
         around each register block (or init nest) it guards; isl emits no loop for a
-        dimension with one value. Only outputs no wider than a block fold."""
+        dimension with one value."""
         marks, nests = _scopes(ast, self)
         for names, _ in marks:
             for name in names:
@@ -229,15 +229,12 @@ class _Emitter:
             blocks = [scope for names, scope in marks if names == {fold.statement}]
             if first is None or not blocks or not all(first[1] <= scope for scope in blocks):
                 continue
-            vector = self.statements[fold.statement].statement.range_of(fold.vector_index)
-            narrow = (f"({self.exprs.size(vector.hi)} - ({self.exprs.size(vector.lo)})"
-                      f" <= {fold.lanes})")
-            self.first_visits[fold.statement] = f"({narrow} && {first[0]})"
+            self.first_visits[fold.statement] = first[0]
             skipped = (set_to_c(fold.skipped_inits, self.names)
                        if fold.skipped_inits is not None else None)
             inits = [scope for names, scope in nests if names == {fold.init}]
             if skipped is not None and all(skipped[1] <= scope for scope in inits):
-                self.skipped_inits[fold.init] = f"({narrow} && {skipped[0]})"
+                self.skipped_inits[fold.init] = skipped[0]
 
     def node(self, node: isl.AstNode):
         kind = node.get_type()

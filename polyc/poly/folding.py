@@ -57,7 +57,8 @@ class FoldedInit:
     """What code generation needs to fold ``init`` into the register blocks of
     ``statement``: the values of the loops around a block visit at which it starts from
     the identity, and those of the loops around the init nest at which the nest is
-    skipped (sets over the schedule dimensions, outermost first)."""
+    skipped (sets over the schedule dimensions, outermost first, and the sizes: only
+    outputs no wider than a block fold)."""
 
     statement: str
     init: str
@@ -147,10 +148,25 @@ def _fold(mark: isl.ScheduleNode, statement: str, init: str, deps: Dependences,
     if vector is None:
         return None
     element = max(t.type.bits // 8 for t in program.op.tensors.values())
+    lanes = register_block(machine, element)[1]
+    # Only where the output is no wider than a block along the vector index does the
+    # fold pay (module docstring): a condition on the sizes, tested at run time.
+    domain = _statement_set(program.domain, statement)
+    narrow = _no_wider_than(domain, program.statement(statement).indices.index(vector),
+                            lanes).gist(domain.params().intersect(program.context))
     dead = _dead_inits(from_init, first)
     skipped = _skipped_inits(tree, init, inits, dead, program)
-    return FoldedInit(statement, init, condition, skipped, vector,
-                      register_block(machine, element)[1])
+    return FoldedInit(statement, init, condition.intersect_params(narrow),
+                      None if skipped is None else skipped.intersect_params(narrow),
+                      vector, lanes)
+
+
+def _no_wider_than(domain: isl.Set, dim: int, lanes: int) -> isl.Set:
+    """The sizes at which ``domain`` spans at most ``lanes`` values of dimension ``dim``."""
+    extent = domain.dim_max(dim).sub(domain.dim_min(dim))
+    limit = isl.PwAff.from_aff(isl.Aff.zero_on_domain(isl.LocalSpace.from_space(
+        extent.get_domain_space())).set_constant_val(isl.Val(lanes - 1)))
+    return extent.le_set(limit)
 
 
 def _vector_index(mark: isl.ScheduleNode, indices: tuple[str, ...]) -> str | None:

@@ -32,7 +32,8 @@ def test_first_visits_start_from_the_identity_and_the_init_nest_is_skipped():
     skipped, _ = set_to_c(fold.skipped_inits, {})
     assert "R" in skipped                       # only where the reduction is not empty
     c = compilation.c_source.text
-    assert "if (!((D - (0) <= " in c             # the init nest, guarded
+    assert f"if (!{skipped})" in c                # the init nest, guarded
+    assert "D" in skipped                       # only where the output is one block wide
     assert c.count("polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;") >= 1
 
 
@@ -71,14 +72,23 @@ def test_set_to_c_names_the_iterators_it_uses():
 
 @pytest.mark.parametrize("model", ["zen3", "zen5"])
 def test_an_output_exactly_one_block_wide_folds_and_a_wider_one_does_not(model):
-    # The run-time test is `extent <= lanes`: a block as wide as the output has no
-    # init nest to load from (kronecker3's 16-wide rows with AVX2's 16-lane blocks).
+    # The fold holds where `extent <= lanes` (a condition on the sizes, tested at run
+    # time): a block as wide as the output has no init nest to load from
+    # (kronecker3's 16-wide rows with AVX2's 16-lane blocks).
+    import islpy as isl
     from polyc.machine import NAMED_MACHINES
     from polyc.machine.rules import register_block
 
     lanes = register_block(NAMED_MACHINES[model], 4)[1]
     op = polyc.define(NARROW, machine=model)
-    assert f"(D - (0) <= {lanes})" in op.compilation().c_source.text
+    fold = next(iter(op.compilation().folded.values()))
+
+    def folds_at(d):
+        sizes = isl.Set(f"[M, N, R, D] -> {{ : M = 3 and N = 4 and R = 150 and D = {d} }}")
+        return not fold.first_visits.params().intersect_params(sizes).is_empty()
+
+    assert folds_at(lanes) and not folds_at(lanes + 1)
+    assert f"(-1 * D + {lanes} >= 0)" in op.compilation().c_source.text
     rng = np.random.default_rng(lanes)
     for d in (lanes, lanes + 1):
         X = rng.standard_normal((3, 4, 150)).astype(np.float32)

@@ -149,7 +149,7 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
         for (int64_t c2 = 0; c2 < S; c2 += 64)
         {
           {
-            if (!((S - (0) <= 16) && (((1 * D + -1 >= 0)))))
+            if (!(((1 * D + -1 >= 0) && (-1 * S + 16 >= 0))))
             {
               for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
               {
@@ -217,7 +217,7 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
                 for (int64_t c6 = 0; c6 <= polyc_min(63, ((S - c2) - 1)); c6 += 16)
                 {
                   if (((((Q - c1) - c5) - 1) >= 5) && ((((S - c2) - c6) - 1) >= 15))
-                    if (((S - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                    if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
                       {
@@ -333,7 +333,7 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        if (((S - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                        if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
                         {
                           float polyc_acc[6][16];
                           {
@@ -438,7 +438,7 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
                       else
                         if (polyc_count1 == 8)
                         {
-                          if (((S - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                          if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
                           {
                             float polyc_acc[6][8];
                             {
@@ -545,7 +545,7 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
                             {
                               const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                               const int64_t polyc_own = polyc_sub - polyc_base;
-                              if (((S - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                              if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
                               {
                                 float polyc_acc[6][8];
                                 {
@@ -650,7 +650,7 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
                           }
                           else
                           {
-                            if (((S - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                            if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
                             {
                               float polyc_acc[6][16];
                               {
@@ -832,7 +832,7 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
         for (int64_t c2 = 0; c2 < E; c2 += 64)
         {
           {
-            if (!((E - (0) <= 16) && (((1 * S + -1 >= 0)))))
+            if (!(((1 * S + -1 >= 0) && (-1 * E + 16 >= 0))))
             {
               for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
               {
@@ -900,7 +900,7 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
                 for (int64_t c6 = 0; c6 <= polyc_min(63, ((E - c2) - 1)); c6 += 16)
                 {
                   if (((((Q - c1) - c5) - 1) >= 5) && ((((E - c2) - c6) - 1) >= 15))
-                    if (((E - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                    if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
                       {
@@ -1016,7 +1016,7 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        if (((E - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                        if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                         {
                           float polyc_acc[6][16];
                           {
@@ -1121,7 +1121,7 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
                       else
                         if (polyc_count1 == 8)
                         {
-                          if (((E - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                          if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                           {
                             float polyc_acc[6][8];
                             {
@@ -1228,7 +1228,7 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
                             {
                               const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                               const int64_t polyc_own = polyc_sub - polyc_base;
-                              if (((E - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                              if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                               {
                                 float polyc_acc[6][8];
                                 {
@@ -1333,7 +1333,7 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
                           }
                           else
                           {
-                            if (((E - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                            if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                             {
                               float polyc_acc[6][16];
                               {

@@ -116,7 +116,7 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
       {
         for (int64_t c2 = 0; c2 < N; c2 += 64)
         {
-          if (!((N - (0) <= 16) && (((1 * K + -1 >= 0)))))
+          if (!(((1 * K + -1 >= 0) && (-1 * N + 16 >= 0))))
           {
             for (int64_t c5 = 0; c5 <= polyc_min(767, ((M - c1) - 1)); c5 += 1)
             {
@@ -184,7 +184,7 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
               for (int64_t c6 = 0; c6 <= polyc_min(63, ((N - c2) - 1)); c6 += 16)
               {
                 if (((((M - c1) - c5) - 1) >= 5) && ((((N - c2) - c6) - 1) >= 15))
-                  if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                  if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                   {
                     float polyc_acc[6][16];
                     {
@@ -300,7 +300,7 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
-                      if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                      if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                       {
                         float polyc_acc[6][16];
                         {
@@ -405,7 +405,7 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                     else
                       if (polyc_count1 == 8)
                       {
-                        if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                        if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
                           float polyc_acc[6][8];
                           {
@@ -512,7 +512,7 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                           {
                             const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                             const int64_t polyc_own = polyc_sub - polyc_base;
-                            if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                            if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                             {
                               float polyc_acc[6][8];
                               {
@@ -617,7 +617,7 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                         }
                         else
                         {
-                          if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                          if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                           {
                             float polyc_acc[6][16];
                             {

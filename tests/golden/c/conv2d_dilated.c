@@ -117,7 +117,7 @@ int polyc_conv2d_dilated(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
         {
           for (int64_t c3 = 0; c3 < (W - 4); c3 += 16)
           {
-            if (!((W - 4 - (0) <= 16) && (((1 * C + -1 >= 0)))))
+            if (!(((1 * C + -1 >= 0) && (-1 * W + 20 >= 0))))
             {
               for (int64_t c8 = 0; c8 <= polyc_min(5, ((M - c1) - 1)); c8 += 1)
               {
@@ -140,7 +140,7 @@ int polyc_conv2d_dilated(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
               for (int64_t c8 = 0; c8 <= polyc_min(3, ((H - c2) - 5)); c8 += 1)
               {
                 if ((((M - c1) - 1) >= 5) && (((W - c3) - 5) >= 15))
-                  if (((W - 4 - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                  if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
                   {
                     float polyc_acc[6][16];
                     {
@@ -277,7 +277,7 @@ int polyc_conv2d_dilated(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
-                      if (((W - 4 - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                      if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
                       {
                         float polyc_acc[6][16];
                         {
@@ -403,7 +403,7 @@ int polyc_conv2d_dilated(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                     else
                       if (polyc_count1 == 8)
                       {
-                        if (((W - 4 - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                        if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
                         {
                           float polyc_acc[6][8];
                           {
@@ -531,7 +531,7 @@ int polyc_conv2d_dilated(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                           {
                             const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                             const int64_t polyc_own = polyc_sub - polyc_base;
-                            if (((W - 4 - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                            if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
                             {
                               float polyc_acc[6][8];
                               {
@@ -657,7 +657,7 @@ int polyc_conv2d_dilated(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                         }
                         else
                         {
-                          if (((W - 4 - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                          if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
                           {
                             float polyc_acc[6][16];
                             {

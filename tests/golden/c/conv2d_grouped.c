@@ -123,7 +123,7 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
           {
             for (int64_t c4 = 0; c4 <= (W - KW); c4 += 16)
             {
-              if (!((W - KW + 1 - (0) <= 16) && (((1 * C + -1 >= 0) && (1 * KH + -1 >= 0) && (1 * KW + -1 >= 0)))))
+              if (!(((1 * C + -1 >= 0) && (1 * KH + -1 >= 0) && (-1 * W + 1 * KW + 15 >= 0) && (1 * KW + -1 >= 0))))
               {
                 for (int64_t c10 = 0; c10 <= polyc_min(5, ((F - c2) - 1)); c10 += 1)
                 {
@@ -151,7 +151,7 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                     for (int64_t c10 = 0; c10 <= polyc_min(7, ((H - KH) - c3)); c10 += 1)
                     {
                       if ((((F - c2) - 1) >= 5) && (((W - KW) - c4) >= 15))
-                        if (((W - KW + 1 - (0) <= 16) && (((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0)))))
+                        if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                         {
                           float polyc_acc[6][16];
                           {
@@ -293,7 +293,7 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                           {
                             const int64_t polyc_base = -polyc_shift;
                             const int64_t polyc_own = polyc_shift;
-                            if (((W - KW + 1 - (0) <= 16) && (((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0)))))
+                            if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                             {
                               float polyc_acc[6][16];
                               {
@@ -424,7 +424,7 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                           else
                             if (polyc_count1 == 8)
                             {
-                              if (((W - KW + 1 - (0) <= 16) && (((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0)))))
+                              if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                               {
                                 float polyc_acc[6][8];
                                 {
@@ -557,7 +557,7 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                 {
                                   const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                                   const int64_t polyc_own = polyc_sub - polyc_base;
-                                  if (((W - KW + 1 - (0) <= 16) && (((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0)))))
+                                  if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                                   {
                                     float polyc_acc[6][8];
                                     {
@@ -688,7 +688,7 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                               }
                               else
                               {
-                                if (((W - KW + 1 - (0) <= 16) && (((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0)))))
+                                if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                                 {
                                   float polyc_acc[6][16];
                                   {

@@ -117,7 +117,7 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
         {
           for (int64_t c3 = 0; c3 <= ((-KW) + ((W + KW) / 2)); c3 += 16)
           {
-            if (!((polyc_floordiv(W - KW, 2) + 1 - (0) <= 16) && (((1 * C + -1 >= 0) && (1 * KH + -1 >= 0) && (1 * KW + -1 >= 0)))))
+            if (!(((1 * C + -1 >= 0) && (1 * KH + -1 >= 0) && (-1 * W + 1 * KW + 31 >= 0) && (1 * KW + -1 >= 0))))
             {
               for (int64_t c8 = 0; c8 <= polyc_min(5, ((M - c1) - 1)); c8 += 1)
               {
@@ -144,7 +144,7 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                   for (int64_t c8 = 0; c8 <= polyc_min(1, (((-KH) - c2) + ((H + KH) / 2))); c8 += 1)
                   {
                     if ((((M - c1) - 1) >= 5) && ((((-KW) - c3) + ((W + KW) / 2)) >= 15))
-                      if (((polyc_floordiv(W - KW, 2) + 1 - (0) <= 16) && (((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                      if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                       {
                         float polyc_acc[6][16];
                         {
@@ -281,7 +281,7 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                         {
                           const int64_t polyc_base = -polyc_shift;
                           const int64_t polyc_own = polyc_shift;
-                          if (((polyc_floordiv(W - KW, 2) + 1 - (0) <= 16) && (((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                          if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                           {
                             float polyc_acc[6][16];
                             {
@@ -407,7 +407,7 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                         else
                           if (polyc_count1 == 8)
                           {
-                            if (((polyc_floordiv(W - KW, 2) + 1 - (0) <= 16) && (((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                            if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                             {
                               float polyc_acc[6][8];
                               {
@@ -535,7 +535,7 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                               {
                                 const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                                 const int64_t polyc_own = polyc_sub - polyc_base;
-                                if (((polyc_floordiv(W - KW, 2) + 1 - (0) <= 16) && (((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                                if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                                 {
                                   float polyc_acc[6][8];
                                   {
@@ -661,7 +661,7 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                             }
                             else
                             {
-                              if (((polyc_floordiv(W - KW, 2) + 1 - (0) <= 16) && (((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                              if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                               {
                                 float polyc_acc[6][16];
                                 {

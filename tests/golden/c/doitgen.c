@@ -134,7 +134,7 @@ int polyc_doitgen(int64_t NR, int64_t NQ, int64_t NP, const float *restrict A, c
       {
         for (int64_t c2 = 0; c2 < NP; c2 += 16)
         {
-          if (!((NP - (0) <= 16) && ((1))))
+          if (!(((-1 * NP + 16 >= 0))))
           {
             for (int64_t c4 = polyc_max(0, (polyc_lo0_0 - c0)); c4 <= polyc_min(polyc_min(11, ((polyc_hi0_0 - c0) - 1)), ((NR - c0) - 1)); c4 += 1)
             {
@@ -158,7 +158,7 @@ int polyc_doitgen(int64_t NR, int64_t NQ, int64_t NP, const float *restrict A, c
               for (int64_t c5 = polyc_max(0, (polyc_lo0_0 - c0)); c5 <= polyc_min(polyc_min(11, ((polyc_hi0_0 - c0) - 1)), ((NR - c0) - 1)); c5 += 6)
               {
                 if (((((NR - c0) - c5) - 1) >= 5) && (((NP - c2) - 1) >= 15))
-                  if (((NP - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                  if ((((1 * c3 + 0 == 0) && (-1 * NP + 16 >= 0))))
                   {
                     float polyc_acc[6][16];
                     {
@@ -274,7 +274,7 @@ int polyc_doitgen(int64_t NR, int64_t NQ, int64_t NP, const float *restrict A, c
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
-                      if (((NP - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                      if ((((1 * c3 + 0 == 0) && (-1 * NP + 16 >= 0))))
                       {
                         float polyc_acc[6][16];
                         {
@@ -379,7 +379,7 @@ int polyc_doitgen(int64_t NR, int64_t NQ, int64_t NP, const float *restrict A, c
                     else
                       if (polyc_count1 == 8)
                       {
-                        if (((NP - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                        if ((((1 * c3 + 0 == 0) && (-1 * NP + 16 >= 0))))
                         {
                           float polyc_acc[6][8];
                           {
@@ -486,7 +486,7 @@ int polyc_doitgen(int64_t NR, int64_t NQ, int64_t NP, const float *restrict A, c
                           {
                             const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                             const int64_t polyc_own = polyc_sub - polyc_base;
-                            if (((NP - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                            if ((((1 * c3 + 0 == 0) && (-1 * NP + 16 >= 0))))
                             {
                               float polyc_acc[6][8];
                               {
@@ -591,7 +591,7 @@ int polyc_doitgen(int64_t NR, int64_t NQ, int64_t NP, const float *restrict A, c
                         }
                         else
                         {
-                          if (((NP - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                          if ((((1 * c3 + 0 == 0) && (-1 * NP + 16 >= 0))))
                           {
                             float polyc_acc[6][16];
                             {

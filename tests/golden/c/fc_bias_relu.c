@@ -159,7 +159,7 @@ int polyc_fc_bias_relu(int64_t B, int64_t M, int64_t N, const float *restrict I,
         for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(N, polyc_hi0_1); c1 += 64)
         {
           {
-            if (!((N - (0) <= 16) && (((1 * M + -1 >= 0)))))
+            if (!(((1 * M + -1 >= 0) && (-1 * N + 16 >= 0))))
             {
               for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((B - c0) - 1)); c3 += 1)
               {
@@ -220,7 +220,7 @@ int polyc_fc_bias_relu(int64_t B, int64_t M, int64_t N, const float *restrict I,
                 for (int64_t c4 = 0; c4 <= polyc_min(63, ((N - c1) - 1)); c4 += 16)
                 {
                   if (((((B - c0) - c3) - 1) >= 5) && ((((N - c1) - c4) - 1) >= 15))
-                    if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                    if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
                       {
@@ -331,7 +331,7 @@ int polyc_fc_bias_relu(int64_t B, int64_t M, int64_t N, const float *restrict I,
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                        if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
                           float polyc_acc[6][16];
                           {
@@ -431,7 +431,7 @@ int polyc_fc_bias_relu(int64_t B, int64_t M, int64_t N, const float *restrict I,
                       else
                         if (polyc_count1 == 8)
                         {
-                          if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                          if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                           {
                             float polyc_acc[6][8];
                             {
@@ -533,7 +533,7 @@ int polyc_fc_bias_relu(int64_t B, int64_t M, int64_t N, const float *restrict I,
                             {
                               const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                               const int64_t polyc_own = polyc_sub - polyc_base;
-                              if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                              if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                               {
                                 float polyc_acc[6][8];
                                 {
@@ -633,7 +633,7 @@ int polyc_fc_bias_relu(int64_t B, int64_t M, int64_t N, const float *restrict I,
                           }
                           else
                           {
-                            if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                            if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                             {
                               float polyc_acc[6][16];
                               {

@@ -134,7 +134,7 @@ int polyc_grouped_matmul(int64_t M, int64_t G, int64_t K, int64_t N, const float
       {
         for (int64_t c2 = 0; c2 < N; c2 += 64)
         {
-          if (!((N - (0) <= 16) && (((1 * K + -1 >= 0)))))
+          if (!(((1 * K + -1 >= 0) && (-1 * N + 16 >= 0))))
           {
             for (int64_t c4 = polyc_max(0, (polyc_lo0_0 - c0)); c4 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((M - c0) - 1)); c4 += 1)
             {
@@ -202,7 +202,7 @@ int polyc_grouped_matmul(int64_t M, int64_t G, int64_t K, int64_t N, const float
               for (int64_t c6 = 0; c6 <= polyc_min(63, ((N - c2) - 1)); c6 += 16)
               {
                 if (((((M - c0) - c5) - 1) >= 5) && ((((N - c2) - c6) - 1) >= 15))
-                  if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                  if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                   {
                     float polyc_acc[6][16];
                     {
@@ -318,7 +318,7 @@ int polyc_grouped_matmul(int64_t M, int64_t G, int64_t K, int64_t N, const float
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
-                      if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                      if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                       {
                         float polyc_acc[6][16];
                         {
@@ -423,7 +423,7 @@ int polyc_grouped_matmul(int64_t M, int64_t G, int64_t K, int64_t N, const float
                     else
                       if (polyc_count1 == 8)
                       {
-                        if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                        if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
                           float polyc_acc[6][8];
                           {
@@ -530,7 +530,7 @@ int polyc_grouped_matmul(int64_t M, int64_t G, int64_t K, int64_t N, const float
                           {
                             const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                             const int64_t polyc_own = polyc_sub - polyc_base;
-                            if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                            if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                             {
                               float polyc_acc[6][8];
                               {
@@ -635,7 +635,7 @@ int polyc_grouped_matmul(int64_t M, int64_t G, int64_t K, int64_t N, const float
                         }
                         else
                         {
-                          if (((N - (0) <= 16) && (((1 * c3 + 0 == 0)))))
+                          if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                           {
                             float polyc_acc[6][16];
                             {

@@ -114,7 +114,7 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
         {
           for (int64_t c3 = 0; c3 < D; c3 += 16)
           {
-            if (!((D - (0) <= 16) && (((1 * R + -1 >= 0)))))
+            if (!(((1 * R + -1 >= 0) && (-1 * D + 16 >= 0))))
             {
               for (int64_t c5 = 0; c5 <= polyc_min(5, ((M - c0) - 1)); c5 += 1)
               {
@@ -142,7 +142,7 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                 for (int64_t c6 = 0; c6 <= polyc_min(3, ((N1 - c2) - 1)); c6 += 1)
                 {
                   if ((((M - c0) - 1) >= 5) && (((D - c3) - 1) >= 15))
-                    if (((D - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                    if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
                       {
@@ -263,7 +263,7 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        if (((D - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                        if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
                         {
                           float polyc_acc[6][16];
                           {
@@ -373,7 +373,7 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                       else
                         if (polyc_count1 == 8)
                         {
-                          if (((D - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                          if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
                           {
                             float polyc_acc[6][8];
                             {
@@ -485,7 +485,7 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                             {
                               const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                               const int64_t polyc_own = polyc_sub - polyc_base;
-                              if (((D - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                              if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
                               {
                                 float polyc_acc[6][8];
                                 {
@@ -595,7 +595,7 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                           }
                           else
                           {
-                            if (((D - (0) <= 16) && (((1 * c4 + 0 == 0)))))
+                            if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
                             {
                               float polyc_acc[6][16];
                               {

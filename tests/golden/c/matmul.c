@@ -132,7 +132,7 @@ int polyc_matmul(int64_t M, int64_t K, int64_t N, const float *restrict A, const
     {
       for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(N, polyc_hi0_1); c1 += 64)
       {
-        if (!((N - (0) <= 16) && (((1 * K + -1 >= 0)))))
+        if (!(((1 * K + -1 >= 0) && (-1 * N + 16 >= 0))))
         {
           for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((M - c0) - 1)); c3 += 1)
           {
@@ -193,7 +193,7 @@ int polyc_matmul(int64_t M, int64_t K, int64_t N, const float *restrict A, const
             for (int64_t c4 = 0; c4 <= polyc_min(63, ((N - c1) - 1)); c4 += 16)
             {
               if (((((M - c0) - c3) - 1) >= 5) && ((((N - c1) - c4) - 1) >= 15))
-                if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                 {
                   float polyc_acc[6][16];
                   {
@@ -304,7 +304,7 @@ int polyc_matmul(int64_t M, int64_t K, int64_t N, const float *restrict A, const
                   {
                     const int64_t polyc_base = -polyc_shift;
                     const int64_t polyc_own = polyc_shift;
-                    if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                    if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
                       {
@@ -404,7 +404,7 @@ int polyc_matmul(int64_t M, int64_t K, int64_t N, const float *restrict A, const
                   else
                     if (polyc_count1 == 8)
                     {
-                      if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                      if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                       {
                         float polyc_acc[6][8];
                         {
@@ -506,7 +506,7 @@ int polyc_matmul(int64_t M, int64_t K, int64_t N, const float *restrict A, const
                         {
                           const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                           const int64_t polyc_own = polyc_sub - polyc_base;
-                          if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                          if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                           {
                             float polyc_acc[6][8];
                             {
@@ -606,7 +606,7 @@ int polyc_matmul(int64_t M, int64_t K, int64_t N, const float *restrict A, const
                       }
                       else
                       {
-                        if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                        if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
                           float polyc_acc[6][16];
                           {

@@ -189,7 +189,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
         for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(N, polyc_hi0_1); c1 += 64)
         {
           {
-            if (!((N - (0) <= 16) && (((1 * M + -1 >= 0)))))
+            if (!(((1 * M + -1 >= 0) && (-1 * N + 16 >= 0))))
             {
               for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((B - c0) - 1)); c3 += 1)
               {
@@ -250,7 +250,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
                 for (int64_t c4 = 0; c4 <= polyc_min(63, ((N - c1) - 1)); c4 += 16)
                 {
                   if (((((B - c0) - c3) - 1) >= 5) && ((((N - c1) - c4) - 1) >= 15))
-                    if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                    if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
                       {
@@ -361,7 +361,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                        if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
                           float polyc_acc[6][16];
                           {
@@ -461,7 +461,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
                       else
                         if (polyc_count1 == 8)
                         {
-                          if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                          if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                           {
                             float polyc_acc[6][8];
                             {
@@ -563,7 +563,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
                             {
                               const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                               const int64_t polyc_own = polyc_sub - polyc_base;
-                              if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                              if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                               {
                                 float polyc_acc[6][8];
                                 {
@@ -663,7 +663,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
                           }
                           else
                           {
-                            if (((N - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                            if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                             {
                               float polyc_acc[6][16];
                               {
@@ -802,7 +802,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
         for (int64_t c1 = polyc_lo1_1; c1 < polyc_min(P, polyc_hi1_1); c1 += 64)
         {
           {
-            if (!((P - (0) <= 16) && (((1 * N + -1 >= 0)))))
+            if (!(((1 * N + -1 >= 0) && (-1 * P + 16 >= 0))))
             {
               for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((B - c0) - 1)); c3 += 1)
               {
@@ -863,7 +863,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
                 for (int64_t c4 = 0; c4 <= polyc_min(63, ((P - c1) - 1)); c4 += 16)
                 {
                   if (((((B - c0) - c3) - 1) >= 5) && ((((P - c1) - c4) - 1) >= 15))
-                    if (((P - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                    if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
                       {
@@ -974,7 +974,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        if (((P - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                        if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
                         {
                           float polyc_acc[6][16];
                           {
@@ -1074,7 +1074,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
                       else
                         if (polyc_count1 == 8)
                         {
-                          if (((P - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                          if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
                           {
                             float polyc_acc[6][8];
                             {
@@ -1176,7 +1176,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
                             {
                               const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                               const int64_t polyc_own = polyc_sub - polyc_base;
-                              if (((P - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                              if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
                               {
                                 float polyc_acc[6][8];
                                 {
@@ -1276,7 +1276,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
                           }
                           else
                           {
-                            if (((P - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                            if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
                             {
                               float polyc_acc[6][16];
                               {

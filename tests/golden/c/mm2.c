@@ -143,7 +143,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
         for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(NJ, polyc_hi0_1); c1 += 64)
         {
           {
-            if (!((NJ - (0) <= 16) && (((1 * NK + -1 >= 0)))))
+            if (!(((1 * NK + -1 >= 0) && (-1 * NJ + 16 >= 0))))
             {
               for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 1)
               {
@@ -204,7 +204,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
                 for (int64_t c4 = 0; c4 <= polyc_min(63, ((NJ - c1) - 1)); c4 += 16)
                 {
                   if (((((NI - c0) - c3) - 1) >= 5) && ((((NJ - c1) - c4) - 1) >= 15))
-                    if (((NJ - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                    if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
                       {
@@ -315,7 +315,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        if (((NJ - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                        if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                         {
                           float polyc_acc[6][16];
                           {
@@ -415,7 +415,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
                       else
                         if (polyc_count1 == 8)
                         {
-                          if (((NJ - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                          if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                           {
                             float polyc_acc[6][8];
                             {
@@ -517,7 +517,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
                             {
                               const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                               const int64_t polyc_own = polyc_sub - polyc_base;
-                              if (((NJ - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                              if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                               {
                                 float polyc_acc[6][8];
                                 {
@@ -617,7 +617,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
                           }
                           else
                           {
-                            if (((NJ - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                            if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                             {
                               float polyc_acc[6][16];
                               {
@@ -756,7 +756,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
         for (int64_t c1 = polyc_lo1_1; c1 < polyc_min(NL, polyc_hi1_1); c1 += 64)
         {
           {
-            if (!((NL - (0) <= 16) && (((1 * NJ + -1 >= 0)))))
+            if (!(((1 * NJ + -1 >= 0) && (-1 * NL + 16 >= 0))))
             {
               for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 1)
               {
@@ -817,7 +817,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
                 for (int64_t c4 = 0; c4 <= polyc_min(63, ((NL - c1) - 1)); c4 += 16)
                 {
                   if (((((NI - c0) - c3) - 1) >= 5) && ((((NL - c1) - c4) - 1) >= 15))
-                    if (((NL - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                    if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
                       {
@@ -928,7 +928,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        if (((NL - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                        if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                         {
                           float polyc_acc[6][16];
                           {
@@ -1028,7 +1028,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
                       else
                         if (polyc_count1 == 8)
                         {
-                          if (((NL - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                          if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                           {
                             float polyc_acc[6][8];
                             {
@@ -1130,7 +1130,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
                             {
                               const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                               const int64_t polyc_own = polyc_sub - polyc_base;
-                              if (((NL - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                              if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                               {
                                 float polyc_acc[6][8];
                                 {
@@ -1230,7 +1230,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
                           }
                           else
                           {
-                            if (((NL - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                            if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                             {
                               float polyc_acc[6][16];
                               {

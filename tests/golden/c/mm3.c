@@ -147,7 +147,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
       {
         for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(NJ, polyc_hi0_1); c1 += 64)
         {
-          if (!((NJ - (0) <= 16) && (((1 * NK + -1 >= 0)))))
+          if (!(((1 * NK + -1 >= 0) && (-1 * NJ + 16 >= 0))))
           {
             for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 1)
             {
@@ -208,7 +208,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
               for (int64_t c4 = 0; c4 <= polyc_min(63, ((NJ - c1) - 1)); c4 += 16)
               {
                 if (((((NI - c0) - c3) - 1) >= 5) && ((((NJ - c1) - c4) - 1) >= 15))
-                  if (((NJ - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                  if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                   {
                     float polyc_acc[6][16];
                     {
@@ -319,7 +319,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
-                      if (((NJ - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                      if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                       {
                         float polyc_acc[6][16];
                         {
@@ -419,7 +419,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
                     else
                       if (polyc_count1 == 8)
                       {
-                        if (((NJ - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                        if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                         {
                           float polyc_acc[6][8];
                           {
@@ -521,7 +521,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
                           {
                             const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                             const int64_t polyc_own = polyc_sub - polyc_base;
-                            if (((NJ - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                            if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                             {
                               float polyc_acc[6][8];
                               {
@@ -621,7 +621,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
                         }
                         else
                         {
-                          if (((NJ - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                          if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                           {
                             float polyc_acc[6][16];
                             {
@@ -748,7 +748,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
       {
         for (int64_t c1 = polyc_lo1_1; c1 < polyc_min(NL, polyc_hi1_1); c1 += 64)
         {
-          if (!((NL - (0) <= 16) && (((1 * NM + -1 >= 0)))))
+          if (!(((1 * NM + -1 >= 0) && (-1 * NL + 16 >= 0))))
           {
             for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((NJ - c0) - 1)); c3 += 1)
             {
@@ -809,7 +809,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
               for (int64_t c4 = 0; c4 <= polyc_min(63, ((NL - c1) - 1)); c4 += 16)
               {
                 if (((((NJ - c0) - c3) - 1) >= 5) && ((((NL - c1) - c4) - 1) >= 15))
-                  if (((NL - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                  if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                   {
                     float polyc_acc[6][16];
                     {
@@ -920,7 +920,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
-                      if (((NL - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                      if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                       {
                         float polyc_acc[6][16];
                         {
@@ -1020,7 +1020,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
                     else
                       if (polyc_count1 == 8)
                       {
-                        if (((NL - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                        if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                         {
                           float polyc_acc[6][8];
                           {
@@ -1122,7 +1122,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
                           {
                             const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                             const int64_t polyc_own = polyc_sub - polyc_base;
-                            if (((NL - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                            if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                             {
                               float polyc_acc[6][8];
                               {
@@ -1222,7 +1222,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
                         }
                         else
                         {
-                          if (((NL - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                          if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                           {
                             float polyc_acc[6][16];
                             {
@@ -1349,7 +1349,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
       {
         for (int64_t c1 = polyc_lo2_1; c1 < polyc_min(NL, polyc_hi2_1); c1 += 64)
         {
-          if (!((NL - (0) <= 16) && (((1 * NJ + -1 >= 0)))))
+          if (!(((1 * NJ + -1 >= 0) && (-1 * NL + 16 >= 0))))
           {
             for (int64_t c3 = polyc_max(0, (polyc_lo2_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi2_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 1)
             {
@@ -1369,7 +1369,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
               for (int64_t c4 = 0; c4 <= polyc_min(63, ((NL - c1) - 1)); c4 += 16)
               {
                 if (((((NI - c0) - c3) - 1) >= 5) && ((((NL - c1) - c4) - 1) >= 15))
-                  if (((NL - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                  if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                   {
                     float polyc_acc[6][16];
                     {
@@ -1469,7 +1469,7 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
                   const int64_t polyc_count1 = polyc_min(15, (((NL - c1) - c4) - 1)) + 1;
                   if (polyc_count0 > 0 && polyc_count1 > 0)
                   {
-                    if (((NL - (0) <= 16) && (((1 * c2 + 0 == 0)))))
+                    if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
                       {

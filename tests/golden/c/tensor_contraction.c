@@ -122,7 +122,7 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
         {
           for (int64_t c3 = 0; c3 < SD; c3 += 16)
           {
-            if (!((SD - (0) <= 16) && (((1 * SE + -1 >= 0) && (1 * SF + -1 >= 0)))))
+            if (!(((1 * SE + -1 >= 0) && (1 * SF + -1 >= 0) && (-1 * SD + 16 >= 0))))
             {
               for (int64_t c6 = 0; c6 <= polyc_min(5, ((SA - c0) - 1)); c6 += 1)
               {
@@ -147,7 +147,7 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                 for (int64_t c6 = 0; c6 <= polyc_min(1, ((SB - c1) - 1)); c6 += 1)
                 {
                   if ((((SA - c0) - 1) >= 5) && (((SD - c3) - 1) >= 15))
-                    if (((SD - (0) <= 16) && (((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                    if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
                       {
@@ -276,7 +276,7 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        if (((SD - (0) <= 16) && (((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                        if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
                         {
                           float polyc_acc[6][16];
                           {
@@ -394,7 +394,7 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                       else
                         if (polyc_count1 == 8)
                         {
-                          if (((SD - (0) <= 16) && (((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                          if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
                           {
                             float polyc_acc[6][8];
                             {
@@ -514,7 +514,7 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                             {
                               const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                               const int64_t polyc_own = polyc_sub - polyc_base;
-                              if (((SD - (0) <= 16) && (((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                              if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
                               {
                                 float polyc_acc[6][8];
                                 {
@@ -632,7 +632,7 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                           }
                           else
                           {
-                            if (((SD - (0) <= 16) && (((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0)))))
+                            if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
                             {
                               float polyc_acc[6][16];
                               {
