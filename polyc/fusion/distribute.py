@@ -32,7 +32,7 @@ import islpy as isl
 
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import isl_items
-from polyc.poly.relations import same_image
+from polyc.poly.relations import affine_inputs, same_image
 
 
 def distribute_shifted_members(tree: isl.Schedule, deps: Dependences,
@@ -118,12 +118,8 @@ def _leaf_groups(node: isl.ScheduleNode) -> list[isl.UnionSet]:
 
 def walks(member: isl.UnionPwAff, group: isl.UnionSet) -> bool:
     """Whether some statement of ``group`` takes more than one value of ``member``."""
-    for pw_aff in isl_items(member.intersect_domain(group).get_pw_aff_list()):
-        for _, aff in pw_aff.get_pieces():
-            if any(not aff.get_coefficient_val(isl.dim_type.in_, d).is_zero()
-                   for d in range(aff.dim(isl.dim_type.in_))):
-                return True
-    return False
+    return any(affine_inputs(pw_aff)
+               for pw_aff in isl_items(member.intersect_domain(group).get_pw_aff_list()))
 
 
 def group_order(filters, outer: isl.UnionMap, deps: Dependences) -> list[int] | None:

@@ -49,6 +49,7 @@ from polyc.machine import Machine
 from polyc.machine.rules import register_block
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, isl_items
+from polyc.poly.relations import affine_inputs
 from polyc.poly.marks import REGISTER_MARK, SIMD_MARK
 
 
@@ -163,10 +164,8 @@ def _fold(mark: isl.ScheduleNode, statement: str, init: str, deps: Dependences,
 
 def _no_wider_than(domain: isl.Set, dim: int, lanes: int) -> isl.Set:
     """The sizes at which ``domain`` spans at most ``lanes`` values of dimension ``dim``."""
-    extent = domain.dim_max(dim).sub(domain.dim_min(dim))
-    limit = isl.PwAff.from_aff(isl.Aff.zero_on_domain(isl.LocalSpace.from_space(
-        extent.get_domain_space())).set_constant_val(isl.Val(lanes - 1)))
-    return extent.le_set(limit)
+    extent = domain.dim_max(dim).sub(domain.dim_min(dim))  # one less than the span
+    return extent.neg().add_constant_val(isl.Val(lanes - 1)).nonneg_set()
 
 
 def _vector_index(mark: isl.ScheduleNode, indices: tuple[str, ...]) -> str | None:
@@ -179,10 +178,8 @@ def _vector_index(mark: isl.ScheduleNode, indices: tuple[str, ...]) -> str | Non
                               .get_pw_aff_list())
             if len(parts) != 1 or len(parts[0].get_pieces()) != 1:
                 return None
-            aff = parts[0].get_pieces()[0][1]
-            walked = [indices[dim] for dim in range(aff.dim(isl.dim_type.in_))
-                      if not aff.get_coefficient_val(isl.dim_type.in_, dim).is_zero()]
-            return walked[0] if len(walked) == 1 else None
+            walked = affine_inputs(parts[0])
+            return indices[next(iter(walked))] if len(walked) == 1 else None
         node = node.child(0)
     return None
 

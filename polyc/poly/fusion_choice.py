@@ -18,13 +18,12 @@ import islpy as isl
 
 from polyc.machine import Machine
 from polyc.poly.dependences import Dependences
-from polyc.poly.fusion_cost import (FusionCost, NestShape, affine_inputs, nominal_sizes,
-                                    schedule_cost)
+from polyc.poly.fusion_cost import FusionCost, NestShape, nominal_sizes, schedule_cost
 from polyc.poly.jam import JAM_MARK
 from polyc.poly.marks import (PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
                               marks_by_statement)
 from polyc.poly.program import INIT_SUFFIX, PolyProgram, isl_items, statements_named
-from polyc.poly.relations import same_image
+from polyc.poly.relations import affine_inputs, same_image
 from polyc.poly.schedule_tree import (group_constraints, innermost_indices, isl_schedule,
                                       outer_band_depths, outer_loop_parallel, outer_nests,
                                       outer_private_tensors, serial_nests)

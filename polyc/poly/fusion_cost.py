@@ -38,6 +38,7 @@ import islpy as isl
 from polyc.lang import ir
 from polyc.machine import Machine, rules
 from polyc.poly.program import PolyProgram, isl_items, isl_name, statements_named
+from polyc.poly.relations import affine_inputs
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ def schedule_cost(program: PolyProgram, nests: tuple[NestShape, ...], machine: M
     for relation in isl_items(accesses.get_map_list()):
         users.setdefault(relation.get_tuple_name(isl.dim_type.out), set()).add(
             relation.get_tuple_name(isl.dim_type.in_))
+    walks = _access_dimensions(program)
     last_use: dict[str, int] = {}   # tensor -> the nest that last touched it
     footprints: list[dict[str, int]] = []  # per nest: tensor -> bytes it touched
     costs = []
@@ -121,7 +123,7 @@ def schedule_cost(program: PolyProgram, nests: tuple[NestShape, ...], machine: M
         touched = accesses.intersect_domain(statements_named(domain, statements)).range()
         footprint = {part.get_tuple_name(): _box_count(part) * _element_bytes(
             program, part.get_tuple_name()) for part in isl_items(touched.get_set_list())}
-        strided = _strided_tensors(program, dict(nest.walked))
+        strided = _strided_tensors(walks, dict(nest.walked))
         moved: dict[str, int] = {}
         for tensor, size in footprint.items():
             if tensor in strided and size > machine.l1:
@@ -145,31 +147,38 @@ def schedule_cost(program: PolyProgram, nests: tuple[NestShape, ...], machine: M
     return FusionCost(tuple(costs), tuple(sizes.items()))
 
 
-def _strided_tensors(program: PolyProgram, walked: dict[str, frozenset[int]]) -> set[str]:
-    """The tensors some statement reads or writes across their lines along its fastest
-    loop: an index that loop walks in a dimension other than the last, and not in the
-    last (a column walk: each element brings a line of its own)."""
-    strided = set()
+def _access_dimensions(program: PolyProgram
+                       ) -> list[tuple[str, str, tuple[frozenset[int], ...]]]:
+    """``(statement, tensor, the statement's index positions each dimension uses)`` of
+    every affine access (a gather reads a whole dimension in no order: left out)."""
+    found = []
     for relation in isl_items(program.reads.union(program.may_writes).get_map_list()):
-        positions = walked.get(relation.get_tuple_name(isl.dim_type.in_))
-        if not positions:
-            continue
         try:
             access = isl.PwMultiAff.from_map(relation)
         except isl.Error:
-            continue  # a gather: the whole dimension, walked in no order
-        uses = [bool(positions & affine_inputs(access.get_pw_aff(d)))
-                for d in range(access.dim(isl.dim_type.out))]
-        if uses and not uses[-1] and any(uses):
-            strided.add(relation.get_tuple_name(isl.dim_type.out))
+            continue
+        found.append((relation.get_tuple_name(isl.dim_type.in_),
+                      relation.get_tuple_name(isl.dim_type.out),
+                      tuple(affine_inputs(access.get_pw_aff(d))
+                            for d in range(access.dim(isl.dim_type.out)))))
+    return found
+
+
+def _strided_tensors(accesses: list[tuple[str, str, tuple[frozenset[int], ...]]],
+                     walked: dict[str, frozenset[int]]) -> set[str]:
+    """The tensors some statement reads or writes across their lines along its fastest
+    loop (``accesses``: :func:`_access_dimensions`): an index that loop walks in a
+    dimension other than the last, and not in the last (a column walk: each element
+    brings a line of its own)."""
+    strided = set()
+    for statement, tensor, dims in accesses:
+        positions = walked.get(statement)
+        if not positions or not dims:
+            continue
+        uses = [bool(positions & used) for used in dims]
+        if not uses[-1] and any(uses):
+            strided.add(tensor)
     return strided
-
-
-def affine_inputs(value: isl.PwAff) -> frozenset[int]:
-    """The input dimensions ``value``'s expressions use (not its domain's constraints)."""
-    return frozenset(k for _, aff in value.get_pieces()
-                     for k in range(aff.dim(isl.dim_type.in_))
-                     if not aff.get_coefficient_val(isl.dim_type.in_, k).is_zero())
 
 
 def nominal_sizes(program: PolyProgram) -> dict[str, int]:
