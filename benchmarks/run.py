@@ -132,6 +132,7 @@ if "numpy" in sys.modules and __name__ == "__main__" and not os.environ.get("_PO
 # Only now: the libraries read the thread settings when they load.
 import datetime  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import tempfile  # noqa: E402
@@ -766,15 +767,10 @@ def corpus_sizes(entry) -> dict:
                 for k, v in base.items()}
 
     def within(sizes: dict) -> bool:
-        def product(extents):
-            total = 1
-            for extent in extents:
-                total *= max(0, extent)
-            return total
-        elements = sum(product(sz.evaluate(d, sizes) for d in t.shape)
+        elements = sum(math.prod(max(0, sz.evaluate(d, sizes)) for d in t.shape)
                        for t in op.inputs + op.outputs + op.temporaries)
-        instances = sum(product(sz.evaluate(r.hi, sizes) - sz.evaluate(r.lo, sizes)
-                                for r in stmt.domain) for stmt in op.statements)
+        instances = sum(math.prod(max(0, sz.evaluate(r.hi, sizes) - sz.evaluate(r.lo, sizes))
+                                  for r in stmt.domain) for stmt in op.statements)
         return elements <= CORPUS_ELEMENTS and instances <= CORPUS_INSTANCES
 
     extent = 8
