@@ -26,9 +26,10 @@ break: a vector reduction below (one dependence chain per row), or a reduction
 accumulating along the band (``y(j)``, loaded and stored once per block).
 An elementwise vector loop beside the reductions keeps its rows as a plain
 loop around it (jamming it saves nothing). Rows that store an output written
-once (elementwise rows, layer norm's ``Y``) are left alone: a jammed vector loop holds several statements, so its stores
-cannot stream (:mod:`polyc.codegen.streaming`), and streaming was worth more
-(layer norm jammed: 1.86 → 2.08 ms; elementwise: 4.3 → 5.5 ms).
+once (elementwise rows, layer norm's ``Y``) are left alone: a jammed vector
+loop holds several statements, so its stores cannot stream
+(:mod:`polyc.codegen.streaming`), and streaming was worth more (layer norm
+jammed: 1.86 → 2.08 ms; elementwise: 4.3 → 5.5 ms).
 """
 from __future__ import annotations
 
@@ -48,7 +49,9 @@ class JamRules:
     access is invariant along the band's member; ``accumulates_along(band)``, a
     reduction accumulates along it; ``writes_once(band)``, a statement below stores an
     output written once; ``legal(schedule)``, the schedule respects the
-    dependences; the marks above vector loops, and those above vector reductions."""
+    dependences; the marks above vector loops, and those above vector reductions;
+    ``reduces(statements)``, one of them is a reduction's update (only those are jammed
+    into their vector loops)."""
 
     carries_reuse: Callable[[isl.ScheduleNode], bool]
     accumulates_along: Callable[[isl.ScheduleNode], bool]
@@ -56,8 +59,7 @@ class JamRules:
     legal: Callable[[isl.Schedule], bool]
     vector_marks: frozenset[str]
     reduction_marks: frozenset[str]
-    # whether some of the statements (a domain) is a reduction's update
-    reduces: Callable[[isl.UnionSet], bool] = lambda statements: True
+    reduces: Callable[[isl.UnionSet], bool]  # some of the statements is a reduction's update
 
 
 def jam_outer_rows(tree: isl.Schedule, rules: JamRules) -> isl.Schedule:
