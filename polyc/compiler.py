@@ -8,7 +8,7 @@
     domains           the isl model: domains, accesses, original schedule
     dependences       flow, anti, output and reuse relations
     schedule          fusion, tiling, register blocks, jams, parallel marks (legality proven)
-    thread partition  thread boxes of register-blocked nests (optimize, parallel)
+    thread partition  thread boxes of register-blocked nests (optimize, parallel; proven)
     ast               isl's AST of the (partitioned) schedule
     contraction       temporaries shrunk to what the loops need (optimize)
     folds             reduction initialisations folded into register blocks (optimize)
@@ -47,7 +47,7 @@ from polyc.poly.dependences import Dependences, compute_dependences
 from polyc.poly.folding import folded_inits
 from polyc.poly.program import PolyProgram, build_poly_program
 from polyc.poly.schedule import Schedule, compute_schedule
-from polyc.poly.threads import partition_nests
+from polyc.poly.threads import check_partitions, partition_nests
 
 
 def check(program: syntax.Program, name: str | None = None) -> ir.Op:
@@ -108,6 +108,7 @@ def _schedule(c: Compilation) -> dict:
 
 def _partition(c: Compilation) -> dict:
     partitioned, partitions = partition_nests(c.schedule.tree)
+    check_partitions(partitioned, c.dependences)
     return {"partitioned": partitioned, "partitions": partitions}
 
 
@@ -126,7 +127,7 @@ def _c(c: Compilation) -> dict:
               if options.optimize and options.machine.streaming_stores else None)
     return {"c_source": emit_c(c.program, c.ast, options.summary(), simd_math,
                                c.contractions, options.check_gathers, stream, c.folded,
-                               c.partitions, machine=options.machine,
+                               machine=options.machine,
                                place_threads=options.place_threads)}
 
 

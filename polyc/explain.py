@@ -29,9 +29,9 @@ from polyc.lang import sizes as sz
 from polyc.lang.printer import statement_to_tc, to_tc
 from polyc.machine import rules
 from polyc.poly.jam import JAM_MARK, JAM_ROWS
-from polyc.poly.packing import panel_of_mark
-from polyc.poly.privatize import privatized_tensors
-from polyc.poly.marks import collapsed_loops
+from polyc.poly.marks import (SIMD_MARK, SIMD_REDUCTION_MARK, PrivateAccumulators,
+                              collapsed_loops, is_parallel)
+from polyc.poly.packing import Panel
 from polyc.poly.program import isl_items
 
 STAGES = ("ir", "shapes", "domains", "deps", "fusion", "schedule", "ast", "c")
@@ -209,18 +209,19 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
                 continue
             tile = f" (tiles of {loop.tile})" if loop.tile else ""
             lines.append(f"  loop {loop.name}{tile}: {', '.join(loop.statements)}")
-        collapsed = max((collapsed_loops(m) or 1 for m in nest.outer.marks), default=1)
+        collapsed = collapsed_loops(nest.outer.marks)
         for mark in nest.outer.marks:
-            if mark.startswith("parallel") and nest.outer.loops:
-                private = privatized_tensors(mark)
-                how = f", private accumulators for {', '.join(private)}" if private else ""
+            if is_parallel(mark) and nest.outer.loops:
+                how = (f", private accumulators for {', '.join(mark.tensors)}"
+                       if isinstance(mark, PrivateAccumulators) else "")
                 if collapsed > 1:
                     names = ", ".join(loop.name for loop in nest.outer.loops[:collapsed])
                     lines.append(f"  parallel (OpenMP{how}, {collapsed} loops collapsed into "
                                  f"one): loops {names}")
                 else:
                     lines.append(f"  parallel (OpenMP{how}): loop {nest.outer.loops[0].name}")
-        vectorised = {s for band in nest.bands if any(m.startswith("simd") for m in band.marks)
+        vector = (SIMD_MARK, SIMD_REDUCTION_MARK)
+        vectorised = {s for band in nest.bands if any(m in vector for m in band.marks)
                       for s in band.statements}
         jammed = sorted({s for band in nest.bands if JAM_MARK in band.marks
                          and band.loops and band.loops[-1].walks for s in band.statements}
@@ -231,10 +232,9 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
                          f"{', '.join(jammed)}")
         for band in nest.bands:
             for mark in band.marks:
-                panel = panel_of_mark(mark)
-                if panel is not None:
-                    lines.append(f"  {panel.describe()}")
-                if mark.startswith("simd") and band.loops:
+                if isinstance(mark, Panel):
+                    lines.append(f"  {mark.describe()}")
+                if mark in vector and band.loops:
                     loop = band.loops[-1]
                     lines.append(f"  vectorised ({mark}): loop {loop.name} of "
                                  f"{', '.join(loop.statements or band.statements)}")

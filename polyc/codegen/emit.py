@@ -40,11 +40,12 @@ from polyc.machine.rules import PARALLEL_WORK_THRESHOLD, line_elements
 from polyc.poly.dependences import is_pure_reduction
 from polyc.poly.folding import FoldedInit
 from polyc.poly.jam import JAM_MARK
-from polyc.poly.packing import Panel, operand_expr, panel_of_mark
-from polyc.poly.privatize import privatized_tensors
+from polyc.poly.marks import (PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
+                              PrivateAccumulators, collapsed_loops, decision_of, is_parallel,
+                              mark_name, node_mark)
+from polyc.poly.packing import Panel, operand_expr
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
-from polyc.poly.marks import PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, collapsed_loops
-from polyc.poly.threads import Partition, partition_number
+from polyc.poly.threads import Partition
 
 _IF_ENOUGH_WORK = f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})"
 
@@ -66,7 +67,6 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
            simd_math: frozenset[str] = frozenset(), contractions=None,
            check_gathers: bool = True, stream_threshold: int | None = None,
            folded: dict[str, FoldedInit] | None = None,
-           partitions: dict[int, Partition] | None = None,
            *, machine: Machine, place_threads: bool = False) -> CSource:
     """The C translation unit for ``program`` scheduled as ``ast``.
 
@@ -75,20 +75,18 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     outputs of at least ``stream_threshold`` bytes written once get streaming stores
     (:mod:`polyc.codegen.streaming`; ``None``: never); ``folded`` names the reductions
     whose initialisation folds into their register blocks (:mod:`polyc.poly.folding`);
-    ``partitions`` the nests whose threads share out boxes (:mod:`polyc.poly.threads`);
     ``machine`` gives the cache line (prefetches); ``place_threads``: the kernel pins
     its OpenMP team (:mod:`polyc.codegen.thread_placement`).
     """
     op = program.op
     contractions = contractions or {}
     emitter = _Emitter(program, contractions, check_gathers, iterators_around_marks(ast),
-                       stream_threshold, partitions, machine=machine)
+                       stream_threshold, machine=machine)
     emitter.fold_inits(folded or {}, ast)
     code = emitter.node(ast)
     if not emitter.folds_complete():  # some register mark was not emitted as a block
         emitter = _Emitter(program, contractions, check_gathers,
-                           iterators_around_marks(ast), stream_threshold, partitions,
-                           machine=machine)
+                           iterators_around_marks(ast), stream_threshold, machine=machine)
         code = emitter.node(ast)
     parameters = _parameters(op)
     shared = tuple(t for t in op.temporaries if t.name not in contractions)
@@ -180,13 +178,11 @@ def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter
 
 class _Emitter:
     def __init__(self, program: PolyProgram, contractions, check_gathers: bool = True,
-                 loops_around_marks: dict[str, frozenset[str]] | None = None,
+                 loops_around_marks: dict[object, frozenset[str]] | None = None,
                  stream_threshold: int | None = None,
-                 partitions: dict[int, Partition] | None = None,
                  *, machine: Machine):
         self.program = program
         self.machine = machine
-        self.partitions = partitions or {}
         self.shared_out = False  # some nest's threads share out boxes
         self.parallel = False  # some region may run on several threads
         self.contractions = contractions
@@ -252,12 +248,11 @@ class _Emitter:
         if kind == isl.ast_node_type.mark:
             marks = set()
             while node.get_type() == isl.ast_node_type.mark:
-                marks.add(node.mark_get_id().get_name())
+                marks.add(node_mark(node))
                 node = node.mark_get_node()
-            panels = {mark: panel_of_mark(mark) for mark in marks}
-            panels = {mark: panel for mark, panel in panels.items() if panel is not None}
+            panels = {mark for mark in marks if isinstance(mark, Panel)}
             if panels:
-                return self._packed(panels, node, frozenset(marks - panels.keys()))
+                return self._packed(panels, node, frozenset(marks - panels))
             return self._marked(node, frozenset(marks))
         if kind == isl.ast_node_type.user:
             return self._user(node.user_get_expr())
@@ -276,7 +271,7 @@ class _Emitter:
                 return cgen.If(f"!{skipped}", braced(code))
         return code
 
-    def _marked(self, node: isl.AstNode, marks: frozenset[str]):
+    def _marked(self, node: isl.AstNode, marks: frozenset):
         """The code of the node below ``marks``."""
         if node.get_type() == isl.ast_node_type.for_:
             return self._for(node, marks)
@@ -288,12 +283,12 @@ class _Emitter:
                                for k in range(len(children))])
         return self._marked_piece(node, marks)
 
-    def _packed(self, panels: dict[str, Panel], node: isl.AstNode, marks: frozenset[str]):
+    def _packed(self, panels: set[Panel], node: isl.AstNode, marks: frozenset):
         """The tile's point loops (``node``) after copying the operands of ``panels``
         into packed buffers that its full register blocks read (:mod:`polyc.poly.packing`).
         A panel whose tile loops isl did not emit as loops is left out."""
-        usable = [panel for mark, panel in sorted(panels.items())
-                  if all(tile_origin(dim.depth) in self.loops_around_marks.get(mark, ())
+        usable = [panel for panel in sorted(panels, key=mark_name)
+                  if all(tile_origin(dim.depth) in self.loops_around_marks.get(panel, ())
                          for dim in panel.dims)]
         code = []
         for panel in usable:
@@ -307,7 +302,7 @@ class _Emitter:
             self.panels = saved
         return cgen.Block(code)
 
-    def _marked_piece(self, node: isl.AstNode, marks: frozenset[str]):
+    def _marked_piece(self, node: isl.AstNode, marks: frozenset):
         """One piece of a marked band: a loop gets the marks; a piece isl emitted without a
         loop (one iteration, a guard) still gets the private temporaries of a parallel loop."""
         if node.get_type() == isl.ast_node_type.for_:
@@ -368,11 +363,12 @@ class _Emitter:
     def _expr(self, expr: isl.AstExpr) -> str:
         return isl_expr_to_c(expr, self.names)
 
-    def _for(self, node: isl.AstNode, marks: frozenset[str]):
+    def _for(self, node: isl.AstNode, marks: frozenset):
         """A loop; a ``parallel`` mark makes it an OpenMP loop (collapsed with the loops
         inside it under a ``collapse`` mark), a ``simd`` mark a SIMD loop."""
         iterator = self._expr(node.for_get_iterator())
-        private = [t for mark in marks for t in privatized_tensors(mark) or ()]
+        private = [t for mark in marks if isinstance(mark, PrivateAccumulators)
+                   for t in mark.tensors]
         if private and not self.private:
             return self._parallel_with_private_accumulators(node, iterator, private)
         if PARALLEL_MARK in marks and self.contractions:
@@ -425,7 +421,7 @@ class _Emitter:
         passes = [children.get_at(k) for k in range(len(children))]
         last, marks = passes[-1], set()
         while last.get_type() == isl.ast_node_type.mark:
-            marks.add(last.mark_get_id().get_name())
+            marks.add(node_mark(last))
             last = last.mark_get_node()
         if SIMD_MARK not in marks or last.get_type() != isl.ast_node_type.for_ or \
                 _single(last.for_get_body()).get_type() != isl.ast_node_type.user:
@@ -477,14 +473,13 @@ class _Emitter:
             self.prefetch = None
         return cgen.Block(code)
 
-    def _jammed(self, node: isl.AstNode, iterator: str, marks: frozenset[str]):
+    def _jammed(self, node: isl.AstNode, iterator: str, marks: frozenset):
         """A vector loop around a ``jam`` loop (:mod:`polyc.poly.jam`) of one statement:
         for a full block of rows, the jam loop unrolled into the vector loop's body,
         each row with its own accumulator when the vector loop is a reduction; the
         loops as they are for a partial block. ``None`` for any other loop."""
         inner = _single(node.for_get_body())
-        if inner.get_type() != isl.ast_node_type.mark or \
-                inner.mark_get_id().get_name() != JAM_MARK:
+        if node_mark(inner) != JAM_MARK:
             return None
         rows = inner.mark_get_node()
         if rows.get_type() != isl.ast_node_type.for_:
@@ -598,20 +593,20 @@ class _Emitter:
         self.parallel = True
         return cgen.Pragma(f"omp parallel{clauses} {_IF_ENOUGH_WORK}")
 
-    def _box(self, marks: frozenset[str]) -> list | None:
+    def _box(self, marks: frozenset) -> list | None:
         """The C declaring this thread's box, for a nest under a ``threads`` mark
         (:mod:`polyc.codegen.thread_boxes`); ``None`` for any other."""
-        numbers = [n for n in map(partition_number, marks) if n is not None]
-        if not numbers:
+        partition = decision_of(marks, Partition)
+        if partition is None:
             return None
         self.shared_out = True
-        return box_code(self.partitions[numbers[0]], self.program.context, self.names)
+        return box_code(partition, self.program.context, self.names)
 
-    def _collapsible(self, node: isl.AstNode, marks: frozenset[str]) -> list[isl.AstNode]:
+    def _collapsible(self, node: isl.AstNode, marks: frozenset) -> list[isl.AstNode]:
         """The loops, ``node`` first, that a ``collapse N`` mark lets OpenMP share out as
         one: up to N perfectly nested loops whose bounds do not depend on each other,
         never an innermost loop (the one the C compiler vectorises and unrolls)."""
-        count = max((collapsed_loops(mark) or 1 for mark in marks), default=1)
+        count = collapsed_loops(marks)
         nest = [node]
         while len(nest) < count:
             inner = _single(nest[-1].for_get_body())
@@ -680,7 +675,7 @@ class _Emitter:
             cgen.If(failed, *_failed(False), cgen.Block([parallel]))]
             + frees)
 
-    def _parallel_with_private_temporaries(self, node, marks):
+    def _parallel_with_private_temporaries(self, node, marks: frozenset):
         """The parallel loop with the contracted temporaries it uses private to each
         thread (see polyc.fusion.contraction): fixed-size ones declared in the body, the
         others allocated once per thread around the loop, not once per iteration::
@@ -775,15 +770,14 @@ class _Emitter:
         while body.get_type() == isl.ast_node_type.for_:
             chain.append(body)
             body = _single(body.for_get_body())
-        if body.get_type() != isl.ast_node_type.mark or \
-                body.mark_get_id().get_name() != REGISTER_MARK:
+        if node_mark(body) != REGISTER_MARK:
             return None
         chain_iterators = [self._expr(c.for_get_iterator()) for c in chain]
         nest, simd_levels, node = [], [], body.mark_get_node()
         while True:
             inner_marks = set()
             while node.get_type() == isl.ast_node_type.mark:
-                inner_marks.add(node.mark_get_id().get_name())
+                inner_marks.add(node_mark(node))
                 node = node.mark_get_node()
             if node.get_type() != isl.ast_node_type.for_:
                 break
@@ -1115,7 +1109,7 @@ def _scopes(ast: isl.AstNode, emitter: "_Emitter"):
             names = set()
             for child in children:
                 names |= walk(child, inner, kind == isl.ast_node_type.block, inner_path)
-        if kind == isl.ast_node_type.mark and node.mark_get_id().get_name() == REGISTER_MARK:
+        if node_mark(node) == REGISTER_MARK:
             marks.append((names, scope - set(_reduction_chain(node, path, emitter))))
         if in_block:
             nests.append((names, scope))
@@ -1162,7 +1156,7 @@ def _touches(statement: ir.Statement, tensor: str) -> bool:
     return statement.tensor == tensor or tensor in statement.tensors_read
 
 
-def _simd(marks: frozenset[str]) -> str:
+def _simd(marks: frozenset) -> str:
     return " simd" if SIMD_MARK in marks else ""
 
 
@@ -1170,8 +1164,8 @@ def _collapse(nest: list) -> str:
     return f" collapse({len(nest)})" if len(nest) > 1 else ""
 
 
-def _is_parallel(marks: frozenset[str]) -> bool:
-    return PARALLEL_MARK in marks or any(privatized_tensors(mark) for mark in marks)
+def _is_parallel(marks: frozenset) -> bool:
+    return any(is_parallel(mark) for mark in marks)
 
 
 def _has_loop(node: isl.AstNode) -> bool:

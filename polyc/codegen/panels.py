@@ -32,6 +32,7 @@ from polyc.codegen.c_names import braced, c_name
 from polyc.machine import Machine
 from polyc.machine.rules import PREFETCH_ROWS, line_elements
 from polyc.lang import ir
+from polyc.poly.marks import node_mark
 from polyc.poly.packing import Panel, PanelDim, operand_expr, source_order
 
 
@@ -207,17 +208,18 @@ def panel_element(panel: Panel, lane_iterator: str) -> str:
     return f"{buffer_name(panel)}[({offset}) * {panel.lanes} + {lane_iterator}]"
 
 
-def iterators_around_marks(node: isl.AstNode) -> dict[str, frozenset[str]]:
-    """For each mark in the AST, the loop iterators bound at every place it occurs."""
-    around: dict[str, frozenset[str]] = {}
+def iterators_around_marks(node: isl.AstNode) -> dict[object, frozenset[str]]:
+    """For each mark in the AST (its value: :func:`polyc.poly.marks.mark_value`), the loop
+    iterators bound at every place it occurs."""
+    around: dict[object, frozenset[str]] = {}
 
     def visit(n: isl.AstNode, bound: frozenset[str]) -> None:
         kind = n.get_type()
         if kind == isl.ast_node_type.for_:
             bound = bound | {n.for_get_iterator().get_id().get_name()}
         elif kind == isl.ast_node_type.mark:
-            name = n.mark_get_id().get_name()
-            around[name] = around[name] & bound if name in around else bound
+            mark = node_mark(n)
+            around[mark] = around[mark] & bound if mark in around else bound
         for child in ast_children(n):
             visit(child, bound)
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from polyc.poly.packing import panel_of_mark
+from polyc.poly.marks import SIMD_MARK, SIMD_REDUCTION_MARK, mark_name, node_mark
+from polyc.poly.packing import Panel
 from polyc.poly.program import PolyProgram, isl_items
 
 _NODE = isl.schedule_node_type
@@ -56,7 +57,8 @@ class Band:
     loops: tuple[Loop, ...]
     statements: tuple[str, ...]
     permutable: bool
-    marks: tuple[str, ...]   # marks directly above the band ("parallel", "simd", ...)
+    marks: tuple             # marks directly above the band: flag names ("parallel",
+                             # "simd", ...) and decisions (polyc.poly.marks)
     depth: int               # how many bands enclose it
 
     @property
@@ -95,7 +97,7 @@ class LoopNest:
 class ScheduleSummary:
     nests: tuple[LoopNest, ...]
     bands: tuple[Band, ...]
-    marks: tuple[str, ...]      # every mark of the tree, in tree order
+    marks: tuple                # every mark of the tree, in tree order (as Band.marks)
     outline: str
 
     def count(self, mark: str) -> int:
@@ -104,7 +106,7 @@ class ScheduleSummary:
     @property
     def simd_marks(self) -> int:
         """``simd`` marks and their kinds (``simd-reduction``)."""
-        return sum(1 for m in self.marks if m == "simd" or m.startswith("simd-"))
+        return sum(1 for m in self.marks if m in (SIMD_MARK, SIMD_REDUCTION_MARK))
 
     @property
     def tiled(self) -> bool:
@@ -122,10 +124,9 @@ class ScheduleSummary:
         return "; ".join(parts)
 
 
-def _short_mark(mark: str) -> str:
+def _short_mark(mark) -> str:
     """A mark as the one-line summary names it: a pack mark by its tensor alone."""
-    panel = panel_of_mark(mark)
-    return f"pack {panel.operand}" if panel is not None else mark
+    return f"pack {mark.operand}" if isinstance(mark, Panel) else mark_name(mark)
 
 
 def summarize_schedule(schedule, program: PolyProgram) -> ScheduleSummary:
@@ -190,16 +191,16 @@ class _Walker:
         self.program = program
         self.lines: list[str] = []
         self.bands: list[Band] = []
-        self.marks: list[str] = []
+        self.marks: list = []
         self.nests: list[tuple[set, list]] = []
 
     def visit(self, node, depth, marks, nest, band_depth) -> None:
         kind = node.get_type()
         pad = "  " * depth
         if kind == _NODE.mark:
-            name = node.mark_get_id().get_name()
-            self.marks.append(name)
-            self.visit(node.child(0), depth, marks + (name,), nest, band_depth)
+            mark = node_mark(node)
+            self.marks.append(mark)
+            self.visit(node.child(0), depth, marks + (mark,), nest, band_depth)
             return
         if kind == _NODE.band and node.band_n_member() > 0:
             statements = statements_of(node, self.program)
@@ -235,7 +236,7 @@ def _band_line(band: Band) -> str:
     members = ", ".join(loop.expression for loop in band.loops)
     notes = []
     if band.marks:
-        notes.append(" ".join(f"[{mark}]" for mark in band.marks))
+        notes.append(" ".join(f"[{mark_name(mark)}]" for mark in band.marks))
     flags = []
     if band.tiles:
         flags.append("tiles " + " x ".join(str(t) if t else "1" for t in band.tiles))

@@ -32,8 +32,7 @@ import islpy as isl
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.poly.program import PolyProgram, isl_items, isl_name
-from polyc.poly.privatize import privatized_tensors
-from polyc.poly.marks import PARALLEL_MARK, collapsed_loops
+from polyc.poly.marks import collapsed_loops, is_parallel, node_mark
 from polyc.poly.relations import same_image
 
 
@@ -127,13 +126,12 @@ def _parallel_prefix(tree: isl.Schedule) -> isl.UnionMap | None:
     loop (the first member, or the loops it collapses), as ``{ S[...] -> [prefix] }``;
     ``None`` without a parallel loop."""
     def find(node: isl.ScheduleNode):
-        if node.get_type() == isl.schedule_node_type.mark and (
-                node.mark_get_id().get_name() == PARALLEL_MARK
-                or privatized_tensors(node.mark_get_id().get_name())):
-            band, count = node.child(0), 1
+        if is_parallel(node_mark(node)):
+            band, marks = node.child(0), []
             while band.get_type() == isl.schedule_node_type.mark:
-                count = max(count, collapsed_loops(band.mark_get_id().get_name()) or 1)
+                marks.append(node_mark(band))
                 band = band.child(0)
+            count = collapsed_loops(marks)
             if band.get_type() != isl.schedule_node_type.band:
                 return None
             prefix = band.get_prefix_schedule_union_map()

@@ -20,8 +20,8 @@ from polyc.machine import Machine
 from polyc.poly.dependences import Dependences
 from polyc.poly.fusion_cost import FusionCost, NestShape, nominal_sizes, schedule_cost
 from polyc.poly.jam import JAM_MARK
-from polyc.poly.marks import (PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
-                              marks_by_statement)
+from polyc.poly.marks import (REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, is_parallel,
+                              marks_by_statement, node_mark)
 from polyc.poly.program import INIT_SUFFIX, PolyProgram, isl_items, statements_named
 from polyc.poly.relations import affine_inputs, same_image
 from polyc.poly.schedule_tree import (group_constraints, innermost_indices, isl_schedule,
@@ -164,7 +164,7 @@ def nest_shapes(tree: isl.Schedule) -> tuple[NestShape, ...]:
                       for part in isl_items(nest.get_domain().get_set_list()))
         shapes.append(NestShape(
             names,
-            all(any(m.startswith(PARALLEL_MARK) for m in marks.get(n, ())) for n in names),
+            all(any(is_parallel(m) for m in marks.get(n, ())) for n in names),
             frozenset(n for n in names if marks.get(n, frozenset()) & vector),
             frozenset(n for n in names if REGISTER_MARK in marks.get(n, frozenset())),
             tuple((n, walked.get(n, frozenset())) for n in names)))
@@ -178,8 +178,7 @@ def walked_indices(tree: isl.Schedule) -> dict[str, frozenset[int]]:
     walked = innermost_indices(tree)
 
     def visit(node: isl.ScheduleNode) -> None:
-        if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name() \
-                in (SIMD_MARK, SIMD_REDUCTION_MARK) and \
+        if node_mark(node) in (SIMD_MARK, SIMD_REDUCTION_MARK) and \
                 node.child(0).get_type() == isl.schedule_node_type.band:
             band = node.child(0)
             member = band.band_get_partial_schedule().get_at(band.band_n_member() - 1)

@@ -1,40 +1,101 @@
 """The marks the scheduling passes put in the schedule tree, and how to read them.
 
-A leaf module: the passes that write marks (tiling, jams, parallel marks) and those
-that read them (fusion choice, thread partition, contraction, code generation) import
-the vocabulary from here, not from one another.
+A leaf module: the passes that write marks (tiling, jams, parallel marks, packing,
+the thread partition) and those that read them (fusion choice, contraction, legality
+proofs, code generation) import the vocabulary from here, not from one another.
+
+A mark is a flag or a decision. A flag mark is a name (``parallel``, ``simd``,
+``register``). A decision mark carries the frozen object the pass decided (how many
+loops a parallel loop collapses, which tensors it privatises, a packed panel, a
+thread partition) in its isl identifier's user field; its name is only the decision's
+text for people reading the schedule tree. Readers take the object
+(:func:`mark_value`), never parse the name.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, TypeVar
 
 import islpy as isl
 
 from polyc.poly.program import isl_items
 
 PARALLEL_MARK = "parallel"
-COLLAPSE_MARK_PREFIX = "collapse "  # "collapse 2": the parallel loop and the next one
 SIMD_MARK = "simd"                      # a parallel member: plain `omp simd`
 SIMD_REDUCTION_MARK = "simd-reduction"  # a reduction member: scalar accumulator + reduction
 REGISTER_MARK = "register"
 
-
-def collapse_mark(count: int) -> isl.Id:
-    return isl.Id(f"{COLLAPSE_MARK_PREFIX}{count}")
+Decision = TypeVar("Decision")
 
 
-def collapsed_loops(mark: str) -> int | None:
-    """The number of loops a ``collapse N`` mark collapses; ``None`` for any other mark."""
-    if not mark.startswith(COLLAPSE_MARK_PREFIX):
-        return None
-    return int(mark[len(COLLAPSE_MARK_PREFIX):])
+@dataclass(frozen=True)
+class Collapse:
+    """The parallel loop and the next ``loops - 1`` loops run as one OpenMP loop."""
+
+    loops: int
+
+    def mark_name(self) -> str:
+        return f"collapse {self.loops}"
 
 
-def marks_by_statement(tree: isl.Schedule) -> dict[str, frozenset[str]]:
-    """For each statement, the names of the marks above its instances."""
-    found: dict[str, set[str]] = {}
+@dataclass(frozen=True)
+class PrivateAccumulators:
+    """The loop is parallel with each thread accumulating ``tensors`` privately
+    (:mod:`polyc.poly.privatize`)."""
+
+    tensors: tuple[str, ...]
+
+    def mark_name(self) -> str:
+        return "parallel private: " + ", ".join(self.tensors)
+
+
+def decision_mark(decision) -> isl.Id:
+    """The identifier of a mark that carries ``decision`` (an object with a
+    ``mark_name()``: the text isl prints for the mark)."""
+    return isl.Id(decision.mark_name(), user=decision)
+
+
+def mark_value(mark: isl.Id):
+    """What a mark says: the decision it carries, or a flag mark's name."""
+    decision = mark.user
+    return decision if decision is not None else mark.get_name()
+
+
+def node_mark(node: isl.ScheduleNode | isl.AstNode):
+    """:func:`mark_value` of a schedule-tree or AST mark node; ``None`` for other nodes."""
+    mark = (isl.schedule_node_type.mark if isinstance(node, isl.ScheduleNode)
+            else isl.ast_node_type.mark)
+    return mark_value(node.mark_get_id()) if node.get_type() == mark else None
+
+
+def mark_name(mark) -> str:
+    """The text of a mark value, as isl prints the mark."""
+    return mark if isinstance(mark, str) else mark.mark_name()
+
+
+def decision_of(marks: Iterable, kind: type[Decision]) -> Decision | None:
+    """The first decision of type ``kind`` among mark values; ``None`` if there is none."""
+    return next((mark for mark in marks if isinstance(mark, kind)), None)
+
+
+def is_parallel(mark) -> bool:
+    """Whether a mark value makes its loop an OpenMP parallel loop."""
+    return mark == PARALLEL_MARK or isinstance(mark, PrivateAccumulators)
+
+
+def collapsed_loops(marks: Iterable) -> int:
+    """The loops a parallel loop collapses, itself included (1: none collapsed)."""
+    collapse = decision_of(marks, Collapse)
+    return collapse.loops if collapse is not None else 1
+
+
+def marks_by_statement(tree: isl.Schedule) -> dict[str, frozenset]:
+    """For each statement, the values of the marks above its instances."""
+    found: dict[str, set] = {}
 
     def visit(node: isl.ScheduleNode) -> None:
-        if node.get_type() == isl.schedule_node_type.mark:
-            mark = node.mark_get_id().get_name()
+        mark = node_mark(node)
+        if mark is not None:
             for part in isl_items(node.get_domain().get_set_list()):
                 found.setdefault(part.get_tuple_name(), set()).add(mark)
         for k in range(node.n_children()):

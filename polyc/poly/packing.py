@@ -40,19 +40,19 @@ Packed, it is evaluated once per element of the tile, in the same order, so the
 values are the same; the block reads it like a broadcast operand. It pays from
 ``MIN_FACTOR_REUSE`` blocks of columns on (the copy is one pass over the tile).
 
-The decision travels to code generation as a mark above the tile's point loops:
+The decision, a :class:`Panel`, travels to code generation in a mark above the
+tile's point loops (:mod:`polyc.poly.marks`), which isl prints as
 ``pack S0 B: n@1+128/32, k@2+128`` — tensor ``B`` of statement ``S0``; the
 buffer's dimensions outermost first, each ``index@depth+extent`` (the tile's
 first ``index`` is the iterator ``c<depth>`` of the tile loop), the vector
 dimension first, split into blocks of 32 lanes that go innermost. A row factor's
-mark names the factor's text in parentheses: ``pack S0 (alpha * A(m, k)): m@0+128,
-k@2+128``, its panel unblocked, row-major. Only full register blocks read the
-panel; edge blocks read the tensor itself.
+panel names the factor's text in parentheses: ``pack S0 (alpha * A(m, k)): m@0+128,
+k@2+128``, unblocked, row-major. Only full register blocks read the panel; edge
+blocks read the tensor itself.
 """
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 import islpy as isl
@@ -61,7 +61,6 @@ from polyc.errors import InternalError
 from polyc.lang import ir
 from polyc.lang.printer import expr_to_tc
 
-PACK_MARK_PREFIX = "pack "
 # The register blocks of a tile that must read each panel for the copy to pay. Measured
 # on 2 threads (tiles 126 × 128 × 128): packing B, each panel read by 21 blocks of rows,
 # made gemm 1024³ 15.9 ms against 19.1 unpacked and mlp 9.5 against 12.4; packing A too,
@@ -70,9 +69,6 @@ MIN_REUSE = 8
 # Blocks of columns that must read each element of a packed row factor: each saves the
 # factor's arithmetic per row and step; the copy costs about one block's share.
 MIN_FACTOR_REUSE = 2
-_DIM_TEXT = r"\w+@\d+\+\d+(?:/\d+)?"
-_MARK = re.compile(rf"pack (\w+) (\w+|\(.+\)): ({_DIM_TEXT}(?:, {_DIM_TEXT})*)")
-_DIM = re.compile(r"(\w+)@(\d+)\+(\d+)(?:/(\d+))?")
 
 
 @dataclass(frozen=True)
@@ -116,11 +112,12 @@ class Panel:
     def blocks(self) -> int:
         return self.dims[0].extent // self.lanes if self.lanes else 1
 
-    def mark(self) -> isl.Id:
+    def mark_name(self) -> str:
+        """The text of the ``pack`` mark carrying this panel (:mod:`polyc.poly.marks`)."""
         dims = ", ".join(f"{d.index}@{d.depth}+{d.extent}"
                          + (f"/{self.lanes}" if k == 0 and self.lanes else "")
                          for k, d in enumerate(self.dims))
-        return isl.Id(f"{PACK_MARK_PREFIX}{self.statement} {self.operand}: {dims}")
+        return f"pack {self.statement} {self.operand}: {dims}"
 
     def describe(self) -> str:
         others = " × ".join(f"{d.index} {d.extent}" for d in self.dims[1:])
@@ -130,24 +127,6 @@ class Panel:
         return (f"{self.operand} packed per tile into {self.blocks} panel"
                 f"{'s' if self.blocks != 1 else ''} of {others} × {self.lanes} lanes "
                 f"along {self.dims[0].index}")
-
-
-def panel_of_mark(name: str) -> Panel | None:
-    """The panel a ``pack`` mark describes; ``None`` for any other mark."""
-    match = _MARK.fullmatch(name)
-    if match is None:
-        return None
-    statement, operand, text = match.groups()
-    dims, lanes = [], 0
-    for k, part in enumerate(text.split(", ")):
-        dim = _DIM.fullmatch(part)
-        blocked = k == 0 and not operand.startswith("(")
-        if dim is None or blocked != (dim.group(4) is not None):
-            return None
-        dims.append(PanelDim(dim.group(1), int(dim.group(2)), int(dim.group(3))))
-        if blocked:
-            lanes = int(dim.group(4))
-    return Panel(statement, operand, tuple(dims), lanes)
 
 
 def operand_expr(panel: Panel, statement: ir.Statement) -> ir.Expr:

@@ -23,7 +23,8 @@ That is legal when, among the instances under the loop:
    after one (an initialisation before every update is fine: it writes the
    shared tensor, and the private sums are added to what it wrote).
 
-The mark above such a loop names the tensors: ``parallel private: y``.
+The mark above such a loop carries the tensors
+(:class:`~polyc.poly.marks.PrivateAccumulators`; isl prints it ``parallel private: y``).
 """
 from __future__ import annotations
 
@@ -32,20 +33,6 @@ import islpy as isl
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, PolyStatement, isl_items
 from polyc.poly.relations import same_image
-
-PRIVATE_MARK_PREFIX = "parallel private: "
-
-
-def private_mark(tensors: tuple[str, ...]) -> isl.Id:
-    return isl.Id(PRIVATE_MARK_PREFIX + ", ".join(tensors))
-
-
-def privatized_tensors(mark: str) -> tuple[str, ...] | None:
-    """The tensors a ``parallel private`` mark names; ``None`` for any other mark."""
-    if not mark.startswith(PRIVATE_MARK_PREFIX):
-        return None
-    return tuple(mark[len(PRIVATE_MARK_PREFIX):].split(", "))
-
 
 def privatization(band: isl.ScheduleNode, deps: Dependences,
                   program: PolyProgram) -> tuple[str, ...] | None:

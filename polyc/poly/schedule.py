@@ -33,9 +33,9 @@ from polyc.machine import Machine
 from polyc.poly.dependences import Dependences
 from polyc.poly.fusion_choice import FusionCandidate, default_fusion
 from polyc.poly.jam import JamRules, jam_outer_rows
-from polyc.poly.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, collapse_mark,
-                              collapsed_loops)
-from polyc.poly.privatize import privatization, privatized_tensors, private_mark
+from polyc.poly.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, Collapse,
+                              PrivateAccumulators, decision_mark, mark_name, node_mark)
+from polyc.poly.privatize import privatization
 from polyc.poly.program import PolyProgram, isl_items, statements_named
 from polyc.poly.relations import same_image
 from polyc.poly.schedule_tree import isl_schedule, scheduling_constraints
@@ -152,13 +152,13 @@ def _mark_outer_parallel(node: isl.ScheduleNode, deps: Dependences,
             if count == node.band_n_member() and not has_inner_band(node):
                 count -= 1  # the innermost loop stays a loop for the C compiler
             if count > 1:
-                node = node.insert_mark(collapse_mark(count))
+                node = node.insert_mark(decision_mark(Collapse(count)))
             return node.insert_mark(isl.Id(PARALLEL_MARK))
         private = privatization(node, deps, program)
         if private == ():
             return node.insert_mark(isl.Id(PARALLEL_MARK))
         if private:
-            return node.insert_mark(private_mark(private))
+            return node.insert_mark(decision_mark(PrivateAccumulators(private)))
     for position in range(node.n_children()):
         node = _mark_outer_parallel(node.child(position), deps, program).parent()
     return node
@@ -201,37 +201,32 @@ def check_parallel(tree: isl.Schedule, deps: Dependences, program: PolyProgram) 
     it may carry only the reduction's update chain.
     """
     def visit(node: isl.ScheduleNode) -> None:
-        private = (privatized_tensors(node.mark_get_id().get_name())
-                   if node.get_type() == isl.schedule_node_type.mark else None)
-        collapsed = (collapsed_loops(node.mark_get_id().get_name())
-                     if node.get_type() == isl.schedule_node_type.mark else None)
-        if collapsed is not None:
+        mark = node_mark(node)
+        if isinstance(mark, Collapse):
             band = node.child(0)
             if band.get_type() != isl.schedule_node_type.band or \
-                    band.band_n_member() < collapsed or \
-                    not _carried(band, collapsed, deps).is_empty():
+                    band.band_n_member() < mark.loops or \
+                    not _carried(band, mark.loops, deps).is_empty():
                 raise InternalError(f"`{program.op.name}`: the loops marked "
-                                    f"{node.mark_get_id().get_name()!r} carry dependences")
-        elif private is not None:
+                                    f"{mark_name(mark)!r} carry dependences")
+        elif isinstance(mark, PrivateAccumulators):
             band = node.child(0)
             if band.get_type() != isl.schedule_node_type.band or \
-                    privatization(band, deps, program) != private:
+                    privatization(band, deps, program) != mark.tensors:
                 raise InternalError(f"`{program.op.name}`: the loop marked "
-                                    f"{node.mark_get_id().get_name()!r} is not parallel "
+                                    f"{mark_name(mark)!r} is not parallel "
                                     f"with those tensors private")
-        elif node.get_type() == isl.schedule_node_type.mark and \
-                node.mark_get_id().get_name() in (PARALLEL_MARK, SIMD_MARK,
-                                                  SIMD_REDUCTION_MARK):
+        elif mark in (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MARK):
             band = node.child(0)
             while band.get_type() == isl.schedule_node_type.mark:
                 band = band.child(0)
             if band.get_type() == isl.schedule_node_type.band:
                 carried = _carried(band, 1, deps)
-                if node.mark_get_id().get_name() == SIMD_REDUCTION_MARK:
+                if mark == SIMD_REDUCTION_MARK:
                     carried = _within_statements(carried).subtract(deps.dep_reduction)
                 if not carried.is_empty():
                     raise InternalError(
-                        f"`{program.op.name}`: a loop marked {node.mark_get_id().get_name()}"
+                        f"`{program.op.name}`: a loop marked {mark}"
                         f" carries dependences {carried}")
         for position in range(node.n_children()):
             visit(node.child(position))

@@ -26,9 +26,12 @@ in boxes, conv2d ran 6-8% slower (gcc spilled the block's row pointers around
 the boxes' bounds), with the same share of work per thread. Measured (interleaved
 A/B, 21 rounds, 2 threads): 2mm x1.10, mlp x1.02, gemm x1.00.
 
-Legality: the schedule is the one proven legal; the loops shared out are the
-ones ``check_parallel`` proved carry no dependence, and a thread runs the
-instances of its box in the schedule's order. The boxes of all threads tile
+Legality: a thread runs the instances of its box in the schedule's order, and the
+schedule is the one proven legal. Threads run their boxes at the same time, so
+:func:`check_partitions` proves with isl that no dependence joins instances of a
+nest whose shared loops' values differ: instances of different boxes are
+independent, however the boxes fall. (The tile loops ``check_parallel`` proved
+parallel are not enough: a box cuts through tiles.) The boxes of all threads tile
 the loops' ranges exactly (:func:`~polyc.codegen.thread_boxes.box_code`), so
 every instance runs once.
 """
@@ -38,10 +41,13 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from polyc.errors import InternalError
+from polyc.poly.dependences import Dependences
 from polyc.poly.program import isl_items
-from polyc.poly.marks import PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, collapsed_loops
+from polyc.poly.relations import same_image
+from polyc.poly.marks import (PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, Collapse,
+                              decision_mark, node_mark)
 
-THREADS_MARK_PREFIX = "threads "  # "threads 0": the nest's partition, by number
 # The loops shared out at most: each adds bounds that stay live around the register
 # blocks; two make a grid of rows and columns.
 MAX_SHARED = 2
@@ -59,9 +65,11 @@ class SharedLoop:
     unit: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Partition:
-    """The loops of parallel nest number ``nest`` that its threads share out."""
+    """The loops of parallel nest number ``nest`` that its threads share out (the
+    decision a ``threads <nest>`` mark carries; one object per nest, equal only to
+    itself)."""
 
     nest: int
     loops: tuple[SharedLoop, ...]
@@ -72,15 +80,8 @@ class Partition:
     def high(self, k: int) -> str:
         return f"polyc_hi{self.nest}_{k}"
 
-    def mark(self) -> isl.Id:
-        return isl.Id(f"{THREADS_MARK_PREFIX}{self.nest}")
-
-
-def partition_number(mark: str) -> int | None:
-    """The nest number of a ``threads`` mark; ``None`` for any other mark."""
-    if not mark.startswith(THREADS_MARK_PREFIX):
-        return None
-    return int(mark[len(THREADS_MARK_PREFIX):])
+    def mark_name(self) -> str:
+        return f"threads {self.nest}"
 
 
 def partition_nests(tree: isl.Schedule) -> tuple[isl.Schedule, dict[int, Partition]]:
@@ -91,8 +92,7 @@ def partition_nests(tree: isl.Schedule) -> tuple[isl.Schedule, dict[int, Partiti
     partitions: dict[int, Partition] = {}
 
     def visit(node: isl.ScheduleNode) -> isl.ScheduleNode:
-        if node.get_type() == isl.schedule_node_type.mark and \
-                node.mark_get_id().get_name() == PARALLEL_MARK:
+        if node_mark(node) == PARALLEL_MARK:
             partition = _partition(node, len(partitions))
             if partition is None:
                 return node
@@ -106,12 +106,37 @@ def partition_nests(tree: isl.Schedule) -> tuple[isl.Schedule, dict[int, Partiti
     return root.get_schedule(), partitions
 
 
+def check_partitions(tree: isl.Schedule, deps: Dependences) -> None:
+    """Prove every ``threads`` mark of ``tree``: among the instances below it, each
+    coincidence dependence joins instances with the same values of all the shared
+    loops (so threads with different boxes never wait on one another); raise
+    :class:`InternalError` otherwise."""
+    def visit(node: isl.ScheduleNode) -> None:
+        partition = node_mark(node)
+        if isinstance(partition, Partition):
+            inside = node.get_domain()
+            local = deps.coincidence.intersect_domain(inside).intersect_range(inside)
+            same = same_image(node.get_prefix_schedule_union_map())
+            local = local.intersect(same)
+            for loop in partition.loops:
+                same = same.intersect(same_image(isl.UnionMap.from_union_pw_aff(loop.value)))
+            local = local.subtract(same)
+            if not local.is_empty():
+                raise InternalError(f"thread boxes of nest {partition.nest} split "
+                                    f"dependences {local}")
+        for position in range(node.n_children()):
+            visit(node.child(position))
+
+    visit(tree.get_root())
+
+
 def _partition(mark: isl.ScheduleNode, nest: int) -> Partition | None:
     if mark.get_schedule_depth() != 0:
         return None  # the box would depend on outer loops
     band, count = mark.child(0), 1
     if band.get_type() == isl.schedule_node_type.mark:
-        count = min(MAX_SHARED, collapsed_loops(band.mark_get_id().get_name()) or 0)
+        collapse = node_mark(band)
+        count = min(MAX_SHARED, collapse.loops) if isinstance(collapse, Collapse) else 0
         band = band.child(0)
     if count < 1 or band.get_type() != isl.schedule_node_type.band or \
             band.band_n_member() < count:
@@ -211,8 +236,7 @@ def _blocked_members(node: isl.ScheduleNode) -> list[isl.UnionPwAff]:
         if n.get_type() == isl.schedule_node_type.band and blocked:
             schedule = n.band_get_partial_schedule()
             members.extend(schedule.get_at(k) for k in range(n.band_n_member()))
-        marked = n.get_type() == isl.schedule_node_type.mark and \
-            n.mark_get_id().get_name() in (REGISTER_MARK, SIMD_MARK)
+        marked = node_mark(n) in (REGISTER_MARK, SIMD_MARK)
         for position in range(n.n_children()):
             visit(n.child(position), marked)
 
@@ -251,7 +275,7 @@ def _insert(mark: isl.ScheduleNode, partition: Partition) -> isl.ScheduleNode:
             part = isl.UnionSet.from_set(piece.ge_set(low).intersect(piece.lt_set(high)))
             per_loop = part if per_loop is None else per_loop.union(part)
         filters = per_loop if filters is None else filters.intersect(per_loop)
-    node = mark.child(0).insert_mark(partition.mark()).child(0)
+    node = mark.child(0).insert_mark(decision_mark(partition)).child(0)
     node = node.insert_context(context).child(0)
     node = node.insert_filter(filters)
     return node.parent().parent().parent()

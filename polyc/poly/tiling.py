@@ -52,7 +52,7 @@ from polyc.fusion.distribute import group_order
 from polyc.fusion.layout import read_only_tensors, write_once_outputs
 from polyc.poly.packing import Panel, register_block_panels, row_factor
 from polyc.poly.program import PolyProgram, PolyStatement, isl_items, statements_named
-from polyc.poly.marks import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK
+from polyc.poly.marks import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, decision_mark
 from polyc.poly.straighten import permutable_members
 
 
@@ -693,7 +693,7 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     block = inner.insert_mark(isl.Id(REGISTER_MARK)).parent()
     point = block.parent() if prefix else block
     for panel in _panels(order, vector, row, reductions, program, packing, rows, columns):
-        point = point.insert_mark(panel.mark())
+        point = point.insert_mark(decision_mark(panel))
     return point
 
 

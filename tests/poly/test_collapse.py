@@ -7,7 +7,7 @@ import polyc
 from polyc.compiler import frontend, generate
 from polyc.errors import InternalError
 from polyc.options import Options
-from polyc.poly.marks import collapse_mark
+from polyc.poly.marks import Collapse, decision_mark
 from polyc.poly.schedule import check_parallel
 
 MATMUL = """def matmul(float(M, K) A, float(K, N) B) -> (C) {
@@ -67,7 +67,7 @@ def test_a_collapse_mark_is_proven_like_any_other():
     collapse = parallel.child(0)
     assert collapse.mark_get_id().get_name() == "collapse 2"
     # Claiming the reduction's tile loop (the third member) parallel too: refused.
-    forged = collapse.delete().insert_mark(collapse_mark(3)).get_schedule()
+    forged = collapse.delete().insert_mark(decision_mark(Collapse(3))).get_schedule()
     with pytest.raises(InternalError, match="carry dependences"):
         check_parallel(forged, compilation.dependences, compilation.program)
 

@@ -7,6 +7,7 @@ on AVX-512 machines; other machines get other sizes, and the tests hold there to
 """
 import re
 
+import islpy as isl
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -16,7 +17,9 @@ from polyc.compiler import frontend, generate
 from polyc.options import Options
 from polyc.lang.printer import expr_to_tc
 from polyc.machine.rules import PREFETCH_ROWS, line_elements, panel_depth, register_block
-from polyc.poly.packing import Panel, PanelDim, panel_of_mark, row_factor
+from polyc.explore.schedule_view import summarize_schedule
+from polyc.poly.marks import decision_mark, decision_of, mark_value
+from polyc.poly.packing import Panel, PanelDim, row_factor
 
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
 TRANSPOSED = "def mt(float(M,K) A, float(N,K) B) -> (C) { C(m, n) +=! A(m, k) * B(n, k) }"
@@ -30,17 +33,19 @@ def _compiled(source: str, **options):
 
 
 def _pack_marks(source: str, **options) -> list[Panel]:
-    schedule = str(_compiled(source, **options).schedule)
-    return [panel_of_mark(line.split('"')[1]) for line in schedule.splitlines()
-            if 'mark: "pack ' in line]
+    compilation = _compiled(source, **options)
+    marks = summarize_schedule(compilation.schedule, compilation.program).marks
+    return [mark for mark in marks if isinstance(mark, Panel)]
 
 
-def test_mark_round_trip():
+def test_a_pack_mark_carries_its_panel():
     panel = Panel("S0", "B", (PanelDim("n", 1, 128), PanelDim("k", 2, 128)), 32)
-    assert panel.mark().get_name() == "pack S0 B: n@1+128/32, k@2+128"
-    assert panel_of_mark(panel.mark().get_name()) == panel
-    assert panel_of_mark("parallel") is None
-    assert panel_of_mark("pack S0 B: n@1+128") is None  # the first dimension needs lanes
+    mark = decision_mark(panel)
+    assert mark.get_name() == "pack S0 B: n@1+128/32, k@2+128"
+    assert mark_value(mark) is panel
+    assert mark_value(isl.Id("parallel")) == "parallel"
+    # The text is for people: a mark that only names a panel carries none.
+    assert decision_of([mark_value(isl.Id(mark.get_name()))], Panel) is None
 
 
 def test_matmul_packs_the_streamed_operand_only():
@@ -168,12 +173,12 @@ def test_row_factor_is_the_one_part_varying_with_rows_only():
     assert _factor("A(m, k) * s(m) * B(k, n) * alpha * s(m) * A(m, k)") is None  # two parts
 
 
-def test_factor_mark_round_trip():
+def test_a_factor_mark_carries_its_panel():
     panel = Panel("S0", "(alpha * A(m, k))", (PanelDim("m", 0, 128), PanelDim("k", 2, 128)), 0)
-    assert panel.mark().get_name() == "pack S0 (alpha * A(m, k)): m@0+128, k@2+128"
-    assert panel_of_mark(panel.mark().get_name()) == panel
+    mark = decision_mark(panel)
+    assert mark.get_name() == "pack S0 (alpha * A(m, k)): m@0+128, k@2+128"
+    assert mark_value(mark) is panel
     assert panel.is_factor and not Panel("S0", "B", panel.dims, 32).is_factor
-    assert panel_of_mark("pack S0 (alpha * A(m, k)): m@0+128/8, k@2+128") is None
 
 
 def test_shifted_matmul_evaluates_its_factor_once_per_tile(machine):

@@ -7,7 +7,7 @@ import polyc
 from polyc.compiler import frontend, generate
 from polyc.errors import InternalError
 from polyc.options import Options
-from polyc.poly.privatize import private_mark
+from polyc.poly.marks import PrivateAccumulators, decision_mark
 from polyc.poly.schedule import check_parallel
 
 ATAX = """def atax(float(M, N) A, float(N) x) -> (y) {
@@ -60,6 +60,6 @@ def test_a_private_mark_is_proven_like_any_other():
     mark = root.child(0)
     assert mark.get_type() == isl.schedule_node_type.mark
     # The same loop, claimed parallel with the wrong tensor private: refused.
-    forged = mark.delete().insert_mark(private_mark(("tmp",))).get_schedule()
+    forged = mark.delete().insert_mark(decision_mark(PrivateAccumulators(("tmp",)))).get_schedule()
     with pytest.raises(InternalError, match="not parallel"):
         check_parallel(forged, compilation.dependences, compilation.program)

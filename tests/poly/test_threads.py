@@ -9,6 +9,7 @@ import contextlib
 import ctypes
 import ctypes.util
 
+import islpy as isl
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -16,7 +17,9 @@ from hypothesis import given, settings, strategies as st
 import polyc
 from polyc.compiler import frontend, generate
 from polyc.options import Options
-from polyc.poly.threads import partition_nests
+from polyc.errors import InternalError
+from polyc.poly.marks import decision_mark, node_mark
+from polyc.poly.threads import Partition, SharedLoop, check_partitions, partition_nests
 
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
 SCALED = """def smm(float alpha, float(M,K) A, float(K,N) B) -> (C) {
@@ -62,6 +65,28 @@ def test_matmul_shares_rows_and_columns_in_whole_register_blocks():
     assert "c0 < min(M, polyc_hi0_0)" in compilation.ast_text
     region = c[c.index("#pragma omp parallel if"):]
     assert c.index("polyc_lo0_0") > c.index("#pragma omp parallel if") and region
+
+
+def test_a_thread_partition_is_proven_like_any_other():
+    compilation = generate(frontend(MATMUL), Options())
+    partitioned = compilation.partitioned
+    check_partitions(partitioned, compilation.dependences)  # the one polyc made
+
+    def threads_mark(node):
+        if isinstance(node_mark(node), Partition):
+            return node
+        found = (threads_mark(node.child(k)) for k in range(node.n_children()))
+        return next((n for n in found if n is not None), None)
+
+    mark = threads_mark(partitioned.get_root())
+    made = node_mark(mark)
+    # The same boxes cut along the reduction index too: threads would race on C.
+    k = isl.UnionPwAff("[M, K, N] -> { S0[m, n, k] -> [(k)] }")
+    forged_partition = Partition(made.nest, made.loops + (SharedLoop(k, made.loops[0].first,
+                                                                    made.loops[0].last, 1),))
+    forged = mark.delete().insert_mark(decision_mark(forged_partition)).get_schedule()
+    with pytest.raises(InternalError, match="split dependences"):
+        check_partitions(forged, compilation.dependences)
 
 
 def test_other_nests_keep_the_openmp_schedule():
