@@ -30,7 +30,7 @@ from typing import Callable
 import islpy as isl
 
 from polyc.codegen.ast_build import ast_text, build_ast
-from polyc.codegen.emit import CSource, emit_c
+from polyc.codegen.translation_unit import CSource, emit_c
 from polyc.codegen.vector_math import simd_math_functions
 from polyc.fusion.common_values import share_common_values
 from polyc.fusion.contraction import contract_temporaries

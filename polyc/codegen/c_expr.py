@@ -69,6 +69,20 @@ def identity(op: str, elem: ty.ScalarType) -> str:
     return low if op == "max" else high
 
 
+def combine(op: str, tensor: ir.Tensor, current: str, value: str) -> str:
+    """C for ``current`` combined with ``value`` by reduction ``op`` in ``tensor``'s type."""
+    elem = tensor.type.compute_type
+    if op in ("+", "*"):
+        if elem.kind == "bool":
+            return f"({current} {'||' if op == '+' else '&&'} {value})"
+        return f"({current} {op} {value})"
+    if elem.is_float:
+        suffix = "d" if elem.bits == 64 else "f"
+        return f"polyc_{op}{suffix}({current}, {value})"
+    compare = ">" if op == "max" else "<"
+    return f"(({value}) {compare} ({current}) ? ({value}) : ({current}))"
+
+
 class ExprEmitter:
     """Emits the IR expressions of one operator's statements as C."""
 
@@ -108,7 +122,7 @@ class ExprEmitter:
     def masked(self, indices: frozenset[str], condition: str) -> "ExprEmitter":
         """This emitter, but a read whose indices use one of ``indices`` reads 0 unless
         ``condition`` holds: the lanes of a vector block past the edge of a tensor compute
-        on zeros and are never stored (see ``polyc.codegen.emit``)."""
+        on zeros and are never stored (see :mod:`polyc.codegen.register_block`)."""
         view = copy.copy(self)
         view.mask = (indices, condition)
         return view

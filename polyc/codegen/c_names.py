@@ -1,4 +1,5 @@
-"""C spellings of user names and the helper functions every kernel includes.
+"""C spellings of user names, the helper functions every kernel includes, and the
+kernel's allocation idiom (``malloc`` of at least one element; failure sets the status).
 
 User identifiers (tensors, sizes, indices) keep their names in C unless they
 collide with a C keyword, a libc/math name, polyc's own ``polyc_`` helpers or
@@ -114,3 +115,15 @@ def braced(node):
     """``node`` as a braced C block (a loop or branch body), unless it is one already."""
     braced_already = isinstance(node, cgen.Block) and not isinstance(node, cgen.Module)
     return node if braced_already else cgen.Block([node])
+
+
+def malloc_statement(ctype: str, c_var: str, count: str, times: str = ""):
+    """``T *restrict v = (T *)malloc(sizeof(T) * max(1, count) [* times])``."""
+    return cgen.Statement(f"{ctype} *restrict {c_var} = ({ctype} *)malloc(sizeof({ctype}) * "
+                          f"(size_t)polyc_max(1, {count}){times})")
+
+
+def allocation_failed(in_parallel_region: bool) -> list:
+    """The statements that record an allocation failure in the kernel's status."""
+    status = cgen.Statement("polyc_status = 1")
+    return [cgen.Pragma("omp atomic write"), status] if in_parallel_region else [status]

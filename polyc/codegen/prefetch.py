@@ -29,10 +29,21 @@ rows ahead.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import cgen
+import islpy as isl
 
-from polyc.machine.rules import PREFETCH_CHUNK_LINES
+from polyc.codegen.c_expr import index_names
+from polyc.codegen.c_names import c_name
+from polyc.codegen.isl_ast import (coefficient, exclusive_upper_bound, identifiers,
+                                   innermost_loops, mentions, single)
+from polyc.lang import ir
+from polyc.machine.rules import PREFETCH_CHUNK_LINES, line_elements
+from polyc.poly.marks import SIMD_MARK, node_mark
+
+if TYPE_CHECKING:
+    from polyc.codegen.loop_nest import LoopNestEmitter
 
 
 @dataclass(frozen=True)
@@ -95,3 +106,55 @@ def chunked_loop(plan: RowPrefetch, iterator: str, start: str, end: str,
             cgen.Pragma("omp simd"),
             cgen.For(f"int64_t {iterator} = polyc_chunk", f"{iterator} < polyc_end",
                      f"{iterator} += 1", body)]))
+
+
+def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode,
+                 iterator: str) -> RowPrefetch | None:
+    """What the last pass of a row loop (``row``, a loop around a sequence of passes
+    ending in a SIMD loop) fetches of the next row (:mod:`polyc.codegen.prefetch`);
+    ``None`` when there is nothing to fetch."""
+    body, row_end = row.for_get_body(), exclusive_upper_bound(row, iterator)
+    if body.get_type() != isl.ast_node_type.block or row_end is None:
+        return None
+    children = body.block_get_children()
+    passes = [children.get_at(k) for k in range(len(children))]
+    last, marks = passes[-1], set()
+    while last.get_type() == isl.ast_node_type.mark:
+        marks.add(node_mark(last))
+        last = last.mark_get_node()
+    if SIMD_MARK not in marks or last.get_type() != isl.ast_node_type.for_ or \
+            single(last.for_get_body()).get_type() != isl.ast_node_type.user:
+        return None
+    first = next((loop for node in passes[:-1] for loop in innermost_loops(node)), None)
+    if first is None:
+        return None
+    first_iterator = emitter.expr(first.for_get_iterator())
+    first_end = exclusive_upper_bound(first, first_iterator)
+    stmt, bound = emitter.called(single(first.for_get_body()).user_get_expr())
+    known = {iterator, first_iterator, *emitter.names}
+    if first_end is None or stmt.is_init or not all(identifiers(e) <= known for e in (
+            first.for_get_init(), first_end, *bound.values())):
+        return None  # the first pass's loop is not the row's child
+    addresses, widths = {}, []
+    for read in ir.walk(stmt.statement.rhs):
+        if not isinstance(read, ir.Read) or not read.indices:
+            continue
+        tensor = emitter.program.op.tensor(read.tensor)
+        *outer, inner = read.indices
+        if (tensor.role != ir.INPUT or not isinstance(inner, ir.Index)
+                or not index_names(read.indices) <= bound.keys()
+                or any(isinstance(e, ir.Read) for i in outer for e in ir.walk(i))
+                or coefficient(bound[inner.name], first_iterator) != 1
+                or any(mentions(bound[n], first_iterator) for n in index_names(outer))
+                or not any(mentions(bound[n], iterator)
+                           for n in index_names(read.indices))):
+            continue
+        addresses[emitter.exprs.access(read.tensor, read.indices)] = None
+        widths.append(tensor.type.bits // 8)
+    if not addresses:
+        return None
+    bindings = tuple((c_name(index), emitter.expr(arg)) for index, arg in bound.items())
+    return RowPrefetch(iterator, f"({iterator} + 1)", emitter.expr(row_end), first_iterator,
+                       emitter.expr(first.for_get_init()), emitter.expr(first_end),
+                       bindings, tuple(addresses),
+                       line_elements(emitter.machine, min(widths)))

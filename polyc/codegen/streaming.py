@@ -10,9 +10,9 @@ streaming stores, whole 64-byte lines only (a line written both ways would be
 read first after all). Chunks after the first start on a line boundary.
 
 Which stores qualify (:func:`polyc.fusion.layout.write_once_outputs`, and the
-emitter's unit-stride
-check): an output written by one ``=`` statement and read by none, in a SIMD
-loop that walks its last (contiguous) dimension with step 1. Whether to stream
+unit-stride check of :func:`streamed_loop`): an output written by one ``=``
+statement and read by none, in a SIMD loop that walks its last (contiguous)
+dimension with step 1. Whether to stream
 is decided per call: only when the output is at least
 :func:`threshold_bytes`, a quarter of the last-level cache, since a smaller
 one may still be in cache when its consumer reads it.
@@ -24,12 +24,19 @@ faster still (elementwise 3.8 ms), but need the loop body in vector code.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
 import cgen
+import islpy as isl
 
-from polyc.codegen.c_names import braced
+from polyc.codegen.c_names import braced, c_name
+from polyc.codegen.isl_ast import coefficient, exclusive_upper_bound, mentions, single
 from polyc.codegen.prefetch import RowPrefetch
+from polyc.lang import ir
 from polyc.lang import types as ty
+
+if TYPE_CHECKING:
+    from polyc.codegen.loop_nest import LoopNestEmitter
 
 STAGE_BYTES = 512  # one chunk: eight cache lines
 
@@ -107,3 +114,34 @@ def staged_loop(iterator: str, lo: str, hi: str, element: ty.ScalarType, binding
                    cgen.Block([staged, cgen.Statement("polyc_stream_fence()")]),
                    braced(plain))
 
+
+def streamed_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str, plain,
+              prefetch: RowPrefetch | None = None):
+    """The SIMD loop ``node`` (C: ``plain``) with streaming stores for large outputs,
+    if its body is one statement writing, along ``iterator`` with step 1, an output
+    written once (:mod:`polyc.codegen.streaming`), each chunk after the prefetches of
+    ``prefetch``; else ``None``."""
+    body = single(node.for_get_body())
+    if not emitter.streamable or body.get_type() != isl.ast_node_type.user:
+        return None
+    stmt, bound = emitter.called(body.user_get_expr())
+    statement = stmt.statement
+    if stmt.is_init or statement.tensor not in emitter.streamable or not statement.indices:
+        return None
+    *outer, last = statement.indices
+    upper = exclusive_upper_bound(node, iterator)
+    if (upper is None or coefficient(bound[last], iterator) != 1
+            or any(mentions(bound[i], iterator) for i in outer)):
+        return None
+    tensor = emitter.program.op.tensor(statement.tensor)
+    lhs = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
+    bindings = [cgen.Initializer(cgen.Value("const int64_t", c_name(index)),
+                                 emitter.expr(arg)) for index, arg in bound.items()]
+    size = (f"(int64_t)sizeof({tensor.type.c_type}) * "
+            f"{emitter.exprs.element_count(tensor.shape)}")
+    emitter.streamed.add(tensor.name)
+    return staged_loop(
+        iterator, emitter.expr(node.for_get_init()), emitter.expr(upper), tensor.type,
+        bindings, emitter.exprs.access(tensor.name, lhs),
+        emitter.exprs.expr(statement.rhs, tensor.type), size, emitter.stream_threshold, plain,
+        prefetch)

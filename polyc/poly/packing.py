@@ -55,7 +55,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import islpy as isl
 
 from polyc.errors import InternalError
 from polyc.lang import ir

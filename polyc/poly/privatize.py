@@ -9,7 +9,7 @@ In ``atax`` fused into one pass over ``A``::
 the loop over ``i`` carries the update chain of ``y`` and nothing else. Sums may
 be reassociated, so the loop can still run in parallel: each thread adds into
 a private ``y`` that starts at the identity, and the private copies are
-combined into ``y`` after the loop (``polyc.codegen.emit``).
+combined into ``y`` after the loop (:mod:`polyc.codegen.parallel_region`).
 
 That is legal when, among the instances under the loop:
 

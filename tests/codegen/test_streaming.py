@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import islpy as isl
 
 import polyc
-from polyc.codegen.emit import _coefficient
+from polyc.codegen.isl_ast import coefficient as _coefficient
 from polyc.fusion.layout import write_once_outputs
 from polyc.machine import NAMED_MACHINES
 from polyc.machine.rules import streaming_threshold

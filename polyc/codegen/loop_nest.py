@@ -1,0 +1,377 @@
+"""The loop nests of a kernel: isl AST nodes → C statements.
+
+:class:`LoopNestEmitter` walks the AST. Loops, branches, blocks and statement
+instances it writes itself; a loop whose marks or shape call for more it hands
+to the module that knows how: OpenMP regions (:mod:`polyc.codegen.parallel_region`),
+register blocks (:mod:`polyc.codegen.register_block`), vector reductions and
+jammed rows (:mod:`polyc.codegen.vector_reductions`), prefetches
+(:mod:`polyc.codegen.prefetch`) and streaming stores (:mod:`polyc.codegen.streaming`).
+What the code sits inside (packed panels, private accumulators, a pending
+prefetch) travels down the walk as a :class:`Scope`, never as emitter state.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import cgen
+import islpy as isl
+
+from polyc.codegen.ast_build import ast_children
+from polyc.codegen.c_expr import ExprEmitter, combine, identity, isl_expr_to_c, set_to_c
+from polyc.codegen.c_names import braced, c_name
+from polyc.codegen.isl_ast import exclusive_upper_bound, mentions, statement_names, \
+    unparenthesized
+from polyc.codegen.panels import pack_code, tile_origin
+from polyc.codegen.parallel_region import (is_parallel_loop, parallel_loop,
+                                           parallel_with_private_accumulators,
+                                           parallel_with_private_temporaries,
+                                           with_private_temporaries)
+from polyc.codegen.prefetch import RowPrefetch, chunked_loop, row_prefetch
+from polyc.codegen.register_block import register_blocked
+from polyc.codegen.streaming import streamed_loop
+from polyc.codegen.vector_reductions import jammed, simd_reduction
+from polyc.errors import InternalError
+from polyc.fusion.layout import write_once_outputs
+from polyc.lang import ir
+from polyc.lang import types as ty
+from polyc.machine import Machine
+from polyc.poly.dependences import is_pure_reduction
+from polyc.poly.folding import FoldedInit
+from polyc.poly.marks import (PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
+                              PrivateAccumulators, mark_name, node_mark)
+from polyc.poly.packing import Panel
+from polyc.poly.program import PolyProgram, PolyStatement, isl_name
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the code being emitted sits inside: the packed panels its full register
+    blocks read (operand -> panel), the private accumulators of a parallel loop
+    (tensor -> this thread's copy), and the prefetch the next SIMD loop issues for
+    the next row (a row's last pass)."""
+
+    panels: Mapping[str, Panel] = field(default_factory=dict)
+    private: Mapping[str, str] = field(default_factory=dict)
+    prefetch: RowPrefetch | None = None
+
+
+class LoopNestEmitter:
+    """Writes the C of the isl AST's loop nests. Each node's code depends on the node,
+    its marks and the :class:`Scope` it sits in; the emitter itself keeps the program's
+    tables and records what the kernel's translation unit must add (helpers, threads,
+    streamed outputs, the register blocks made)."""
+
+    def __init__(self, program: PolyProgram, contractions, check_gathers: bool = True,
+                 loops_around_marks: dict[object, frozenset[str]] | None = None,
+                 stream_threshold: int | None = None,
+                 *, machine: Machine):
+        self.program = program
+        self.machine = machine
+        self.shared_out = False  # some nest's threads share out boxes
+        self.parallel = False  # some region may run on several threads
+        self.contractions = contractions
+        self.exprs = ExprEmitter(program.op, contractions, check_gathers)
+        self.statements = {s.name: s for s in program.statements}
+        self.names = {isl_name(s): c_name(s) for s in program.op.sizes}
+        self.loops_around_marks = loops_around_marks or {}
+        self.stream_threshold = stream_threshold
+        self.streamable = (write_once_outputs(program.op)
+                           if stream_threshold is not None else frozenset())
+        self.streamed: set[str] = set()  # the outputs some loop streams
+        # Folded initialisations: reduction -> C condition of a block visit that starts
+        # from the identity; initialisation -> C condition under which its nest is skipped.
+        self.first_visits: dict[str, str] = {}
+        self.skipped_inits: dict[str, str] = {}
+        self.register_marks: dict[str, int] = {}  # statement -> its register marks
+        self.blocked: dict[str, int] = {}         # statement -> those emitted as blocks
+
+    def folds_complete(self) -> bool:
+        """Whether every register mark of a folded statement became a register block,
+        where its first visits start from the identity (elsewhere an update would read
+        the output that a skipped init nest never wrote)."""
+        return all(self.blocked.get(name, 0) == self.register_marks.get(name, 0)
+                   for name in self.first_visits)
+
+    def fold_inits(self, folded: dict[str, FoldedInit], ast: isl.AstNode) -> None:
+        """Take up the folded initialisations (:mod:`polyc.poly.folding`) whose conditions
+        C can test where the code runs: every iterator a condition names must be a loop
+        around each register block (or init nest) it guards; isl emits no loop for a
+        dimension with one value."""
+        marks, nests = _scopes(ast, self)
+        for names, _ in marks:
+            for name in names:
+                self.register_marks[name] = self.register_marks.get(name, 0) + 1
+        for fold in folded.values():
+            first = set_to_c(fold.first_visits, self.names)
+            blocks = [scope for names, scope in marks if names == {fold.statement}]
+            if first is None or not blocks or not all(first[1] <= scope for scope in blocks):
+                continue
+            self.first_visits[fold.statement] = first[0]
+            skipped = (set_to_c(fold.skipped_inits, self.names)
+                       if fold.skipped_inits is not None else None)
+            inits = [scope for names, scope in nests if names == {fold.init}]
+            if skipped is not None and all(skipped[1] <= scope for scope in inits):
+                self.skipped_inits[fold.init] = skipped[0]
+
+    def node(self, node: isl.AstNode, scope: Scope):
+        kind = node.get_type()
+        if kind == isl.ast_node_type.block:
+            children = node.block_get_children()
+            return cgen.Block([self.sequenced(children.get_at(k), scope)
+                               for k in range(children.n_ast_node())])
+        if kind == isl.ast_node_type.for_:
+            return self._for(node, frozenset(), scope)
+        if kind == isl.ast_node_type.if_:
+            then = self.node(node.if_get_then_node(), scope)
+            other = self.node(node.if_get_else_node(), scope) if node.if_has_else_node() else None
+            return cgen.If(self.expr(node.if_get_cond()), braced(then), braced(other)
+                           if other is not None else None)
+        if kind == isl.ast_node_type.mark:
+            marks = set()
+            while node.get_type() == isl.ast_node_type.mark:
+                marks.add(node_mark(node))
+                node = node.mark_get_node()
+            panels = {mark for mark in marks if isinstance(mark, Panel)}
+            if panels:
+                return self._packed(panels, node, frozenset(marks - panels), scope)
+            return self._marked(node, frozenset(marks), scope)
+        if kind == isl.ast_node_type.user:
+            return self.user(node.user_get_expr(), scope)
+        raise InternalError(f"unexpected isl AST node {node.to_C_str()}")
+
+    def sequenced(self, node: isl.AstNode, scope: Scope):
+        """One nest of a sequence; the nest of a folded initialisation runs only where
+        some of its instances are live (:mod:`polyc.poly.folding`)."""
+        code = self.node(node, scope)
+        if not self.skipped_inits:
+            return code
+        names = statement_names(node)
+        if len(names) == 1:
+            skipped = self.skipped_inits.get(next(iter(names)))
+            if skipped is not None:
+                return cgen.If(f"!{skipped}", braced(code))
+        return code
+
+    def _marked(self, node: isl.AstNode, marks: frozenset, scope: Scope):
+        """The code of the node below ``marks``."""
+        if node.get_type() == isl.ast_node_type.for_:
+            return self._for(node, marks, scope)
+        if node.get_type() == isl.ast_node_type.block:
+            # isl split the marked band's loop into pieces (peeled iterations):
+            # each piece is that loop, so each gets the marks.
+            children = node.block_get_children()
+            return cgen.Block([self._marked_piece(children.get_at(k), marks, scope)
+                               for k in range(len(children))])
+        return self._marked_piece(node, marks, scope)
+
+    def _packed(self, panels: set[Panel], node: isl.AstNode, marks: frozenset,
+                scope: Scope):
+        """The tile's point loops (``node``) after copying the operands of ``panels``
+        into packed buffers that its full register blocks read (:mod:`polyc.poly.packing`).
+        A panel whose tile loops isl did not emit as loops is left out."""
+        usable = [panel for panel in sorted(panels, key=mark_name)
+                  if all(tile_origin(dim.depth) in self.loops_around_marks.get(panel, ())
+                         for dim in panel.dims)]
+        code = []
+        for panel in usable:
+            code += pack_code(panel, self.statements[panel.statement].statement, self.exprs,
+                              self.machine)
+        panels = {**scope.panels, **{panel.operand: panel for panel in usable}}
+        code.append(self._marked(node, marks, dataclasses.replace(scope, panels=panels)))
+        return cgen.Block(code)
+
+    def _marked_piece(self, node: isl.AstNode, marks: frozenset, scope: Scope):
+        """One piece of a marked band: a loop gets the marks; a piece isl emitted without a
+        loop (one iteration, a guard) still gets the private temporaries of a parallel loop."""
+        if node.get_type() == isl.ast_node_type.for_:
+            return self._for(node, marks, scope)
+        code = self.node(node, scope)
+        if is_parallel_loop(marks) and self.contractions:
+            return with_private_temporaries(self, node, code)
+        return code
+
+    def loop(self, node: isl.AstNode, body, iterator: str | None = None):
+        """The C ``for`` of an isl AST ``for`` node around ``body``."""
+        iterator = iterator or self.expr(node.for_get_iterator())
+        return cgen.For(f"int64_t {iterator} = {self.expr(node.for_get_init())}",
+                        unparenthesized(self.expr(node.for_get_cond())),
+                        f"{iterator} += {self.expr(node.for_get_inc())}",
+                        braced(body))
+
+    def called(self, call: isl.AstExpr) -> tuple[PolyStatement, dict[str, isl.AstExpr]]:
+        """The statement an isl AST call runs, and the expression bound to each index."""
+        stmt = self.statements[call.get_op_arg(0).get_id().get_name()]
+        return stmt, dict(zip(stmt.indices, (call.get_op_arg(k)
+                                             for k in range(1, call.get_op_n_arg()))))
+
+    def vector_reduction_call(self, call: isl.AstExpr, iterator: str):
+        """``(stmt, bound, outer, inner)`` of a call updating a pure reduction whose element
+        does not move with the vector loop ``iterator``: the bindings of the element's
+        indices and of the others; ``None`` for any other call."""
+        stmt, bound = self.called(call)
+        statement = stmt.statement
+        if stmt.is_init or not is_pure_reduction(statement) or \
+                any(mentions(bound[i], iterator) for i in statement.indices):
+            return None
+        outer = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)), self.expr(bound[i]))
+                 for i in statement.indices]
+        inner = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)), self.expr(bound[i]))
+                 for i in stmt.indices if i not in statement.indices]
+        return stmt, bound, outer, inner
+
+    def accumulator(self, statement: ir.Statement, exprs: ExprEmitter, scope: Scope):
+        """``(tensor, target, current, value)`` of a reduction: the C lvalue of the element
+        it accumulates into, that element's value, and the right-hand side's value."""
+        tensor = self.program.op.tensor(statement.tensor)
+        lhs = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
+        exprs = self.update_exprs(statement, exprs, scope)
+        target = exprs.access(tensor.name, lhs)
+        current = exprs.expr(ir.Read(tensor.type, tensor.name, lhs))
+        value = exprs.expr(statement.rhs, tensor.type)
+        return tensor, target, current, value
+
+    def update_exprs(self, statement: ir.Statement, exprs: ExprEmitter,
+                      scope: Scope) -> ExprEmitter:
+        """The expression emitter for an update of a pure reduction: inside a loop with
+        private accumulators, its tensor is the thread's private copy."""
+        private = scope.private.get(statement.tensor)
+        if private is None or not is_pure_reduction(statement):
+            return exprs
+        return exprs.renamed({statement.tensor: private})
+
+    def expr(self, expr: isl.AstExpr) -> str:
+        return isl_expr_to_c(expr, self.names)
+
+    def _for(self, node: isl.AstNode, marks: frozenset, scope: Scope):
+        """A loop; a ``parallel`` mark makes it an OpenMP loop (collapsed with the loops
+        inside it under a ``collapse`` mark), a ``simd`` mark a SIMD loop."""
+        iterator = self.expr(node.for_get_iterator())
+        private = [t for mark in marks if isinstance(mark, PrivateAccumulators)
+                   for t in mark.tensors]
+        if private and not scope.private:
+            return parallel_with_private_accumulators(self, node, iterator, private, scope)
+        if PARALLEL_MARK in marks and self.contractions:
+            return parallel_with_private_temporaries(self, node, marks, scope)
+        blocked = register_blocked(self, node, iterator, scope)
+        if blocked is not None:
+            return blocked
+        if marks & {SIMD_MARK, SIMD_REDUCTION_MARK}:
+            jam = jammed(self, node, iterator, marks, scope)
+            if jam is not None:
+                return jam
+        if SIMD_REDUCTION_MARK in marks:
+            # Only the piece holding the reduction alone is vectorised (as a reduction);
+            # peeled pieces with the initialisation or an epilogue stay scalar.
+            reduction = simd_reduction(self, node, iterator, scope)
+            if reduction is not None:
+                return reduction
+            marks = marks - {SIMD_REDUCTION_MARK}
+        if PARALLEL_MARK in marks:
+            return parallel_loop(self, node, iterator, marks, scope)
+        if SIMD_MARK in marks:
+            prefetch = scope.prefetch
+            body = self.node(node.for_get_body(), dataclasses.replace(scope, prefetch=None))
+            loop = cgen.Module([cgen.Pragma("omp simd"), self.loop(node, body, iterator)])
+            upper = exclusive_upper_bound(node, iterator)
+            if prefetch is not None and upper is not None:
+                loop = chunked_loop(prefetch, iterator, self.expr(node.for_get_init()),
+                                    self.expr(upper), body)
+            return streamed_loop(self, node, iterator, loop, prefetch) or loop
+        body = self.row_body(node.for_get_body(), row_prefetch(self, node, iterator),
+                              scope)
+        return self.loop(node, body, iterator)
+
+    def row_body(self, body: isl.AstNode, prefetch: RowPrefetch | None, scope: Scope):
+        """The code of a row loop's ``body``; its last pass fetches for the next row."""
+        if prefetch is None:
+            return self.node(body, scope)
+        children = body.block_get_children()
+        code = [self.sequenced(children.get_at(k), scope) for k in range(len(children) - 1)]
+        last = dataclasses.replace(scope, prefetch=prefetch)
+        code.append(self.sequenced(children.get_at(len(children) - 1), last))
+        return cgen.Block(code)
+
+    def loops(self, nest: list[isl.AstNode], body):
+        """The C loops of perfectly nested isl AST ``for`` nodes around ``body``."""
+        for loop in reversed(nest):
+            body = self.loop(loop, body)
+        return body
+
+    def user(self, call: isl.AstExpr, scope: Scope):
+        name = call.get_op_arg(0).get_id().get_name()
+        stmt = self.statements[name]
+        args = [self.expr(call.get_op_arg(k)) for k in range(1, call.get_op_n_arg())]
+        bindings = [cgen.Initializer(cgen.Value("const int64_t", c_name(index)), arg)
+                    for index, arg in zip(stmt.indices, args)]
+        return cgen.Block(bindings + [cgen.Statement(self._body(stmt, scope))])
+
+    def _body(self, stmt: PolyStatement, scope: Scope) -> str:
+        """The C assignment of one statement instance."""
+        statement = stmt.statement
+        tensor = self.program.op.tensor(statement.tensor)
+        lhs_indices = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
+        if stmt.is_init:
+            target = self.exprs.access(tensor.name, lhs_indices)
+            return f"{target} = {identity(statement.op, tensor.type)}"
+        exprs = self.update_exprs(statement, self.exprs, scope)
+        target = exprs.access(tensor.name, lhs_indices)
+        value = exprs.expr(statement.rhs, tensor.type)
+        if statement.op == "=":
+            return f"{target} = {value}"
+        current = exprs.expr(ir.Read(tensor.type, tensor.name, lhs_indices))
+        return f"{target} = {combine(statement.op, tensor, current, value)}"
+
+
+def _scopes(ast: isl.AstNode, emitter: LoopNestEmitter):
+    """``(marks, nests)``: for each ``register`` mark and each nest of a sequence (a
+    child of a block), the statements under it and the loop iterators around it. For a
+    mark, those around its accumulator load: outside the chain of loops directly above
+    it that do not move the block's elements (the reduction loops, as
+    ``register_blocked`` takes them)."""
+    marks, nests = [], []
+
+    def walk(node: isl.AstNode, scope: frozenset[str], in_block: bool,
+             path: tuple[str, ...]) -> set[str]:
+        kind = node.get_type()
+        children = ast_children(node)
+        inner, inner_path = scope, ()
+        if kind == isl.ast_node_type.for_:
+            iterator = node.for_get_iterator().get_id().get_name()
+            inner, inner_path = scope | {iterator}, path + (iterator,)
+        elif kind == isl.ast_node_type.block and len(children) == 1:
+            inner_path = path
+        if kind == isl.ast_node_type.user:
+            names = {emitter.called(node.user_get_expr())[0].name}
+        else:
+            names = set()
+            for child in children:
+                names |= walk(child, inner, kind == isl.ast_node_type.block, inner_path)
+        if node_mark(node) == REGISTER_MARK:
+            marks.append((names, scope - set(_reduction_chain(node, path, emitter))))
+        if in_block:
+            nests.append((names, scope))
+        return names
+
+    walk(ast, frozenset(), False, ())
+    return marks, nests
+
+
+def _reduction_chain(mark: isl.AstNode, path: tuple[str, ...], emitter: LoopNestEmitter):
+    """The longest run of ``path``'s innermost loops that no index of the block's
+    element mentions."""
+    node = mark
+    while node.get_type() != isl.ast_node_type.user:
+        children = ast_children(node)
+        if not children:
+            return ()
+        node = children[0]
+    stmt, bound = emitter.called(node.user_get_expr())
+    element = [bound[i] for i in stmt.statement.indices]
+    chain = []
+    for iterator in reversed(path):
+        if any(mentions(arg, iterator) for arg in element):
+            break
+        chain.append(iterator)
+    return tuple(chain)

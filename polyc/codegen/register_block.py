@@ -1,0 +1,303 @@
+"""Register blocks: a reduction loop around a ``register`` nest keeps the block of
+outputs in a local array across the loop (unroll-and-jam with scalar replacement),
+full blocks reading packed panels (:mod:`polyc.poly.packing`), edge blocks masked,
+moved back or narrowed so that they keep constant trip counts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import cgen
+import islpy as isl
+
+from polyc.codegen.c_expr import ExprEmitter, combine, identity, index_names
+from polyc.codegen.c_names import braced, c_name
+from polyc.codegen.isl_ast import Trip, constant_trip, mentions, single
+from polyc.codegen.panels import panel_element, panel_read
+from polyc.fusion.layout import read_only_tensors
+from polyc.lang import ir
+from polyc.poly.dependences import is_pure_reduction
+from polyc.poly.marks import SIMD_MARK, node_mark, REGISTER_MARK
+from polyc.poly.packing import operand_expr
+from polyc.poly.program import PolyStatement
+
+if TYPE_CHECKING:
+    from polyc.codegen.loop_nest import LoopNestEmitter, Scope
+
+# How a block at an edge is handled (see _emit_register_block).
+_FULL, _MASKED, _SHIFTED, _OWNED = "full", "masked", "shifted", "owned"
+
+
+def register_blocked(emitter: LoopNestEmitter, loop: isl.AstNode, iterator: str,
+                     scope: Scope):
+    """A reduction loop around a ``register`` nest: keep the block of outputs in a local
+    array across the loop (unroll-and-jam with scalar replacement).
+
+    Before:  for (k...) for (i < 6) simd for (j < 32) C[..i..j..] += A[..] * B[..];
+    After:   float polyc_acc[6][32];  load it from C
+             for (k...) for (i < 6) simd for (j < 32) polyc_acc[i][j] += A[..] * B[..];
+             store it to C
+
+    A partial block at an edge (bounds below the full trip) keeps the constant trip
+    counts, so the accumulator still lives in registers: a row past the edge repeats
+    the last row (the same loads, sums and stores again), and a vector lane past the
+    edge reads zeros (masked loads) and is never stored.
+    """
+    chain = [loop]  # the reduction loops around the register nest, outermost first
+    body = single(loop.for_get_body())
+    while body.get_type() == isl.ast_node_type.for_:
+        chain.append(body)
+        body = single(body.for_get_body())
+    if node_mark(body) != REGISTER_MARK:
+        return None
+    chain_iterators = [emitter.expr(c.for_get_iterator()) for c in chain]
+    nest, simd_levels, node = [], [], body.mark_get_node()
+    while True:
+        inner_marks = set()
+        while node.get_type() == isl.ast_node_type.mark:
+            inner_marks.add(node_mark(node))
+            node = node.mark_get_node()
+        if node.get_type() != isl.ast_node_type.for_:
+            break
+        nest.append(node)
+        simd_levels.append(SIMD_MARK in inner_marks)
+        node = single(node.for_get_body())
+    if not nest or node.get_type() != isl.ast_node_type.user:
+        return None
+    call = node.user_get_expr()
+    stmt, bound = emitter.called(call)
+    statement = stmt.statement
+    if stmt.is_init or not is_pure_reduction(statement):
+        return None
+    lhs_args = [bound[i] for i in statement.indices]
+    iterators = [emitter.expr(n.for_get_iterator()) for n in nest]
+    if any(mentions(a, it) for a in lhs_args for it in chain_iterators) or not all(
+            any(mentions(a, it) for a in lhs_args) for it in iterators):
+        return None
+    trips = [constant_trip(inner, iterators[level], chain_iterators + iterators)
+             for level, inner in enumerate(nest)]
+    if any(trip is None for trip in trips):
+        return None
+    block = _RegisterBlock(chain, stmt, iterators, simd_levels, trips, call)
+    emitter.blocked[stmt.name] = emitter.blocked.get(stmt.name, 0) + 1
+    full = [emitter.expr(trip.full) for trip in trips if trip.full is not None]
+    if not full:
+        return _emit_register_block(emitter, block, _FULL, scope)
+    counts = [cgen.Initializer(cgen.Value("const int64_t", f"polyc_count{level}"),
+                               _trip_count(emitter, trip))
+              for level, trip in enumerate(trips)]
+    nonempty = " && ".join(f"polyc_count{level} > 0" for level in range(len(trips)))
+    edge = _emit_register_block(emitter, block, _MASKED, scope)
+    shift = _vector_shift(emitter, block)
+    if shift is not None:
+        edge = cgen.Block(shift + [_unmasked_edge(emitter, block, edge, scope)])
+    return cgen.If(" && ".join(full), _emit_register_block(emitter, block, _FULL, scope),
+                   cgen.Block(counts + [cgen.If(nonempty, braced(edge))]))
+
+
+def _unmasked_edge(emitter: LoopNestEmitter, block: _RegisterBlock, masked,
+                   scope: Scope):
+    """An edge block without masked loads where it can be had (``polyc_shift`` set):
+
+    * all columns, or moved back by ``polyc_shift`` lanes: the full-width block;
+    * exactly half the columns (16 against 32): one half-width block that owns
+      all its lanes, so it stores them without a condition;
+    * more than half the columns, where it may not move back (the first block of
+      a narrow extent, e.g. 24 columns against 32): half-width blocks, the last
+      one moved back over its neighbour's columns (24 = 16 + 16 moved by 8);
+    * otherwise ``masked``.
+
+    The exact half is common (16 channels, 16 float32 lanes of AVX-512) and is a
+    block of its own because gcc compiles the conditional store of the general
+    half-width block (``if (lane >= polyc_own)``) into accumulator spills and
+    blends: kronecker3 (D = 16, every block at that edge) ran 8.0 ms, and 4.2–5.0
+    with this block (Zen 5, 2 threads, interleaved); wider extents (24) run as
+    before.
+    """
+    level = block.simd_levels.index(True)
+    width, count = block.trips[level].trip, f"polyc_count{level}"
+    full_width = cgen.Block([
+        cgen.Initializer(cgen.Value("const int64_t", "polyc_base"), "-polyc_shift"),
+        cgen.Initializer(cgen.Value("const int64_t", "polyc_own"), "polyc_shift"),
+        _emit_register_block(emitter, block, _SHIFTED, scope)])
+    narrow = braced(masked)
+    if width % 2 == 0:
+        half = width // 2
+        halves = cgen.For(
+            "int64_t polyc_sub = 0", f"polyc_sub < {count}", f"polyc_sub += {half}",
+            cgen.Block([
+                cgen.Initializer(cgen.Value("const int64_t", "polyc_base"),
+                                 f"polyc_min(polyc_sub, {count} - {half})"),
+                cgen.Initializer(cgen.Value("const int64_t", "polyc_own"),
+                                 "polyc_sub - polyc_base"),
+                _emit_register_block(emitter, block, _SHIFTED, scope, vector_width=half)]))
+        narrow = cgen.If(f"{count} > {half}", braced(halves), narrow)
+        exact = _emit_register_block(emitter, block, _OWNED, scope, vector_width=half)
+        narrow = cgen.If(f"{count} == {half}", braced(exact), narrow)
+    return cgen.If(f"polyc_shift > 0 || {count} == {width}", full_width, narrow)
+
+
+def _vector_shift(emitter: LoopNestEmitter, block: _RegisterBlock) -> list | None:
+    """C that sets ``polyc_shift`` for a block whose one vector level falls short: the
+    number of lanes the block may move back so that it is full again (0: it may not).
+
+    The moved block recomputes columns of the block before it but stores only its
+    own, so it runs the full-width loop without masks. Statement domains are boxes, so
+    moving back is legal while the first column stays within the vector index's range;
+    the columns it does not own are read only from inputs (no race with the thread
+    that owns them), and their accumulators start at 0, not from the output.
+    """
+    levels = [k for k, simd in enumerate(block.simd_levels) if simd]
+    if len(levels) != 1:
+        return None
+    level = levels[0]
+    iterator, bound = block.iterators[level], block.bound
+    moved = block.vector_indices
+    if len(moved) != 1 or any(mentions(bound[moved[0]], it)
+                              for it in block.iterators if it != iterator):
+        return None
+    index = moved[0]
+    statement = block.stmt.statement
+    # The extra columns are read only from inputs and their layout copies (made
+    # before the loops that read them): nothing another thread writes meanwhile.
+    read_only = read_only_tensors(emitter.program.op)
+    if any(read.tensor not in read_only
+           for read in ir.walk(statement.rhs) if isinstance(read, ir.Read)
+           and index in index_names(read.indices)):
+        return None
+    low = emitter.exprs.size(statement.range_of(index).lo)
+    shift = f"{block.trips[level].trip} - polyc_count{level}"
+    first = cgen.Block([
+        cgen.Initializer(cgen.Value("const int64_t", iterator), f"-({shift})"),
+        cgen.Initializer(cgen.Value("const int64_t", c_name(index)),
+                         emitter.expr(bound[index])),
+        cgen.If(f"{c_name(index)} >= {low}", cgen.Statement(f"polyc_shift = {shift}"))])
+    return [cgen.Statement("int64_t polyc_shift = 0"), first]
+
+
+def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: str,
+                         scope: Scope, vector_width: int | None = None):
+    """The C of one register block. ``mode`` says how a block at an edge (trip counts
+    ``polyc_count<level>`` below the full ones) is handled: ``_FULL`` blocks have none;
+    otherwise a row past the edge repeats the last row, and a vector lane past it
+    reads zeros (``_MASKED``), or (``_SHIFTED``) the block's columns start at
+    ``polyc_base`` and it stores only the lanes from ``polyc_own`` on, the others
+    recomputing a neighbour's columns, or (``_OWNED``, narrowed to exactly the
+    columns left) it owns every lane. ``vector_width`` narrows the vector level."""
+    stmt, statement = block.stmt, block.stmt.statement
+    tensor = emitter.program.op.tensor(statement.tensor)
+    elem = tensor.type.compute_type
+    levels = range(len(block.iterators))
+    lanes = [f"polyc_lane{level}" for level in levels]
+    counts = [f"polyc_count{level}" for level in levels]
+    vector_lanes = [(lane, count) for lane, count, simd
+                    in zip(lanes, counts, block.simd_levels) if simd]
+    exprs, store_condition = emitter.exprs, ""
+    if mode == _MASKED and vector_lanes:
+        store_condition = " && ".join(f"{lane} < {count}" for lane, count in vector_lanes)
+        exprs = exprs.masked(frozenset(block.vector_indices), store_condition)
+    elif mode == _SHIFTED:
+        store_condition = f"{vector_lanes[0][0]} >= polyc_own"
+    elif mode == _FULL:
+        exprs = _panel_reads(emitter, block, exprs, scope)
+    tensor, target, current, value = emitter.accumulator(statement, exprs, scope)
+    if mode == _SHIFTED:  # lanes it does not own start at 0: no read of them
+        unowned = exprs.masked(frozenset(statement.indices), store_condition)
+        current = emitter.accumulator(statement, unowned, scope)[2]
+    bind_all = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)),
+                                 emitter.expr(block.bound[i])) for i in stmt.indices]
+    bind_lhs = [b for b, i in zip(bind_all, stmt.indices) if i in statement.indices]
+    acc = "polyc_acc" + "".join(f"[{lane}]" for lane in lanes)
+    widths = [vector_width if simd and vector_width else trip.trip
+              for trip, simd in zip(block.trips, block.simd_levels)]
+
+    def lane_value(lane: str, count: str, simd: bool) -> str:
+        if mode == _FULL:
+            return lane
+        if simd:
+            return f"{lane} + polyc_base" if mode == _SHIFTED else lane
+        return f"polyc_min({lane}, {count} - 1)"
+
+    def nest_loops(body_lines):
+        """The block's loops over lanes, each binding its isl iterator."""
+        lines = [cgen.Initializer(cgen.Value("const int64_t", it),
+                                  lane_value(lane, count, simd))
+                 for lane, count, it, simd in zip(lanes, counts, block.iterators,
+                                                  block.simd_levels)]
+        inner = cgen.Block(lines + body_lines)
+        for lane, width, simd in reversed(list(zip(lanes, widths, block.simd_levels))):
+            loop_ = cgen.For(f"int64_t {lane} = 0", f"{lane} < {width}",
+                             f"{lane} += 1", inner)
+            inner = cgen.Module([cgen.Pragma("omp simd"), loop_]) if simd else loop_
+            inner = cgen.Block([inner])
+        return inner
+
+    store = cgen.Statement(f"{target} = {acc}")
+    if store_condition:
+        store = cgen.If(store_condition, store)
+    reduction = nest_loops(bind_all + [cgen.Statement(
+        f"{acc} = {combine(statement.op, tensor, acc, value)}")])
+    for reduction_loop in reversed(block.chain):
+        reduction = emitter.loop(reduction_loop, reduction)
+    declare = cgen.Statement(f"{elem.c_type} polyc_acc" + "".join(f"[{w}]" for w in widths))
+    load = nest_loops(bind_lhs + [cgen.Statement(f"{acc} = {current}")])
+    save = nest_loops(bind_lhs + [store])
+    block_code = cgen.Block([declare, load, reduction, save])
+    first = emitter.first_visits.get(stmt.name)
+    if first is None:
+        return block_code
+    # A visit holding the first updates starts from the identity: the whole block
+    # twice, since gcc compiled the block ~15% slower around a branch between loads.
+    start = nest_loops([cgen.Statement(f"{acc} = {identity(statement.op, tensor.type)}")])
+    return cgen.If(first, cgen.Block([declare, start, reduction, save]), block_code)
+
+
+def _panel_reads(emitter: LoopNestEmitter, block: _RegisterBlock, exprs: ExprEmitter,
+                 scope: Scope) -> ExprEmitter:
+    """``exprs``, but the reads of a full block that go to packed panels do: those of
+    the block's statement, in panels blocked along an index that one level of the
+    block walks, as wide as that level; a row factor's panel, the whole factor."""
+    reads, factors, bound = {}, {}, block.bound
+    statement = block.stmt.statement
+    for operand, panel in scope.panels.items():
+        if panel.statement != block.stmt.name:
+            continue
+        if not panel.lanes:  # row-major: any block inside the tile reads it
+            factors[operand_expr(panel, statement)] = panel_element(panel, "")
+            continue
+        levels = [k for k, it in enumerate(block.iterators)
+                  if mentions(bound[panel.dims[0].index], it)]
+        if len(levels) == 1 and block.trips[levels[0]].trip == panel.lanes:
+            reads[operand] = panel_read(panel, statement, block.iterators[levels[0]])
+    return exprs.redirected(reads).substituted(factors)
+
+
+def _trip_count(emitter: LoopNestEmitter, trip: Trip) -> str:
+    bound = emitter.expr(trip.bound)
+    return bound if trip.strict else f"{bound} + 1"
+
+
+@dataclass(frozen=True)
+class _RegisterBlock:
+    chain: list                         # reduction loops around the block, outermost first
+    stmt: PolyStatement
+    iterators: list[str]                # the block's loop iterators, outermost first
+    simd_levels: list[bool]             # which of them is a vector loop
+    trips: list[Trip]
+    call: isl.AstExpr                   # the statement's isl call (its index expressions)
+
+    @property
+    def bound(self) -> dict[str, isl.AstExpr]:
+        return dict(zip(self.stmt.indices, (self.call.get_op_arg(k)
+                                            for k in range(1, self.call.get_op_n_arg()))))
+
+    @property
+    def vector_indices(self) -> tuple[str, ...]:
+        """The statement's indices that move with a vector level's iterator."""
+        vector = [it for it, simd in zip(self.iterators, self.simd_levels) if simd]
+        bound = self.bound
+        return tuple(i for i in self.stmt.indices
+                     if any(mentions(bound[i], it) for it in vector))
+
+

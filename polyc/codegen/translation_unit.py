@@ -1,0 +1,154 @@
+"""isl AST → one C99 + OpenMP translation unit, built with cgen.
+
+The entry point takes the sizes, then the inputs (tensors as ``const T
+*restrict``, 0-rank inputs by value), then the outputs, and returns a status
+(0: done; 1: out of memory; 2: a gather index was out of range)::
+
+    int polyc_matmul(int64_t M, int64_t K, int64_t N,
+                     const float *restrict A, const float *restrict B, float *restrict C)
+
+Temporaries are allocated inside. The loop nests are written by
+:mod:`polyc.codegen.loop_nest`; this module adds the header comment, the helpers
+the nests use, the entry point's parameters, the work estimate that decides
+whether parallel regions start threads, and the temporaries.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cgen
+import islpy as isl
+
+import polyc
+from polyc.codegen import streaming
+from polyc.codegen.c_expr import ExprEmitter
+from polyc.codegen.c_names import PREAMBLE, allocation_failed, c_name, malloc_statement
+from polyc.codegen.loop_nest import LoopNestEmitter, Scope
+from polyc.codegen.panels import iterators_around_marks
+from polyc.codegen.thread_boxes import GRID_HELPER
+from polyc.codegen.thread_placement import PLACEMENT_HELPERS, place_team, release_team
+from polyc.codegen.vector_math import declarations
+from polyc.lang import ir
+from polyc.lang import sizes as sz
+from polyc.lang import types as ty
+from polyc.lang.printer import to_tc
+from polyc.machine import Machine
+from polyc.machine.rules import PARALLEL_WORK_THRESHOLD
+from polyc.poly.folding import FoldedInit
+from polyc.poly.program import PolyProgram
+
+
+@dataclass(frozen=True)
+class CSource:
+    text: str
+    entry: str                          # the entry function's name
+    parameters: tuple[tuple[str, str], ...]  # (C type, name) in call order
+    streamed: frozenset[str] = frozenset()  # outputs with streaming stores when large
+    stream_threshold: int | None = None     # ... of at least this many bytes
+
+
+def entry_name(op: ir.Op) -> str:
+    return f"polyc_{op.name}"
+
+
+def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
+           simd_math: frozenset[str] = frozenset(), contractions=None,
+           check_gathers: bool = True, stream_threshold: int | None = None,
+           folded: dict[str, FoldedInit] | None = None,
+           *, machine: Machine, place_threads: bool = False) -> CSource:
+    """The C translation unit for ``program`` scheduled as ``ast``.
+
+    ``settings`` describes the options (for the header comment); ``simd_math`` names
+    the math functions with vector versions to declare (:mod:`polyc.codegen.vector_math`);
+    outputs of at least ``stream_threshold`` bytes written once get streaming stores
+    (:mod:`polyc.codegen.streaming`; ``None``: never); ``folded`` names the reductions
+    whose initialisation folds into their register blocks (:mod:`polyc.poly.folding`);
+    ``machine`` gives the cache line (prefetches); ``place_threads``: the kernel pins
+    its OpenMP team (:mod:`polyc.codegen.thread_placement`).
+    """
+    op = program.op
+    contractions = contractions or {}
+    emitter = LoopNestEmitter(program, contractions, check_gathers,
+                              iterators_around_marks(ast), stream_threshold, machine=machine)
+    emitter.fold_inits(folded or {}, ast)
+    code = emitter.node(ast, Scope())
+    if not emitter.folds_complete():  # some register mark was not emitted as a block
+        emitter = LoopNestEmitter(program, contractions, check_gathers,
+                                  iterators_around_marks(ast), stream_threshold,
+                                  machine=machine)
+        code = emitter.node(ast, Scope())
+    parameters = _parameters(op)
+    shared = tuple(t for t in op.temporaries if t.name not in contractions)
+    body = [cgen.Statement("int polyc_status = 0")]
+    body.append(cgen.Initializer(cgen.Value("const int64_t", "polyc_work"), _work(program)))
+    placed = emitter.parallel and place_threads
+    if placed:
+        body += place_team(f"polyc_work >= {PARALLEL_WORK_THRESHOLD}")
+    body += _allocate_temporaries(shared, emitter.exprs)
+    body.append(code)
+    if shared:
+        body.append(cgen.Line("polyc_done:"))
+        body += [cgen.Statement(f"free({c_name(t.name)})") for t in shared]
+    if placed:
+        body += release_team()
+    body.append(cgen.Statement("return polyc_status"))
+    declaration = cgen.FunctionDeclaration(
+        cgen.Value("int", entry_name(op)),
+        [_declarator(ctype, name) for ctype, name in parameters])
+    function = cgen.FunctionBody(declaration, cgen.Block(body))
+    header = _header_comment(op, settings)
+    vector_math = declarations(emitter.exprs.math_calls, simd_math)
+    stream = streaming.HELPERS if emitter.streamed else ""
+    grid = GRID_HELPER if emitter.shared_out else ""
+    placement = PLACEMENT_HELPERS if placed else ""
+    text = "\n".join([header, PREAMBLE, stream, grid, placement, vector_math, "",
+                      str(function), ""])
+    return CSource(text, entry_name(op), parameters, frozenset(emitter.streamed),
+                   stream_threshold)
+
+
+def _parameters(op: ir.Op) -> tuple[tuple[str, str], ...]:
+    params = [("int64_t", c_name(s)) for s in op.sizes]
+    for tensor in op.inputs:
+        if tensor.rank == 0:  # by value; float16 travels as float (no ctypes half type)
+            ctype = "float" if tensor.type == ty.FLOAT16 else tensor.type.c_type
+            params.append((ctype, c_name(tensor.name)))
+        else:
+            params.append((f"const {tensor.type.c_type} *restrict", c_name(tensor.name)))
+    for tensor in op.outputs:
+        params.append((f"{tensor.type.c_type} *restrict", c_name(tensor.name)))
+    return tuple(params)
+
+
+def _declarator(ctype: str, name: str):
+    return cgen.Value(ctype, name)
+
+
+def _header_comment(op: ir.Op, settings: str) -> str:
+    source = to_tc(op).replace("*/", "* /")
+    lines = [f"polyc {polyc.__version__}: operator `{op.name}`", f"options: {settings}", "",
+             *source.rstrip().splitlines()]
+    return "/*\n" + "\n".join(f" * {line}".rstrip() for line in lines) + "\n */"
+
+
+def _work(program: PolyProgram) -> str:
+    """C expression: the number of statement instances (the parallel-or-not decision)."""
+    terms = []
+    for stmt in program.statements:
+        ranges = (stmt.statement.domain if not stmt.is_init else
+                  tuple(stmt.statement.range_of(i) for i in stmt.statement.indices))
+        factors = [f"polyc_extent({sz.to_c(sz.sub(r.hi, r.lo), c_name)})" for r in ranges]
+        terms.append(" * ".join(factors) if factors else "1")
+    return " + ".join(f"({t})" for t in terms) if terms else "0"
+
+
+def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter) -> list:
+    lines = []
+    for tensor in temporaries:
+        lines.append(malloc_statement(tensor.type.c_type, c_name(tensor.name),
+                                      exprs.element_count(tensor.shape)))
+    done = cgen.Statement("goto polyc_done")
+    for tensor in temporaries:
+        lines.append(cgen.If(f"!{c_name(tensor.name)}",
+                             cgen.Block(allocation_failed(False) + [done])))
+    return lines
