@@ -67,34 +67,30 @@ attribute access other than ``T.shape[k]`` and qualified function names,
 parameters without a type, a missing ``return`` — is a :class:`ParseError`
 at the construct, naming what to write instead. Calls of unknown functions
 become ``Apply`` nodes for sema to judge.
+
+This module reads the ``def``: its parameters and return annotation (the
+declarations), its statements and its ``polyc.where`` clauses. Expressions are
+translated by :mod:`polyc.lang.pyexpr`; the source and its spans come from
+:mod:`polyc.lang.pysource`.
 """
 from __future__ import annotations
 
 import ast as py
 import builtins
-import inspect
 import re
-import types
 
-from polyc.errors import ParseError, Source, Span
+from polyc.errors import ParseError, Span
 from polyc.lang import ast
 from polyc.lang import pyspelling as spelling
+from polyc.lang.pyexpr import EXPRESSION_HINTS, ExpressionReader, marker_name, program_of, text_of
+from polyc.lang.pysource import LocatedFunction
 
-_MISSING = object()
-
-_BINARY_OPS = {py.Add: "+", py.Sub: "-", py.Mult: "*", py.Div: "/", py.Mod: "%"}
-_COMPARE_OPS = {py.Eq: "==", py.NotEq: "!=", py.Lt: "<", py.LtE: "<=", py.Gt: ">", py.GtE: ">="}
 _AUGMENTED_OPS = {py.Add: "+=", py.Mult: "*="}
 _AUGMENTED_SYMBOLS = {py.Sub: "-=", py.Div: "/=", py.FloorDiv: "//=", py.Mod: "%=", py.Pow: "**=",
                       py.MatMult: "@=", py.BitAnd: "&=", py.BitOr: "|=", py.BitXor: "^=",
                       py.LShift: "<<=", py.RShift: ">>="}
 _REDUCTION_OPS = {"sum": "+=", "prod": "*=", "max": "max=", "min": "min="}
 
-_BINARY_HINTS = {
-    py.FloorDiv: "`//` is not TC: use / (C semantics: integer division truncates toward zero)",
-    py.MatMult: "`@` is not TC: write the contraction, e.g. `C[m, n] += A[m, k] * B[k, n]`",
-}
-_UNARY_HINTS = {py.Invert: "`~` is not TC: for logical negation write `not x`"}
 _STATEMENT_HINTS = {
     py.For: "`for` loops are not TC: loops are implicit in the indices; give a range with "
             "`with polyc.where(i in range(lo, hi)):`",
@@ -108,22 +104,6 @@ _STATEMENT_HINTS = {
                   "return annotation; write `C[i] = ...`",
     py.AsyncWith: "`async with` is not TC: write `with polyc.where(...):`",
 }
-_EXPRESSION_HINTS = {
-    py.Lambda: "`lambda` is not TC",
-    py.NamedExpr: "`:=` binds only inside polyc.where(...): `with polyc.where((t := e)):`",
-    py.Tuple: "a tuple is not a TC value (index a tensor with `A[i, j]`)",
-    py.List: "a list is not a TC value",
-    py.Dict: "a dict is not a TC value",
-    py.Set: "a set is not a TC value",
-    py.ListComp: "comprehensions are not TC: the statement itself is the comprehension",
-    py.SetComp: "comprehensions are not TC: the statement itself is the comprehension",
-    py.DictComp: "comprehensions are not TC: the statement itself is the comprehension",
-    py.GeneratorExp: "generators are not TC: for a reduction write `C[i] = polyc.sum(e)`",
-    py.Starred: "starred expressions are not TC",
-    py.Slice: "slices are not TC: index with index variables, `A[i, j]`, and give ranges "
-              "with `with polyc.where(i in range(lo, hi)):`",
-    py.JoinedStr: "strings are not TC values",
-}
 
 
 def program_from_function(fn) -> tuple[ast.Program, str]:
@@ -133,110 +113,24 @@ def program_from_function(fn) -> tuple[ast.Program, str]:
     calls (and theirs), each once. Raises :class:`ParseError` with a span in
     ``fn``'s file for anything that is not the Python form of TC.
     """
-    located = _LocatedFunction(fn)
+    located = LocatedFunction(fn)
     definition, callee_defs = _Reader(fn, located).read()
     program = ast.Program(tuple(callee_defs) + (definition,), located.span(located.node))
     return program, definition.name
 
 
-# ----------------------------------------------------------------- source and spans
-
-
-class _LocatedFunction:
-    """``fn``'s ``def`` as a Python syntax tree, and the spans of its nodes.
-
-    The source is not dedented: an indented ``def`` (a method, a function
-    inside a function) is parsed as the body of an ``if 1:`` so that Python's
-    columns are already the file's (textwrap.dedent would also fail on a
-    docstring whose continuation lines are less indented than the ``def``).
-    ``source.text`` holds the file's lines from the ``def`` on; decorators are
-    left out.
-    """
-
-    def __init__(self, fn):
-        name = getattr(fn, "__name__", repr(fn))
-        try:
-            lines, start = inspect.getsourcelines(fn)
-        except (OSError, TypeError) as err:
-            raise ParseError(f"cannot read the source of `{name}` ({err}): a Python-form "
-                             f"operator must be a function defined in a file or notebook cell")
-        filename = (inspect.getsourcefile(fn)
-                    or getattr(getattr(fn, "__code__", None), "co_filename", "<unknown>"))
-        text = "".join(lines)
-        # Python numbers lines at \n, \r\n and \r only (unlike str.splitlines).
-        self.lines = re.split(r"\r\n|\r|\n", text)
-        wrapped = bool(lines) and lines[0][:1] in (" ", "\t")
-        self.start = max(start, 1)  # the absolute line of lines[0]
-        # The absolute line of line L of the parsed text is L + line_shift.
-        self.line_shift = self.start - 1 - int(wrapped)
-        try:
-            module = py.parse("if 1:\n" + text if wrapped else text)
-        except SyntaxError as err:
-            line = (err.lineno or 1) + self.line_shift
-            col = err.offset or 1
-            source = Source(text, filename, self.start)
-            raise ParseError(f"cannot parse the source of `{name}`: {err.msg}",
-                             Span(line, col, line, col + 1, source))
-        body = module.body[0].body if wrapped else module.body
-        node = body[0] if body else None
-        if not isinstance(node, (py.FunctionDef, py.AsyncFunctionDef)):
-            raise ParseError(f"`{name}` is not written as a `def` statement (a lambda?): write "
-                             f"the operator as `def {name}(...): ...`")
-        def_line = node.lineno + self.line_shift
-        self.source = Source("".join(lines[def_line - self.start:]), filename, def_line)
-        self.node = node
-        if isinstance(node, py.AsyncFunctionDef):
-            raise ParseError("an operator must be a plain `def`, not `async def`", self.span(node))
-
-    def _line(self, line: int) -> str:
-        """The text of line ``line`` of the parsed text."""
-        index = line + self.line_shift - self.start
-        return self.lines[index] if 0 <= index < len(self.lines) else ""
-
-    def position(self, line: int, byte_offset: int) -> tuple[int, int]:
-        """(absolute line, 1-based column) of a position of the parsed text.
-
-        Python's column offsets count UTF-8 bytes; spans count characters.
-        """
-        text = self._line(line)
-        col = byte_offset if text.isascii() else len(
-            text.encode("utf-8")[:byte_offset].decode("utf-8", "replace"))
-        return line + self.line_shift, col + 1
-
-    def span(self, node) -> Span:
-        line, col = self.position(node.lineno, node.col_offset)
-        end_line, end_col = self.position(node.end_lineno, node.end_col_offset)
-        return Span(line, col, end_line, end_col, self.source)
-
-    def name_span(self, node: py.FunctionDef) -> Span:
-        """The span of the function's name in ``def name(``."""
-        line, col = self.position(node.lineno, node.col_offset)
-        found = self._line(node.lineno).find(node.name, col - 1 + len("def"))
-        if found < 0:
-            return self.span(node)
-        return Span(line, found + 1, line, found + 1 + len(node.name), self.source)
-
-
 # ----------------------------------------------------------------- the reader
 
 
-class _Reader:
+class _Reader(ExpressionReader):
     """Turns one function's Python tree into an ``ast.Def`` (and collects callee defs)."""
 
-    def __init__(self, fn, located: _LocatedFunction):
+    def __init__(self, fn, located: LocatedFunction):
+        super().__init__(fn, located)
         self.fn = fn
-        self.located = located
-        self.namespace = _namespace(fn)
         annotations = getattr(fn, "__annotations__", None)
         self.annotations = annotations if isinstance(annotations, dict) else {}
-        self.tensors: set[str] = set()  # parameters and tensors written so far
         self.callee_defs: dict[str, ast.Def] = {}
-
-    def error(self, message: str, node) -> ParseError:
-        return ParseError(message, self.located.span(node))
-
-    def span(self, node) -> Span:
-        return self.located.span(node)
 
     # ------------------------------------------------------------- the def
 
@@ -292,17 +186,18 @@ class _Reader:
         if isinstance(evaluated, spelling.TensorTypeSpec):
             return ast.TensorType(evaluated.elem, evaluated.dims, self.span(node))
         if isinstance(node, py.Subscript):
-            spec = self._resolve(node.value)
+            spec = self.resolve(node.value)
             if isinstance(spec, spelling.TensorTypeSpec) and spec.dims is None:
                 parts = node.slice.elts if isinstance(node.slice, py.Tuple) else [node.slice]
                 return ast.TensorType(spec.elem, tuple(self._dim(d) for d in parts),
                                       self.span(node))
         else:
-            spec = self._resolve(node)
+            spec = self.resolve(node)
             if isinstance(spec, spelling.TensorTypeSpec):
                 return ast.TensorType(spec.elem, spec.dims, self.span(node))
         raise self.error(f"the type of {what} must be a polyc tensor type such as "
-                         f"`polyc.f32[\"M\", \"K\"]` or `polyc.i32` (found `{_text(node)}`)", node)
+                         f"`polyc.f32[\"M\", \"K\"]` or `polyc.i32` (found `{text_of(node)}`)",
+                         node)
 
     def _dim(self, node) -> str | int:
         if isinstance(node, py.Constant):
@@ -313,7 +208,7 @@ class _Reader:
                 return value
         hint = f' (write size names as strings: "{node.id}")' if isinstance(node, py.Name) else ""
         raise self.error(f"a dimension must be a size name such as \"N\" or a non-negative "
-                         f"int, not `{_text(node)}`{hint}", node)
+                         f"int, not `{text_of(node)}`{hint}", node)
 
     def _outputs(self, ret: py.Return, returns) -> tuple[ast.OutputDecl, ...]:
         value = ret.value
@@ -356,10 +251,10 @@ class _Reader:
                 raise self.error("`return` must be the last statement of the operator, outside "
                                  "any `with` block", stmt)
             elif isinstance(stmt, py.Expr):
-                raise self.error(f"the expression statement `{_text(stmt)}` does nothing: write "
+                raise self.error(f"the expression statement `{text_of(stmt)}` does nothing: write "
                                  f"an assignment `C[i] = ...`", stmt)
             else:
-                keyword = re.search(r"\w+", _text(stmt) + " " + type(stmt).__name__).group()
+                keyword = re.search(r"\w+", text_of(stmt) + " " + type(stmt).__name__).group()
                 raise self.error(_STATEMENT_HINTS.get(type(stmt), f"`{keyword}` is not TC"), stmt)
         return result
 
@@ -378,7 +273,7 @@ class _Reader:
         else:
             op, init, rhs = reduction
         self.tensors.add(tensor)
-        return ast.Assign(tensor, indices, op, init, self._expr(rhs), where,
+        return ast.Assign(tensor, indices, op, init, self.expr(rhs), where,
                           self._equivalent(equivalent), self.span(node), lhs_span)
 
     def _augmented(self, node: py.AugAssign, where, equivalent) -> ast.Assign:
@@ -395,7 +290,7 @@ class _Reader:
         # The first write of a tensor initialises it: TC's `+=!`.
         init = tensor not in self.tensors
         self.tensors.add(tensor)
-        return ast.Assign(tensor, indices, op, init, self._expr(node.value), where,
+        return ast.Assign(tensor, indices, op, init, self.expr(node.value), where,
                           self._equivalent(equivalent), self.span(node), lhs_span)
 
     def _lhs(self, target) -> tuple[str, tuple[str, ...], Span]:
@@ -405,21 +300,21 @@ class _Reader:
             parts = target.slice.elts if isinstance(target.slice, py.Tuple) else [target.slice]
             for part in parts:
                 if not isinstance(part, py.Name):
-                    hint = _EXPRESSION_HINTS.get(type(part), "the indices of the written tensor "
+                    hint = EXPRESSION_HINTS.get(type(part), "the indices of the written tensor "
                                                  "must be index names, as in `C[i, j] = ...`")
                     raise self.error(hint, part)
             return target.value.id, tuple(p.id for p in parts), self.span(target)
         if isinstance(target, py.Subscript) and isinstance(target.value, py.Subscript):
             raise self.error("write one subscript with all indices: `C[i, j]`, not `C[i][j]`",
                              target)
-        raise self.error(f"cannot assign to `{_text(target)}`: write a tensor element "
+        raise self.error(f"cannot assign to `{text_of(target)}`: write a tensor element "
                          f"`C[i, j] = ...` or a 0-rank tensor `s = ...`", target)
 
     def _reduction(self, value) -> tuple[str, bool, py.expr] | None:
         """(op, init, operand) when ``value`` is ``polyc.sum(e[, init=...])`` and the like."""
         if not isinstance(value, py.Call):
             return None
-        marker = _marker_name(self._resolve(value.func))
+        marker = marker_name(self.resolve(value.func))
         if marker not in _REDUCTION_OPS:
             return None
         if marker in ("max", "min") and len(value.args) == 2 and not value.keywords:
@@ -443,12 +338,12 @@ class _Reader:
         for item in node.items:
             call = item.context_expr
             if not (isinstance(call, py.Call)
-                    and _marker_name(self._resolve(call.func)) == "where"):
-                if isinstance(call, py.Call) and _text(call.func).split(".")[-1] == "where":
-                    raise self.error(f"`{_text(call.func)}` is not polyc.where here: import it "
+                    and marker_name(self.resolve(call.func)) == "where"):
+                if isinstance(call, py.Call) and text_of(call.func).split(".")[-1] == "where":
+                    raise self.error(f"`{text_of(call.func)}` is not polyc.where here: import it "
                                      f"(`from polyc import where`) or write `polyc.where(...)`",
                                      call.func)
-                raise self.error(f"`with {_text(call)}` is not TC: the only block is "
+                raise self.error(f"`with {text_of(call)}` is not TC: the only block is "
                                  f"`with polyc.where(i in range(lo, hi), ...):`", call)
             if item.optional_vars is not None:
                 raise self.error("`with polyc.where(...)` takes no `as`", item.optional_vars)
@@ -479,26 +374,26 @@ class _Reader:
                 lo, hi = self._range(right)
                 return ast.RangeClause(left.id, lo, hi, span)
             if isinstance(node.ops[0], py.Eq) and isinstance(left, py.Name):
-                return ast.LetClause(left.id, self._expr(right), span)
+                return ast.LetClause(left.id, self.expr(right), span)
         if isinstance(node, py.NamedExpr):
-            return ast.LetClause(node.target.id, self._expr(node.value), span)
-        if isinstance(node, py.Call) and _marker_name(self._resolve(node.func)) == "exists":
+            return ast.LetClause(node.target.id, self.expr(node.value), span)
+        if isinstance(node, py.Call) and marker_name(self.resolve(node.func)) == "exists":
             if len(node.args) != 1 or node.keywords:
                 raise self.error("polyc.exists takes one tensor access: `polyc.exists(A[i])`",
                                  node)
-            return ast.ExistsClause(self._expr(node.args[0]), span)
-        raise self.error(f"`{_text(node)}` is not a where clause: write `i in range(lo, hi)`, "
+            return ast.ExistsClause(self.expr(node.args[0]), span)
+        raise self.error(f"`{text_of(node)}` is not a where clause: write `i in range(lo, hi)`, "
                          f"a binding `t == e` or `(t := e)`, or `polyc.exists(A[i])`", node)
 
     def _range(self, node) -> tuple[ast.Expr, ast.Expr]:
-        if (isinstance(node, py.Call) and self._resolve(node.func) is builtins.range
+        if (isinstance(node, py.Call) and self.resolve(node.func) is builtins.range
                 and not node.keywords and 1 <= len(node.args) <= 2):
             if len(node.args) == 1:
-                return ast.Number(0, False, self.span(node.func)), self._expr(node.args[0])
-            return self._expr(node.args[0]), self._expr(node.args[1])
-        if isinstance(node, py.Call) and self._resolve(node.func) is builtins.range:
+                return ast.Number(0, False, self.span(node.func)), self.expr(node.args[0])
+            return self.expr(node.args[0]), self.expr(node.args[1])
+        if isinstance(node, py.Call) and self.resolve(node.func) is builtins.range:
             raise self.error("a TC range is `range(lo, hi)` (half-open, step 1)", node)
-        raise self.error(f"write the range of an index as `range(lo, hi)`, not `{_text(node)}`",
+        raise self.error(f"write the range of an index as `range(lo, hi)`, not `{text_of(node)}`",
                          node)
 
     def _equivalent(self, node) -> ast.Expr | None:
@@ -514,7 +409,7 @@ class _Reader:
     def _callee(self, value) -> tuple[ast.Program, str] | None:
         if not isinstance(value, py.Call):
             return None
-        return _program_of(self._resolve(value.func))
+        return program_of(self.resolve(value.func))
 
     def _call_statement(self, node: py.Assign, target, callee, where) -> ast.Stmt:
         if callee is None:
@@ -556,226 +451,6 @@ class _Reader:
                 raise self.error(f"two different operators named `{definition.name}` are "
                                  f"called: rename one of them", node)
 
-    # ------------------------------------------------------------- expressions
-
-    def _expr(self, node) -> ast.Expr:
-        span = self.span(node)
-        if isinstance(node, py.Constant):
-            return self._constant(node, span)
-        if isinstance(node, py.Name):
-            return ast.Name(node.id, span)
-        if isinstance(node, py.UnaryOp):
-            operand = self._expr(node.operand)
-            if isinstance(node.op, py.USub):
-                return ast.Unary("-", operand, span)
-            if isinstance(node.op, py.Not):
-                return ast.Unary("!", operand, span)
-            if isinstance(node.op, py.UAdd):
-                return operand
-            raise self.error(_UNARY_HINTS[type(node.op)], node)
-        if isinstance(node, py.BinOp):
-            return self._binary(node, span)
-        if isinstance(node, py.BoolOp):
-            op = "&&" if isinstance(node.op, py.And) else "||"
-            result = self._expr(node.values[0])
-            for value in node.values[1:]:
-                rhs = self._expr(value)
-                result = ast.Binary(op, result, rhs, result.span.to(rhs.span))
-            return result
-        if isinstance(node, py.Compare):
-            return self._compare(node, span)
-        if isinstance(node, py.IfExp):
-            return ast.Ternary(self._expr(node.test), self._expr(node.body),
-                               self._expr(node.orelse), span)
-        if isinstance(node, py.Call):
-            return self._call(node, span)
-        if isinstance(node, py.Subscript):
-            return self._subscript(node, span)
-        if isinstance(node, py.Attribute):
-            if node.attr == "shape":
-                raise self.error(f"`{_text(node)}` is a tuple: use one extent, "
-                                 f"`{_text(node)}[k]` (TC's `T.k`)", node)
-            raise self.error(f"attribute access `{_text(node)}` is not TC: only `T.shape[k]` "
-                             f"(TC's `T.k`) and qualified functions such as `math.exp(x)`", node)
-        keyword = re.search(r"\w+", _text(node) + " " + type(node).__name__).group()
-        raise self.error(_EXPRESSION_HINTS.get(type(node), f"`{keyword}` is not TC"), node)
-
-    def _constant(self, node: py.Constant, span: Span) -> ast.Number:
-        value = node.value
-        if isinstance(value, bool):
-            return ast.Number(int(value), False, span)
-        if isinstance(value, int):
-            return ast.Number(value, False, span)
-        if isinstance(value, float):
-            return ast.Number(value, True, span)
-        raise self.error(f"the literal `{_text(node)}` is not a TC value: only numbers, True "
-                         f"and False", node)
-
-    def _binary(self, node: py.BinOp, span: Span) -> ast.Expr:
-        if isinstance(node.op, py.Pow):
-            args = (self._expr(node.left), self._expr(node.right))
-            return ast.Apply("pow", args, span, span)
-        op = _BINARY_OPS.get(type(node.op))
-        if op is None:
-            hint = _BINARY_HINTS.get(type(node.op), "bitwise operators are not TC; for logic "
-                                                    "write `and`, `or`, `not`")
-            raise self.error(hint, node)
-        return ast.Binary(op, self._expr(node.left), self._expr(node.right), span)
-
-    def _compare(self, node: py.Compare, span: Span) -> ast.Expr:
-        if len(node.ops) > 1:
-            first, second = node.comparators[0], node.comparators[1]
-            raise self.error(f"chained comparisons are not TC: write `{_text(node.left)} "
-                             f"{_op_text(node.ops[0])} {_text(first)} and {_text(first)} "
-                             f"{_op_text(node.ops[1])} {_text(second)}`", node)
-        op = _COMPARE_OPS.get(type(node.ops[0]))
-        if op is None:
-            if isinstance(node.ops[0], (py.In, py.NotIn)):
-                raise self.error("`in` is TC only in a range: `with polyc.where(i in "
-                                 "range(lo, hi)):`", node)
-            raise self.error("`is` is not TC: compare values with `==` or `!=`", node)
-        return ast.Binary(op, self._expr(node.left), self._expr(node.comparators[0]), span)
-
-    def _subscript(self, node: py.Subscript, span: Span) -> ast.Expr:
-        value = node.value
-        if isinstance(value, py.Attribute) and value.attr == "shape":
-            if not isinstance(value.value, py.Name):
-                raise self.error("`.shape[k]` applies to a tensor name: `T.shape[1]`", value)
-            k = node.slice
-            if not (isinstance(k, py.Constant) and isinstance(k.value, int)
-                    and not isinstance(k.value, bool) and k.value >= 0):
-                raise self.error("the dimension in `T.shape[k]` must be a non-negative integer "
-                                 "literal", k)
-            return ast.DimOf(value.value.id, k.value, span)
-        if isinstance(value, py.Subscript):
-            raise self.error("write one subscript with all indices: `A[i, j]`, not `A[i][j]`",
-                             node)
-        if not isinstance(value, py.Name):
-            raise self.error(f"only tensors can be indexed: `A[i, j]`, not `{_text(node)}`",
-                             node)
-        if value.id not in self.tensors and isinstance(self._resolve(value),
-                                                       spelling.TensorTypeSpec):
-            raise self.error("tensor types belong in the parameter and return annotations",
-                             node)
-        parts = node.slice.elts if isinstance(node.slice, py.Tuple) else [node.slice]
-        args = tuple(self._expr(p) for p in parts)
-        return ast.Apply(value.id, args, span, self.span(value))
-
-    def _call(self, node: py.Call, span: Span) -> ast.Expr:
-        func = node.func
-        base = func
-        while isinstance(base, py.Attribute):
-            base = base.value
-        if isinstance(base, py.Name) and base.id in self.tensors:
-            if func is base:
-                raise self.error(f"index a tensor with square brackets: "
-                                 f"`{base.id}[{', '.join(_text(a) for a in node.args)}]`", node)
-            raise self.error(f"method calls on tensors (`{_text(func)}(...)`) are not TC: "
-                             f"write the operation in index notation", node)
-        if not isinstance(base, py.Name):
-            if type(base) in _EXPRESSION_HINTS:
-                raise self.error(_EXPRESSION_HINTS[type(base)], base)
-            raise self.error(f"cannot call `{_text(func)}`: call a function by name, "
-                             f"e.g. `exp(x)` or `math.exp(x)`", func)
-        for arg in node.args:
-            if isinstance(arg, py.Starred):
-                raise self.error(_EXPRESSION_HINTS[py.Starred], arg)
-        target = self._resolve(func)
-        marker = _marker_name(target)
-        name = func.id if isinstance(func, py.Name) else func.attr
-        if isinstance(target, spelling.TensorTypeSpec):
-            if target.dims is not None or len(node.args) != 1 or node.keywords:
-                raise self.error(f"a cast takes one value: `{_text(func).split('[')[0]}(x)`",
-                                 node)
-            return ast.Apply(target.elem, (self._expr(node.args[0]),), span, self.span(func))
-        if marker in ("where", "exists"):
-            raise self.error(f"polyc.{marker} belongs in `with polyc.where(...):`", node)
-        if marker is not None or target in (builtins.max, builtins.min):
-            if name in ("max", "min") and len(node.args) == 2 and not node.keywords:
-                name = marker or name
-            elif marker is not None:
-                raise self.error(f"polyc.{marker}(e) must be the whole right-hand side: "
-                                 f"`C[i] = polyc.{marker}(e)`", node)
-            else:
-                raise self.error(f"Python's `{name}` with one argument is not a reduction: "
-                                 f"write `C[i] = polyc.{name}(e)`, or `{name}(a, b)`", node)
-        elif target is builtins.sum:
-            raise self.error("Python's `sum` is not a reduction: write `C[i] += e` or "
-                             "`C[i] = polyc.sum(e)`", node)
-        elif target is builtins.range:
-            raise self.error("`range` is TC only in `with polyc.where(i in range(lo, hi)):`",
-                             node)
-        elif _program_of(target) is not None:
-            raise self.error("a call of another operator must be a whole statement: "
-                             "`O1, O2 = other(A, B)`", node)
-        if node.keywords:
-            raise self.error(f"keyword arguments are not TC: pass the arguments of "
-                             f"`{name}` by position", node.keywords[0])
-        args = tuple(self._expr(a) for a in node.args)
-        return ast.Apply(name, args, span, self.span(func))
-
-    # ------------------------------------------------------------- name resolution
-
-    def _resolve(self, node):
-        """The object ``node`` names in ``fn``'s scope, or ``_MISSING``.
-
-        Only looks names up and reads attributes of modules: nothing is evaluated.
-        """
-        if isinstance(node, py.Name):
-            if node.id in self.tensors:
-                return _MISSING
-            return self.namespace(node.id)
-        if isinstance(node, py.Attribute):
-            base = self._resolve(node.value)
-            if isinstance(base, types.ModuleType):
-                try:
-                    return getattr(base, node.attr)
-                except Exception:  # a module's __getattr__ may raise anything
-                    return _MISSING
-        return _MISSING
-
-
-def _namespace(fn):
-    """A lookup of names as ``fn``'s body sees them: closure, globals, builtins."""
-    closure: dict[str, object] = {}
-    code = getattr(fn, "__code__", None)
-    for name, cell in zip(getattr(code, "co_freevars", ()), getattr(fn, "__closure__", None) or ()):
-        try:
-            closure[name] = cell.cell_contents
-        except ValueError:  # a variable of the enclosing function not yet assigned
-            pass
-    global_names = getattr(fn, "__globals__", {})
-
-    def lookup(name: str):
-        if name in closure:
-            return closure[name]
-        if name in global_names:
-            return global_names[name]
-        return getattr(builtins, name, _MISSING)
-
-    return lookup
-
-
-def _marker_name(obj) -> str | None:
-    for name, marker in spelling.MARKERS.items():
-        if obj is marker:
-            return name
-    return None
-
-
-def _program_of(obj) -> tuple[ast.Program, str] | None:
-    """The ``(Program, def name)`` of a ``@polyc.op`` object, else ``None``."""
-    if obj is _MISSING or isinstance(obj, (types.ModuleType, spelling.TensorTypeSpec)):
-        return None
-    try:
-        program = getattr(obj, "_polyc_program", None)
-    except Exception:
-        return None
-    if (isinstance(program, tuple) and len(program) == 2
-            and isinstance(program[0], ast.Program) and isinstance(program[1], str)):
-        return program
-    return None
-
 
 def _is_ignored(stmt) -> bool:
     """Docstrings (any string statement), ``pass`` and ``...``."""
@@ -783,12 +458,3 @@ def _is_ignored(stmt) -> bool:
         return True
     return (isinstance(stmt, py.Expr) and isinstance(stmt.value, py.Constant)
             and (isinstance(stmt.value.value, str) or stmt.value.value is Ellipsis))
-
-
-def _text(node) -> str:
-    return py.unparse(node)
-
-
-def _op_text(op) -> str:
-    return {py.Eq: "==", py.NotEq: "!=", py.Lt: "<", py.LtE: "<=", py.Gt: ">", py.GtE: ">=",
-            py.In: "in", py.NotIn: "not in", py.Is: "is", py.IsNot: "is not"}[type(op)]

@@ -99,5 +99,5 @@ min = _marker("min", "`C[i] = polyc.min(e)` is TC's `C(i) min=! e`; init=False g
 where = _marker("where", "`with polyc.where(i in range(0, N), t == e, polyc.exists(A[i])):`")
 exists = _marker("exists", "`polyc.exists(A[i])` inside polyc.where(...)")
 
-# The markers by name; pyfront recognises them by identity.
+# The markers by name; pyexpr.marker_name recognises them by identity.
 MARKERS = {"sum": sum, "prod": prod, "max": max, "min": min, "where": where, "exists": exists}
