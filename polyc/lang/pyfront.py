@@ -82,6 +82,7 @@ import re
 from polyc.errors import ParseError, Span
 from polyc.lang import ast
 from polyc.lang import pyspelling as spelling
+from polyc.lang.parser import parse_expression
 from polyc.lang.pyexpr import EXPRESSION_HINTS, ExpressionReader, marker_name, program_of, text_of
 from polyc.lang.pysource import LocatedFunction
 
@@ -399,8 +400,6 @@ class _Reader(ExpressionReader):
     def _equivalent(self, node) -> ast.Expr | None:
         if node is None:
             return None
-        from polyc.lang.parser import parse_expression  # the TC parser needs this module, too
-
         line, _ = self.located.position(node.lineno, node.col_offset)
         return parse_expression(node.value, self.located.source.filename, line)
 
