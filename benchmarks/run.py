@@ -755,7 +755,7 @@ def corpus_sizes(entry) -> dict:
     from polyc.compiler import frontend
     from polyc.lang import sizes as sz
     from polyc.machine import rules
-    from polyc.poly.fusion_cost import nominal_sizes
+    from polyc.scheduling.fusion_cost import nominal_sizes
     from polyc.poly.program import build_poly_program, isl_name
 
     op = frontend(entry.source, entry.def_name)

@@ -9,17 +9,15 @@
     matmul.explain(A, B)                  # every stage; pictures in Jupyter
     polyc.compare(matmul, (A, B))         # fused / unfused / unoptimised side by side
 """
+from polyc.api import Operator, define, op
 from polyc.errors import (ArgumentError, CompileError, ConfigurationError, InternalError,
                           ParseError, PolycError, SemanticError)
-from polyc.machine import NAMED_MACHINES, Machine
+from polyc.explore.compare import compare
 from polyc.lang.pyspelling import (bool_, exists, f16, f32, f64, i8, i16, i32, i64, max, min,
                                    prod, sum, u8, u16, u32, u64, where)
+from polyc.machine import NAMED_MACHINES, Machine
 from polyc.options import Options
-
-__version__ = "0.1.0"
-
-from polyc.api import Operator, define, op  # noqa: E402  (api needs __version__)
-from polyc.explore.compare import compare  # noqa: E402
+from polyc.version import __version__
 
 __all__ = [
     "ArgumentError", "CompileError", "ConfigurationError", "InternalError", "Machine",

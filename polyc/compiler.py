@@ -1,18 +1,22 @@
 """The polyc pipeline, top to bottom.
 
     source ─parse→ AST ─analyze→ IR ─prove bounds→ IR + preconditions   (frontend)
-    then the stages of :data:`PIPELINE`, in order, over one Compilation record:
+    then the stages of :data:`PIPELINE`, in order, over one Compilation record (stage,
+    package, what it does):
 
-    canonical form    factors, divisors and common values (optimize, canonicalize)
-    layout copies     strided reused operands transposed (optimize)
-    domains           the isl model: domains, accesses, original schedule
-    dependences       flow, anti, output and reuse relations
-    schedule          fusion, tiling, register blocks, jams, parallel marks (legality proven)
-    thread partition  thread boxes of register-blocked nests (optimize, parallel; proven)
-    ast               isl's AST of the (partitioned) schedule
-    contraction       temporaries shrunk to what the loops need (optimize)
-    folds             reduction initialisations folded into register blocks (optimize)
-    c                 the C translation unit
+    canonical form    rewrite     factors, divisors and common values (optimize, canonicalize)
+    layout copies     rewrite     strided reused operands transposed (optimize)
+    domains           poly        the isl model: domains, accesses, original schedule
+    dependences       poly        flow, anti, output and reuse relations
+    schedule          scheduling  fusion, tiling, register blocks, jams, parallel marks
+                                  (legality proven)
+    thread partition  scheduling  thread boxes of register-blocked nests (optimize,
+                                  parallel; proven)
+    ast               codegen     isl's AST of the (partitioned) schedule
+    contraction       scheduling  temporaries shrunk to what the loops need (optimize)
+    folds             scheduling  reduction initialisations folded into register blocks
+                                  (optimize)
+    c                 codegen     the C translation unit
 
 The C compiler and loading (``polyc.jit``) follow, in ``Operator.compile``. Each stage
 is one call that fills fields of the frozen :class:`Compilation` (and its time in
@@ -32,10 +36,6 @@ import islpy as isl
 from polyc.codegen.ast_build import ast_text, build_ast
 from polyc.codegen.translation_unit import CSource, emit_c
 from polyc.codegen.vector_math import simd_math_functions
-from polyc.fusion.common_values import share_common_values
-from polyc.fusion.contraction import contract_temporaries
-from polyc.fusion.invariant_factors import hoist_invariant_factors
-from polyc.fusion.layout import layout_copies, transpose_strided_operands
 from polyc.lang import ast as syntax
 from polyc.lang import ir
 from polyc.lang.parser import parse
@@ -44,10 +44,14 @@ from polyc.machine import rules
 from polyc.options import Options
 from polyc.poly.bounds import prove_accesses_in_bounds
 from polyc.poly.dependences import Dependences, compute_dependences
-from polyc.poly.folding import folded_inits
 from polyc.poly.program import PolyProgram, build_poly_program
-from polyc.poly.schedule import Schedule, compute_schedule
-from polyc.poly.threads import check_partitions, partition_nests
+from polyc.rewrite.common_values import share_common_values
+from polyc.rewrite.invariant_factors import hoist_invariant_factors
+from polyc.rewrite.layout import layout_copies, transpose_strided_operands
+from polyc.scheduling.contraction import contract_temporaries
+from polyc.scheduling.folding import folded_inits
+from polyc.scheduling.schedule import Schedule, compute_schedule
+from polyc.scheduling.threads import check_partitions, partition_nests
 
 
 def check(program: syntax.Program, name: str | None = None) -> ir.Op:
@@ -71,7 +75,7 @@ class Compilation:
     dependences: Dependences | None = None
     schedule: Schedule | None = None
     # the schedule tree the AST is built from: thread boxes made explicit, and each
-    # partitioned nest's box (polyc.poly.threads)
+    # partitioned nest's box (polyc.scheduling.threads)
     partitioned: isl.Schedule | None = None
     partitions: dict = field(default_factory=dict)
     ast: isl.AstNode | None = None

@@ -28,11 +28,11 @@ from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.printer import statement_to_tc, to_tc
 from polyc.machine import rules
-from polyc.poly.jam import JAM_MARK, JAM_ROWS
-from polyc.poly.marks import (SIMD_MARK, SIMD_REDUCTION_MARK, PrivateAccumulators,
-                              collapsed_loops, is_parallel)
-from polyc.poly.packing import Panel
 from polyc.poly.program import isl_items
+from polyc.scheduling.jam import JAM_MARK, JAM_ROWS
+from polyc.scheduling.marks import (SIMD_MARK, SIMD_REDUCTION_MARK, PrivateAccumulators,
+                                    collapsed_loops, is_parallel)
+from polyc.scheduling.packing import Panel
 
 STAGES = ("ir", "shapes", "domains", "deps", "fusion", "schedule", "ast", "c")
 
@@ -259,7 +259,7 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
 
 def candidates_text(candidates) -> list[str]:
     """The default fusion's candidates, the chosen one marked ``→``, each with its
-    estimated cost (:mod:`polyc.poly.fusion_cost`) or why it was turned down."""
+    estimated cost (:mod:`polyc.scheduling.fusion_cost`) or why it was turned down."""
     if not candidates:
         return []
     estimated = next((c.cost for c in candidates if c.cost is not None), None)
@@ -411,7 +411,7 @@ def explain(operator, args=()) -> Explanation:
 def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
     """The statements the canonical form rewrote, before and after: each written
     statement and the compiled statements named after it, where they differ
-    (:mod:`polyc.fusion.invariant_factors`, :mod:`polyc.fusion.common_values`;
+    (:mod:`polyc.rewrite.invariant_factors`, :mod:`polyc.rewrite.common_values`;
     ``canonicalize=False`` keeps the spelling)."""
     lines = []
     for statement in written.statements:

@@ -47,8 +47,8 @@ class Options:
     parallel: bool = True
     optimize: bool = True    # tiling, loop order for vectorisation, simd marks
     # With optimize: rewrite the IR to a canonical form before scheduling, so that the
-    # spelling does not matter (polyc.fusion.invariant_factors: factors and divisors
-    # that no reduction index changes scale the finished sum; polyc.fusion.common_values:
+    # spelling does not matter (polyc.rewrite.invariant_factors: factors and divisors
+    # that no reduction index changes scale the finished sum; polyc.rewrite.common_values:
     # a library call two statements compute alike is computed once).
     canonicalize: bool = True
     # Data-dependent indices (gathers) are checked against the gathered extent in the

@@ -90,7 +90,7 @@ class ExprEmitter:
         self.op = op
         self.check_gathers = check_gathers
         self.tensors = op.tensors
-        self.contractions = contractions or {}  # name -> polyc.fusion.contraction.Contraction
+        self.contractions = contractions or {}  # name -> polyc.scheduling.contraction.Contraction
         self.math_calls: set[str] = set()  # C math functions emitted, e.g. {"expf"}
         self.mask: tuple[frozenset[str], str] | None = None
         self.renames: dict[str, str] = {}  # tensor -> the C array that stands for it
@@ -99,7 +99,7 @@ class ExprEmitter:
 
     def renamed(self, renames: dict[str, str]) -> "ExprEmitter":
         """This emitter, but accesses of the tensors in ``renames`` go to other C arrays of
-        the same shape (a thread's private accumulator, :mod:`polyc.poly.privatize`)."""
+        the same shape (a thread's private accumulator, :mod:`polyc.scheduling.privatize`)."""
         view = copy.copy(self)
         view.renames = {**self.renames, **renames}
         return view

@@ -33,16 +33,16 @@ from polyc.codegen.register_block import register_blocked
 from polyc.codegen.streaming import streamed_loop
 from polyc.codegen.vector_reductions import jammed, simd_reduction
 from polyc.errors import InternalError
-from polyc.fusion.layout import write_once_outputs
 from polyc.lang import ir
 from polyc.lang import types as ty
+from polyc.lang.ir import is_pure_reduction
 from polyc.machine import Machine
-from polyc.poly.dependences import is_pure_reduction
-from polyc.poly.folding import FoldedInit
-from polyc.poly.marks import (PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
-                              PrivateAccumulators, mark_name, node_mark)
-from polyc.poly.packing import Panel
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
+from polyc.rewrite.layout import write_once_outputs
+from polyc.scheduling.folding import FoldedInit
+from polyc.scheduling.marks import (PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
+                                    PrivateAccumulators, mark_name, node_mark)
+from polyc.scheduling.packing import Panel
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ class LoopNestEmitter:
                    for name in self.first_visits)
 
     def fold_inits(self, folded: dict[str, FoldedInit], ast: isl.AstNode) -> None:
-        """Take up the folded initialisations (:mod:`polyc.poly.folding`) whose conditions
+        """Take up the folded initialisations (:mod:`polyc.scheduling.folding`) whose conditions
         C can test where the code runs: every iterator a condition names must be a loop
         around each register block (or init nest) it guards; isl emits no loop for a
         dimension with one value."""
@@ -143,7 +143,7 @@ class LoopNestEmitter:
 
     def sequenced(self, node: isl.AstNode, scope: Scope):
         """One nest of a sequence; the nest of a folded initialisation runs only where
-        some of its instances are live (:mod:`polyc.poly.folding`)."""
+        some of its instances are live (:mod:`polyc.scheduling.folding`)."""
         code = self.node(node, scope)
         if not self.skipped_inits:
             return code
@@ -169,7 +169,7 @@ class LoopNestEmitter:
     def _packed(self, panels: set[Panel], node: isl.AstNode, marks: frozenset,
                 scope: Scope):
         """The tile's point loops (``node``) after copying the operands of ``panels``
-        into packed buffers that its full register blocks read (:mod:`polyc.poly.packing`).
+        into packed buffers that its full register blocks read (:mod:`polyc.scheduling.packing`).
         A panel whose tile loops isl did not emit as loops is left out."""
         usable = [panel for panel in sorted(panels, key=mark_name)
                   if all(tile_origin(dim.depth) in self.loops_around_marks.get(panel, ())

@@ -1,4 +1,4 @@
-"""The C of panel packing (:mod:`polyc.poly.packing`): the copy into a tile's panel
+"""The C of panel packing (:mod:`polyc.scheduling.packing`): the copy into a tile's panel
 buffer, and the reads of full register blocks that go to it.
 
 For ``pack S0 B: n@1+128/32, k@2+128`` (matmul, float32), in ``B``'s own order::
@@ -29,11 +29,11 @@ import islpy as isl
 from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter
 from polyc.codegen.c_names import braced, c_name
+from polyc.lang import ir
 from polyc.machine import Machine
 from polyc.machine.rules import PREFETCH_ROWS, line_elements
-from polyc.lang import ir
-from polyc.poly.marks import node_mark
-from polyc.poly.packing import Panel, PanelDim, operand_expr, source_order
+from polyc.scheduling.marks import node_mark
+from polyc.scheduling.packing import Panel, PanelDim, operand_expr, source_order
 
 
 def tile_origin(depth: int) -> str:
@@ -209,7 +209,7 @@ def panel_element(panel: Panel, lane_iterator: str) -> str:
 
 
 def iterators_around_marks(node: isl.AstNode) -> dict[object, frozenset[str]]:
-    """For each mark in the AST (its value: :func:`polyc.poly.marks.mark_value`), the loop
+    """For each mark in the AST (its value: :func:`polyc.scheduling.marks.mark_value`), the loop
     iterators bound at every place it occurs."""
     around: dict[object, frozenset[str]] = {}
 

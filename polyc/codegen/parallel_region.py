@@ -1,8 +1,8 @@
 """OpenMP parallel regions: a loop under a ``parallel`` mark, shared out by OpenMP's
 static schedule (collapsed over the loops a ``collapse`` mark names) or in thread
-boxes (:mod:`polyc.poly.threads`), with private accumulators for the reductions it
-carries (:mod:`polyc.poly.privatize`) and private copies of the contracted
-temporaries it uses (:mod:`polyc.fusion.contraction`).
+boxes (:mod:`polyc.scheduling.threads`), with private accumulators for the reductions it
+carries (:mod:`polyc.scheduling.privatize`) and private copies of the contracted
+temporaries it uses (:mod:`polyc.scheduling.contraction`).
 
 Every region has an ``if`` clause on the kernel's work, so that small problems do
 not pay for starting threads.
@@ -21,10 +21,10 @@ from polyc.codegen.isl_ast import has_loop, mentions, single, statement_names
 from polyc.codegen.prefetch import row_prefetch
 from polyc.codegen.thread_boxes import box_code
 from polyc.lang import ir
+from polyc.lang.ir import is_pure_reduction
 from polyc.machine.rules import PARALLEL_WORK_THRESHOLD
-from polyc.poly.dependences import is_pure_reduction
-from polyc.poly.marks import SIMD_MARK, collapsed_loops, decision_of, is_parallel
-from polyc.poly.threads import Partition
+from polyc.scheduling.marks import SIMD_MARK, collapsed_loops, decision_of, is_parallel
+from polyc.scheduling.threads import Partition
 
 if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter, Scope
@@ -88,7 +88,7 @@ def collapsible(emitter: LoopNestEmitter, node: isl.AstNode,
 def parallel_with_private_accumulators(emitter: LoopNestEmitter, node: isl.AstNode,
                                        iterator: str, tensors: list[str], scope: Scope):
     """A parallel loop whose reductions into ``tensors`` each thread accumulates in a
-    private copy, added into the tensor after the loop (:mod:`polyc.poly.privatize`).
+    private copy, added into the tensor after the loop (:mod:`polyc.scheduling.privatize`).
 
         T *polyc_private_y = malloc(threads * |y|);
         #pragma omp parallel
@@ -138,7 +138,7 @@ def parallel_with_private_accumulators(emitter: LoopNestEmitter, node: isl.AstNo
 def parallel_with_private_temporaries(emitter: LoopNestEmitter, node: isl.AstNode,
                                       marks: frozenset, scope: Scope):
     """The parallel loop with the contracted temporaries it uses private to each
-    thread (see polyc.fusion.contraction): fixed-size ones declared in the body, the
+    thread (see polyc.scheduling.contraction): fixed-size ones declared in the body, the
     others allocated once per thread around the loop, not once per iteration::
 
         #pragma omp parallel

@@ -1,6 +1,6 @@
 """Prefetch the next row's inputs while the last pass over a row runs.
 
-A row-wise fused nest (softmax, layer norm; :mod:`polyc.fusion.vector_passes`)
+A row-wise fused nest (softmax, layer norm; :mod:`polyc.scheduling.vector_passes`)
 walks each row several times: its first pass reads the row from memory, the
 others from the L1 cache. The hardware prefetcher follows a stream only while
 it is being read, so every row's first pass waits for memory while the passes
@@ -40,7 +40,7 @@ from polyc.codegen.isl_ast import (coefficient, exclusive_upper_bound, identifie
                                    innermost_loops, mentions, single)
 from polyc.lang import ir
 from polyc.machine.rules import PREFETCH_CHUNK_LINES, line_elements
-from polyc.poly.marks import SIMD_MARK, node_mark
+from polyc.scheduling.marks import SIMD_MARK, node_mark
 
 if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter

@@ -1,6 +1,6 @@
 """Register blocks: a reduction loop around a ``register`` nest keeps the block of
 outputs in a local array across the loop (unroll-and-jam with scalar replacement),
-full blocks reading packed panels (:mod:`polyc.poly.packing`), edge blocks masked,
+full blocks reading packed panels (:mod:`polyc.scheduling.packing`), edge blocks masked,
 moved back or narrowed so that they keep constant trip counts.
 """
 from __future__ import annotations
@@ -15,12 +15,12 @@ from polyc.codegen.c_expr import ExprEmitter, combine, identity, index_names
 from polyc.codegen.c_names import braced, c_name
 from polyc.codegen.isl_ast import Trip, constant_trip, mentions, single
 from polyc.codegen.panels import panel_element, panel_read
-from polyc.fusion.layout import read_only_tensors
 from polyc.lang import ir
-from polyc.poly.dependences import is_pure_reduction
-from polyc.poly.marks import SIMD_MARK, node_mark, REGISTER_MARK
-from polyc.poly.packing import operand_expr
+from polyc.lang.ir import is_pure_reduction
 from polyc.poly.program import PolyStatement
+from polyc.rewrite.layout import read_only_tensors
+from polyc.scheduling.marks import SIMD_MARK, node_mark, REGISTER_MARK
+from polyc.scheduling.packing import operand_expr
 
 if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter, Scope

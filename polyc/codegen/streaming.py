@@ -9,7 +9,7 @@ into a small aligned buffer, and :func:`polyc_stream` copies it out with
 streaming stores, whole 64-byte lines only (a line written both ways would be
 read first after all). Chunks after the first start on a line boundary.
 
-Which stores qualify (:func:`polyc.fusion.layout.write_once_outputs`, and the
+Which stores qualify (:func:`polyc.rewrite.layout.write_once_outputs`, and the
 unit-stride check of :func:`streamed_loop`): an output written by one ``=``
 statement and read by none, in a SIMD loop that walks its last (contiguous)
 dimension with step 1. Whether to stream

@@ -1,4 +1,4 @@
-"""The C of a thread partition (:mod:`polyc.poly.threads`): each thread's box.
+"""The C of a thread partition (:mod:`polyc.scheduling.threads`): each thread's box.
 
 For a nest sharing out rows ``i`` (unit 8, the register block's rows) and
 columns ``j`` (unit 32) among the threads of the parallel region::
@@ -33,7 +33,7 @@ import cgen
 import islpy as isl
 
 from polyc.codegen.c_expr import isl_expr_to_c
-from polyc.poly.threads import Partition
+from polyc.scheduling.threads import Partition
 
 GRID_HELPER = r"""
 /* The threads as a grid over `count` loops: parts[k] along loop k, the parts

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import cgen
 import islpy as isl
 
-import polyc
 from polyc.codegen import streaming
 from polyc.codegen.c_expr import ExprEmitter
 from polyc.codegen.c_names import PREAMBLE, allocation_failed, c_name, malloc_statement
@@ -34,8 +33,9 @@ from polyc.lang import types as ty
 from polyc.lang.printer import to_tc
 from polyc.machine import Machine
 from polyc.machine.rules import PARALLEL_WORK_THRESHOLD
-from polyc.poly.folding import FoldedInit
 from polyc.poly.program import PolyProgram
+from polyc.scheduling.folding import FoldedInit
+from polyc.version import __version__
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     the math functions with vector versions to declare (:mod:`polyc.codegen.vector_math`);
     outputs of at least ``stream_threshold`` bytes written once get streaming stores
     (:mod:`polyc.codegen.streaming`; ``None``: never); ``folded`` names the reductions
-    whose initialisation folds into their register blocks (:mod:`polyc.poly.folding`);
+    whose initialisation folds into their register blocks (:mod:`polyc.scheduling.folding`);
     ``machine`` gives the cache line (prefetches); ``place_threads``: the kernel pins
     its OpenMP team (:mod:`polyc.codegen.thread_placement`).
     """
@@ -126,7 +126,7 @@ def _declarator(ctype: str, name: str):
 
 def _header_comment(op: ir.Op, settings: str) -> str:
     source = to_tc(op).replace("*/", "* /")
-    lines = [f"polyc {polyc.__version__}: operator `{op.name}`", f"options: {settings}", "",
+    lines = [f"polyc {__version__}: operator `{op.name}`", f"options: {settings}", "",
              *source.rstrip().splitlines()]
     return "/*\n" + "\n".join(f" * {line}".rstrip() for line in lines) + "\n */"
 

@@ -1,6 +1,6 @@
 """Vector reductions: a SIMD loop whose body reduces into an element the loop does not
 move keeps the accumulator in a scalar and lets OpenMP vectorise the reduction; a
-vector loop around a ``jam`` loop (:mod:`polyc.poly.jam`) unrolls the rows into its
+vector loop around a ``jam`` loop (:mod:`polyc.scheduling.jam`) unrolls the rows into its
 body, one accumulator per row. Float ``max``/``min`` track NaNs beside the plain
 reduction, as numpy's do.
 """
@@ -17,8 +17,8 @@ from polyc.codegen.c_names import braced
 from polyc.codegen.isl_ast import constant_trip, mentions, single
 from polyc.lang import ir
 from polyc.lang import types as ty
-from polyc.poly.jam import JAM_MARK
-from polyc.poly.marks import SIMD_MARK, SIMD_REDUCTION_MARK, node_mark
+from polyc.scheduling.jam import JAM_MARK
+from polyc.scheduling.marks import SIMD_MARK, SIMD_REDUCTION_MARK, node_mark
 
 if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter, Scope
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 def jammed(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str, marks: frozenset,
            scope: Scope):
-    """A vector loop around a ``jam`` loop (:mod:`polyc.poly.jam`) of one statement:
+    """A vector loop around a ``jam`` loop (:mod:`polyc.scheduling.jam`) of one statement:
     for a full block of rows, the jam loop unrolled into the vector loop's body,
     each row with its own accumulator when the vector loop is a reduction; the
     loops as they are for a partial block. ``None`` for any other loop."""
@@ -132,7 +132,7 @@ def simd_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
         return None
     position, (stmt, _, outer, inner) = found[0]
     statement = stmt.statement
-    # The other statements of a fused pass (polyc.fusion.vector_passes) run beside
+    # The other statements of a fused pass (polyc.scheduling.vector_passes) run beside
     # the reduction; none may touch its element, which lives in the accumulator.
     others = [emitter.called(call.user_get_expr())[0] for call in calls]
     if any(other is not stmt and _touches(other.statement, statement.tensor)

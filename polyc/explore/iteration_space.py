@@ -29,10 +29,10 @@ import islpy as isl
 
 from polyc.explore.schedule_view import band_loops, statements_of
 from polyc.explore.svg import Drawing, Picture
-from polyc.fusion.layout import layout_copies
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.poly.program import PolyProgram, isl_items, isl_name
+from polyc.rewrite.layout import layout_copies
 
 DEFAULT_EXTENT = 12   # sizes in the picture
 SMALL_EXTENT = 3      # sizes subtracted in some range (filter widths: H - R + 1)
@@ -169,7 +169,7 @@ def picture_sizes(op: ir.Op, given: dict | None = None) -> dict[str, int]:
 def schedule_for_cache(compilation, l2_bytes: int) -> isl.Schedule:
     """The compilation's schedule as the compiler's scheduler builds it for the same
     machine with an L2 cache of ``l2_bytes`` (and an L1 no larger)."""
-    from polyc.poly.schedule import compute_schedule
+    from polyc.scheduling.schedule import compute_schedule
 
     options = compilation.options
     machine = replace(options.machine, l1=min(options.machine.l1, l2_bytes), l2=l2_bytes,

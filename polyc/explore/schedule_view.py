@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from polyc.poly.marks import SIMD_MARK, SIMD_REDUCTION_MARK, mark_name, node_mark
-from polyc.poly.packing import Panel
 from polyc.poly.program import PolyProgram, isl_items
+from polyc.scheduling.marks import SIMD_MARK, SIMD_REDUCTION_MARK, mark_name, node_mark
+from polyc.scheduling.packing import Panel
 
 _NODE = isl.schedule_node_type
 # `x - x mod T` (a tile loop) once `(x) mod` is printed `x mod`.
@@ -58,7 +58,7 @@ class Band:
     statements: tuple[str, ...]
     permutable: bool
     marks: tuple             # marks directly above the band: flag names ("parallel",
-                             # "simd", ...) and decisions (polyc.poly.marks)
+                             # "simd", ...) and decisions (polyc.scheduling.marks)
     depth: int               # how many bands enclose it
 
     @property
@@ -130,7 +130,7 @@ def _short_mark(mark) -> str:
 
 
 def summarize_schedule(schedule, program: PolyProgram) -> ScheduleSummary:
-    """``schedule``: a :class:`polyc.poly.schedule.Schedule` or an ``isl.Schedule``."""
+    """``schedule``: a :class:`polyc.scheduling.schedule.Schedule` or an ``isl.Schedule``."""
     tree = schedule.tree if hasattr(schedule, "tree") else schedule
     walker = _Walker(program)
     walker.visit(tree.get_root(), depth=0, marks=(), nest=None, band_depth=0)

@@ -42,11 +42,11 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import polyc
 from polyc.errors import CompileError
 from polyc.jit.build import build_shared_object, keep_failed_source, source_stem
 from polyc.jit.toolchain import compiler_identity
 from polyc.machine import host_fingerprint
+from polyc.version import __version__
 
 MEMORY, DISK, MISS = "memory", "disk", "miss"
 _KEY_MEMO_LIMIT = 1024
@@ -74,7 +74,7 @@ class LoadedLibrary:
 def cache_key(c_source: str, options) -> str:
     """The sha256 naming the shared object built from ``c_source`` under ``options``."""
     parts = [c_source, compiler_identity(options), list(options.cflags), host_fingerprint(),
-             options.machine.key, polyc.__version__]
+             options.machine.key, __version__]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 

@@ -9,9 +9,9 @@ import numpy as np
 
 from polyc.codegen.c_names import STATUS_GATHER_OUT_OF_RANGE, STATUS_NO_MEMORY, STATUS_OK
 from polyc.errors import ArgumentError, InternalError
+from polyc.jit.gathers import gather_message
 from polyc.lang import ir
 from polyc.lang import types as ty
-from polyc.jit.gathers import gather_message
 
 _CTYPES = {
     ty.BOOL: ctypes.c_bool, ty.UINT8: ctypes.c_uint8, ty.UINT16: ctypes.c_uint16,

@@ -232,6 +232,11 @@ def index_names(*exprs: Expr) -> frozenset[str]:
     return frozenset(e.name for expr in exprs for e in walk(expr) if isinstance(e, Index))
 
 
+def is_pure_reduction(statement: Statement) -> bool:
+    """A reduction whose right-hand side does not read the tensor it accumulates into."""
+    return statement.is_reduction and statement.tensor not in statement.tensors_read
+
+
 def tensors_read(expr: Expr) -> frozenset[str]:
     """The tensors ``expr`` reads (gather indices included)."""
     return frozenset(e.tensor for e in walk(expr) if isinstance(e, Read))

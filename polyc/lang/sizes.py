@@ -195,10 +195,20 @@ def to_tc(e: SizeExpr) -> str:
     return _print(e, atom_style="tc")
 
 
+# Words isl's parser reserves; user names equal to one get a trailing underscore.
+_ISL_RESERVED = frozenset({
+    "and", "or", "not", "exists", "floor", "ceil", "mod", "min", "max", "infty", "NaN",
+    "implies", "true", "false", "rat", "int", "domain", "range", "sup", "inf", "max",
+})
+
+
+def isl_name(name: str) -> str:
+    """A user name (a size, an index) in isl text."""
+    return name + "_" if name in _ISL_RESERVED else name
+
+
 def to_isl(e: SizeExpr) -> str:
     """isl text: ``N - 1``, ``floor((H - 3)/2) + 1``, ``min(M, N)``."""
-    from polyc.poly.program import isl_name
-
     return _print(e, atom_style="isl", name=isl_name)
 
 

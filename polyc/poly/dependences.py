@@ -64,11 +64,6 @@ class Dependences:
         return result
 
 
-def is_pure_reduction(statement: ir.Statement) -> bool:
-    """A reduction whose right-hand side does not read the tensor it accumulates into."""
-    return statement.is_reduction and statement.tensor not in statement.tensors_read
-
-
 def compute_dependences(program: PolyProgram) -> Dependences:
     schedule = program.original_schedule
     flow = (isl.UnionAccessInfo.from_sink(program.reads)
@@ -89,7 +84,7 @@ def compute_dependences(program: PolyProgram) -> Dependences:
     false = write_after_read.union(write_after_write).coalesce()
     everything = flow.union(false)
     reductions = [s for s in program.statements
-                  if not s.is_init and is_pure_reduction(s.statement)]
+                  if not s.is_init and ir.is_pure_reduction(s.statement)]
     chains = isl.UnionMap.empty(everything.get_space())
     orders = isl.UnionMap.empty(everything.get_space())
     if reductions:

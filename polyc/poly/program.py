@@ -22,15 +22,10 @@ import islpy as isl
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.ranges import affine_of
+from polyc.lang.sizes import isl_name
 from polyc.lang.types import INT64
 
 INIT_SUFFIX = "_init"
-
-# Words isl's parser reserves; user names equal to one get a trailing underscore.
-_ISL_RESERVED = frozenset({
-    "and", "or", "not", "exists", "floor", "ceil", "mod", "min", "max", "infty", "NaN",
-    "implies", "true", "false", "rat", "int", "domain", "range", "sup", "inf", "max",
-})
 
 
 def isl_items(isl_list) -> list:
@@ -45,10 +40,6 @@ def statements_named(domain: isl.UnionSet, names) -> isl.UnionSet:
         if part.get_tuple_name() in names:
             result = result.union(isl.UnionSet.from_set(part))
     return result
-
-
-def isl_name(name: str) -> str:
-    return name + "_" if name in _ISL_RESERVED else name
 
 
 @dataclass(frozen=True)

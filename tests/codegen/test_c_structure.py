@@ -6,8 +6,8 @@ from pycparser import c_ast
 
 import polyc
 from polyc.compiler import frontend, generate
-from polyc.options import Options
 from polyc.machine.rules import register_block
+from polyc.options import Options
 
 # pycparser parses C without a preprocessor: stand-ins for the types the headers define.
 _TYPEDEFS = """

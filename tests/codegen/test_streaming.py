@@ -14,10 +14,10 @@ import islpy as isl
 
 import polyc
 from polyc.codegen.isl_ast import coefficient as _coefficient
-from polyc.fusion.layout import write_once_outputs
 from polyc.machine import NAMED_MACHINES
 from polyc.machine.rules import streaming_threshold
 from polyc.options import Options
+from polyc.rewrite.layout import write_once_outputs
 from corpus import CORPUS, assert_close, make_inputs
 
 SOFTMAX = """

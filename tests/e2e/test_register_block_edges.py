@@ -16,9 +16,9 @@ import pytest
 
 import polyc
 from polyc.compiler import frontend, generate
-from polyc.options import Options
 from polyc.machine import NAMED_MACHINES
 from polyc.machine.rules import register_block
+from polyc.options import Options
 
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
 CONV = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {

@@ -1,11 +1,11 @@
 """The default fusion never takes a statement's vector loop, register block or jammed
-rows away (polyc.poly.fusion_choice.lost_vector_loops): PolyBench's bicg, symm and trmm,
+rows away (polyc.scheduling.fusion_choice.lost_vector_loops): PolyBench's bicg, symm and trmm,
 where fusing had run 20–45× slower than not fusing."""
 import numpy as np
 import pytest
 
 import polyc
-from polyc.poly.marks import marks_by_statement
+from polyc.scheduling.marks import marks_by_statement
 
 BICG = """def bicg(float(N, M) A, float(N) r, float(M) p) -> (s, q) {
   s(j) +=! r(i) * A(i, j)

@@ -1,11 +1,11 @@
-"""Unroll-and-jam of outer rows into the vector loops (polyc/poly/jam.py)."""
+"""Unroll-and-jam of outer rows into the vector loops (polyc/scheduling/jam.py)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polyc
-from polyc.poly.jam import JAM_MARK, JAM_ROWS, jam_outer_rows
+from polyc.scheduling.jam import JAM_MARK, JAM_ROWS, jam_outer_rows
 
 ATAX = """def atax(float(M, N) A, float(N) x) -> (y) {
   tmp(i) +=! A(i, j) * x(j)
@@ -55,7 +55,7 @@ def test_rows_that_only_stream_are_left_alone():
 def test_a_jam_the_legality_check_rejects_is_not_made(monkeypatch):
     import dataclasses
 
-    import polyc.poly.schedule as schedule
+    import polyc.scheduling.schedule as schedule
 
     seen = []
 
@@ -113,7 +113,7 @@ def test_jammed_max_reductions_see_every_nan(rows, cols, nan_at):
 def test_an_elementwise_pass_beside_jammed_reductions_runs_its_rows_one_by_one():
     # Y's pass reduces nothing: jammed it saved no load and ran eight rows' streams at
     # once (2.5x slower than its rows one by one); the row sums stay jammed.
-    from polyc.poly.marks import marks_by_statement
+    from polyc.scheduling.marks import marks_by_statement
     op = polyc.define("""def f(float(N, M) X, float(M) b) -> (Y, Z) {
       Y(i, j) = X(i, j) * 2 + b(j)
       Z(i) +=! Y(i, j)

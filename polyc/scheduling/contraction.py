@@ -18,7 +18,7 @@ Then a dimension of the temporary is *fixed* when the prefix determines its inde
 (one value per prefix: the footprint is one wide there); fixed dimensions shrink
 to extent 1 and are indexed with 0. A dimension whose indices for one prefix lie
 within a window of ``W`` consecutive values (``W`` at most :data:`MAX_WINDOW`:
-the rows of a block that :mod:`polyc.poly.jam` jams together) shrinks to ``W``
+the rows of a block that :mod:`polyc.scheduling.jam` jams together) shrinks to ``W``
 and is indexed ``i % W``, which tells apart any ``W`` consecutive indices. The
 others keep their extent. The storage is declared inside the parallel loop's
 body, so it is private to each iteration.
@@ -32,8 +32,8 @@ import islpy as isl
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.poly.program import PolyProgram, isl_items, isl_name
-from polyc.poly.marks import collapsed_loops, is_parallel, node_mark
 from polyc.poly.relations import same_image
+from polyc.scheduling.marks import collapsed_loops, is_parallel, node_mark
 
 
 MAX_WINDOW = 16  # the widest window of indices a dimension shrinks to

@@ -6,9 +6,9 @@ import threading
 import islpy as isl
 
 from polyc.poly.dependences import Dependences
-from polyc.poly.privatize import privatization
 from polyc.poly.program import PolyProgram, isl_items, statements_named
-from polyc.poly.tiling import tiling_matters
+from polyc.scheduling.privatize import privatization
+from polyc.scheduling.band_members import tiling_matters
 
 # isl's scheduler options live on the (shared) context; set them under a lock.
 _SCHEDULER_LOCK = threading.Lock()
@@ -90,7 +90,7 @@ def outer_band_depths(tree: isl.Schedule, program: PolyProgram,
                       tiled_only: bool = False) -> dict[str, int]:
     """For each statement, the number of members of the outermost band above it; with
     ``tiled_only``, only for statements whose band has blocks of data to keep in cache
-    (:func:`~polyc.poly.tiling.tiling_matters`)."""
+    (:func:`~polyc.scheduling.tiling.tiling_matters`)."""
     depths: dict[str, int] = {}
 
     def visit(node: isl.ScheduleNode) -> None:

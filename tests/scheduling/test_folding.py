@@ -1,4 +1,4 @@
-"""Folding a reduction's initialisation into its register block (polyc.poly.folding)."""
+"""Folding a reduction's initialisation into its register block (polyc.scheduling.folding)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -7,7 +7,7 @@ import polyc
 from polyc.codegen.c_expr import set_to_c
 from polyc.compiler import frontend, generate
 from polyc.options import Options
-from polyc.poly.folding import folded_inits
+from polyc.scheduling.folding import folded_inits
 
 # A product whose output rows (D) may be no wider than a register block.
 NARROW = """def narrow(float(M, N, R) X, float(D, R) W) -> (Y) {

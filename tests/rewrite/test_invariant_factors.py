@@ -1,13 +1,13 @@
 """Reduction-invariant factors leave the sum: ``tmp +=! alpha * A * B`` becomes
-``tmp +=! A * B`` then ``tmp = alpha * tmp`` (polyc.fusion.invariant_factors)."""
+``tmp +=! A * B`` then ``tmp = alpha * tmp`` (polyc.rewrite.invariant_factors)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import polyc
 from polyc.compiler import frontend, generate
-from polyc.fusion.invariant_factors import hoist_invariant_factors
 from polyc.options import Options
+from polyc.rewrite.invariant_factors import hoist_invariant_factors
 
 MM2 = """def mm2(float alpha, float beta, float(NI, NK) A, float(NK, NJ) B,
         float(NJ, NL) C, float(NI, NL) D) -> (E) {

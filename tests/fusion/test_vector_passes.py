@@ -1,4 +1,5 @@
-"""Consecutive vector passes over one range fused into one loop (polyc/fusion/vector_passes.py)."""
+"""Consecutive vector passes over one range fused into one loop
+(polyc/scheduling/vector_passes.py)."""
 import re
 
 import numpy as np

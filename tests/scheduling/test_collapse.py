@@ -7,8 +7,8 @@ import polyc
 from polyc.compiler import frontend, generate
 from polyc.errors import InternalError
 from polyc.options import Options
-from polyc.poly.marks import Collapse, decision_mark
-from polyc.poly.schedule import check_parallel
+from polyc.scheduling.marks import Collapse, decision_mark
+from polyc.scheduling.schedule import check_parallel
 
 MATMUL = """def matmul(float(M, K) A, float(K, N) B) -> (C) {
   C(m, n) +=! A(m, k) * B(k, n)
@@ -26,7 +26,7 @@ def compiled(source, **options):
 
 
 def test_matmul_row_and_column_tiles_are_shared_out_together():
-    # Both loops are shared out, in boxes of rows and columns (polyc.poly.threads).
+    # Both loops are shared out, in boxes of rows and columns (polyc.scheduling.threads).
     compilation = compiled(MATMUL)
     assert "// collapse 2" in compilation.ast_text and "// threads 0" in compilation.ast_text
     assert "polyc_thread_grid(omp_get_num_threads(), 2," in compilation.c_source.text

@@ -19,7 +19,7 @@ ROW_BUFFER = """def normalise(float(N, D) X) -> (Y) {
 
 def test_row_temporaries_become_private_scalars():
     # As written (canonicalized, the exponentials shared by two statements become a
-    # row buffer too: tests/fusion/test_common_values.py).
+    # row buffer too: tests/rewrite/test_common_values.py).
     compilation = generate(frontend(SOFTMAX), Options(canonicalize=False))
     assert {name: c.kept for name, c in compilation.contractions.items()} == {
         "row_max": (False,), "row_sum": (False,)}

@@ -45,8 +45,8 @@ from polyc.errors import InternalError
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import isl_items
 from polyc.poly.relations import same_image
-from polyc.poly.marks import (PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, Collapse,
-                              decision_mark, node_mark)
+from polyc.scheduling.marks import (PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, Collapse,
+                                    decision_mark, node_mark)
 
 # The loops shared out at most: each adds bounds that stay live around the register
 # blocks; two make a grid of rows and columns.

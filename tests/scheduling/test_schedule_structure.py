@@ -9,12 +9,12 @@ from hypothesis import given, settings, strategies as st
 
 import polyc
 from polyc.compiler import frontend, generate
-from polyc.options import Options
 from polyc.machine import NAMED_MACHINES
 from polyc.machine.rules import (ROW_TILES, panel_budget, panel_depth, register_block,
                                  streamed_depth, tile_budget)
-from polyc.poly.cache_model import Footprint, square_tile, tile_sizes
-from polyc.poly.schedule import check_legality
+from polyc.options import Options
+from polyc.scheduling.cache_model import Footprint, square_tile, tile_sizes
+from polyc.scheduling.schedule import check_legality
 from corpus import CORPUS
 
 SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
@@ -45,7 +45,7 @@ def test_row_chains_are_one_parallel_loop_nest_with_vector_passes(source):
     assert ast.startswith("// parallel") and len(top_level_loops(ast)) == 1
     c = compilation.c_source.text
     # one parallel row loop (a region with a row buffer per thread where softmax's
-    # exponentials are computed once into one, polyc.fusion.common_values)
+    # exponentials are computed once into one, polyc.rewrite.common_values)
     assert c.count("#pragma omp parallel for") + c.count("#pragma omp for") == 1
     assert c.count("omp simd reduction") == 2     # two row reductions, vectorised
     assert "#pragma omp simd\n" in c              # the elementwise pass
@@ -331,7 +331,7 @@ FIXED_FILTER = """def conv(float(N, C, H, W) I, float(K, C, 3, 3) F) -> (O) {
 
 def test_a_constant_filter_size_gets_the_same_register_blocked_nest():
     # With r, s in 0:3 isl picked the band (..., c, c + r, s): no member to tile or
-    # block. Straightened (polyc/poly/straighten.py), it is (..., c, r, s) again.
+    # block. Straightened (polyc/scheduling/straighten.py), it is (..., c, r, s) again.
     fixed, symbolic = (str(compiled(source).schedule) for source in (FIXED_FILTER, CONV))
     assert "c + r" not in fixed
     assert "S0[n, k, h, w, c, r, s] -> [(r - (r) mod" in fixed   # r is a member again

@@ -1,4 +1,4 @@
-"""Parallel loops over reductions with private accumulators (polyc.poly.privatize)."""
+"""Parallel loops over reductions with private accumulators (polyc.scheduling.privatize)."""
 import islpy as isl
 import numpy as np
 import pytest
@@ -7,8 +7,8 @@ import polyc
 from polyc.compiler import frontend, generate
 from polyc.errors import InternalError
 from polyc.options import Options
-from polyc.poly.marks import PrivateAccumulators, decision_mark
-from polyc.poly.schedule import check_parallel
+from polyc.scheduling.marks import PrivateAccumulators, decision_mark
+from polyc.scheduling.schedule import check_parallel
 
 ATAX = """def atax(float(M, N) A, float(N) x) -> (y) {
   tmp(i) +=! A(i, j) * x(j)

@@ -5,7 +5,7 @@ in groups of consecutive statements (a contraction with its epilogue), no fusion
 is finished (tiled, register-blocked, jammed, marked parallel) and either turned down
 by a rule no cost may override — it would serialise an outer loop, shrink a band
 tiling needs, or take a statement's vector loop or register block — or estimated by
-the machine's cost model (:mod:`polyc.poly.fusion_cost`); the cheapest wins, the more
+the machine's cost model (:mod:`polyc.scheduling.fusion_cost`); the cheapest wins, the more
 fused among estimates within :data:`COST_TOLERANCE`.
 """
 from __future__ import annotations
@@ -18,21 +18,21 @@ import islpy as isl
 
 from polyc.machine import Machine
 from polyc.poly.dependences import Dependences
-from polyc.poly.fusion_cost import FusionCost, NestShape, nominal_sizes, schedule_cost
-from polyc.poly.jam import JAM_MARK
-from polyc.poly.marks import (REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, is_parallel,
-                              marks_by_statement, node_mark)
 from polyc.poly.program import INIT_SUFFIX, PolyProgram, isl_items, statements_named
 from polyc.poly.relations import affine_inputs, same_image
-from polyc.poly.schedule_tree import (group_constraints, innermost_indices, isl_schedule,
-                                      outer_band_depths, outer_loop_parallel, outer_nests,
-                                      outer_private_tensors, serial_nests)
+from polyc.scheduling.fusion_cost import FusionCost, NestShape, nominal_sizes, schedule_cost
+from polyc.scheduling.jam import JAM_MARK
+from polyc.scheduling.marks import (REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, is_parallel,
+                                    marks_by_statement, node_mark)
+from polyc.scheduling.schedule_tree import (group_constraints, innermost_indices, isl_schedule,
+                                            outer_band_depths, outer_loop_parallel, outer_nests,
+                                            outer_private_tensors, serial_nests)
 
 
 @dataclass(frozen=True)
 class FusionCandidate:
     """One fusion the default strategy considered: its estimated cost
-    (:mod:`polyc.poly.fusion_cost`) where it was acceptable, else ``None``; ``verdict``
+    (:mod:`polyc.scheduling.fusion_cost`) where it was acceptable, else ``None``; ``verdict``
     says why it was acceptable or turned down."""
 
     name: str
@@ -60,7 +60,7 @@ def default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
     where it would serialise an outer loop, shrink a band its tiling needs, or,
     optimised, take a vector loop or register block from a statement
     (:func:`lost_vector_loops`); of the others, the model of
-    :mod:`polyc.poly.fusion_cost` picks the cheapest (the most fused among estimates
+    :mod:`polyc.scheduling.fusion_cost` picks the cheapest (the most fused among estimates
     within :data:`COST_TOLERANCE`)."""
     unfused = isl_schedule(constraints, program, serialize_sccs=True)
     depths = outer_band_depths(unfused, program, tiled_only=True)

@@ -1,5 +1,5 @@
 """Thread partition: the threads of a parallel tiled nest share out boxes of the
-parallel loops' values (polyc.poly.threads), each cut in whole register blocks.
+parallel loops' values (polyc.scheduling.threads), each cut in whole register blocks.
 
 Values are checked under several thread counts (set through libgomp, the OpenMP
 runtime the kernels run on): a box that overlapped another would add a product
@@ -16,10 +16,10 @@ from hypothesis import given, settings, strategies as st
 
 import polyc
 from polyc.compiler import frontend, generate
-from polyc.options import Options
 from polyc.errors import InternalError
-from polyc.poly.marks import decision_mark, node_mark
-from polyc.poly.threads import Partition, SharedLoop, check_partitions, partition_nests
+from polyc.options import Options
+from polyc.scheduling.marks import decision_mark, node_mark
+from polyc.scheduling.threads import Partition, SharedLoop, check_partitions, partition_nests
 
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
 SCALED = """def smm(float alpha, float(M,K) A, float(K,N) B) -> (C) {

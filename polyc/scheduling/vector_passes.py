@@ -1,6 +1,6 @@
 """Fuse consecutive vector passes over the same range into one vector loop.
 
-Loop distribution (:mod:`polyc.fusion.distribute`) and band optimisation leave
+Loop distribution (:mod:`polyc.scheduling.distribute`) and band optimisation leave
 a row of softmax as a sequence of vector loops, one per statement. Two of them
 walk the same values, the exponentials and their sum::
 
@@ -46,9 +46,9 @@ from typing import Callable
 
 import islpy as isl
 
-from polyc.fusion.distribute import walks
 from polyc.poly.dependences import Dependences
 from polyc.poly.relations import same_image
+from polyc.scheduling.distribute import walks
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ loops without loop-carried dependences (coincidence). The fusion strategy
 picks isl's options: ``"max"`` fuses whole components, ``"min"`` serialises
 strongly connected components (no fusion), ``"default"`` weighs maximal fusion,
 isl's own choice, groups of consecutive statements and no fusion, finished, by
-the rules and the cost model of :mod:`polyc.poly.fusion_choice`.
+the rules and the cost model of :mod:`polyc.scheduling.fusion_choice`.
 
 The outermost band member that isl found coincident along each path of the
 tree gets a ``parallel`` mark; code generation turns it into an OpenMP loop.
@@ -27,22 +27,23 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polyc.errors import InternalError
-from polyc.fusion.distribute import distribute_shifted_members
-from polyc.fusion.vector_passes import VectorPasses, fuse_vector_passes
 from polyc.machine import Machine
 from polyc.poly.dependences import Dependences
-from polyc.poly.fusion_choice import FusionCandidate, default_fusion
-from polyc.poly.jam import JamRules, jam_outer_rows
-from polyc.poly.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, Collapse,
-                              PrivateAccumulators, decision_mark, mark_name, node_mark)
-from polyc.poly.privatize import privatization
 from polyc.poly.program import PolyProgram, isl_items, statements_named
 from polyc.poly.relations import same_image
-from polyc.poly.schedule_tree import isl_schedule, scheduling_constraints
-from polyc.poly.straighten import straighten_bands
-from polyc.poly.tiling import (accumulates_along, carries_reuse, has_inner_band, optimize_bands,
-                               tiling_matters, calls_library, reduces, writes_once,
-                               writes_once_below)
+from polyc.scheduling.band_members import (accumulates_along, calls_library, carries_reuse,
+                                           reduces, tiling_matters, writes_once,
+                                           writes_once_below)
+from polyc.scheduling.distribute import distribute_shifted_members
+from polyc.scheduling.fusion_choice import FusionCandidate, default_fusion
+from polyc.scheduling.jam import JamRules, jam_outer_rows
+from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, Collapse,
+                                    PrivateAccumulators, decision_mark, mark_name, node_mark)
+from polyc.scheduling.privatize import privatization
+from polyc.scheduling.schedule_tree import isl_schedule, scheduling_constraints
+from polyc.scheduling.straighten import straighten_bands
+from polyc.scheduling.tiling import has_inner_band, optimize_bands
+from polyc.scheduling.vector_passes import VectorPasses, fuse_vector_passes
 
 FUSION_STRATEGIES = ("default", "max", "min")
 
@@ -142,7 +143,7 @@ def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, paralle
 def _mark_outer_parallel(node: isl.ScheduleNode, deps: Dependences,
                          program: PolyProgram) -> isl.ScheduleNode:
     """Mark the outermost parallel band member on each path, as it is or with private
-    accumulators (:mod:`polyc.poly.privatize`), and the coincident members right after
+    accumulators (:mod:`polyc.scheduling.privatize`), and the coincident members right after
     it for collapsing; returns the same position."""
     if node.get_type() == isl.schedule_node_type.band and node.band_n_member() > 0:
         if node.band_member_get_coincident(0):

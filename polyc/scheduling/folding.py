@@ -50,7 +50,7 @@ from polyc.machine.rules import register_block
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, isl_items
 from polyc.poly.relations import affine_inputs
-from polyc.poly.marks import REGISTER_MARK, SIMD_MARK
+from polyc.scheduling.marks import REGISTER_MARK, SIMD_MARK
 
 
 @dataclass(frozen=True)

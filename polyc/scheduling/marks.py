@@ -41,7 +41,7 @@ class Collapse:
 @dataclass(frozen=True)
 class PrivateAccumulators:
     """The loop is parallel with each thread accumulating ``tensors`` privately
-    (:mod:`polyc.poly.privatize`)."""
+    (:mod:`polyc.scheduling.privatize`)."""
 
     tensors: tuple[str, ...]
 

@@ -24,8 +24,8 @@ import dataclasses
 
 from polyc.lang import ir
 from polyc.lang import sizes as sz
+from polyc.lang.ir import is_pure_reduction
 from polyc.lang.types import INT64
-from polyc.poly.dependences import is_pure_reduction
 
 # Copy statements are named L0, L1, ... (the user's statements keep S0, S1, ...).
 COPY_PREFIX = "L"

@@ -1,4 +1,4 @@
-"""The fusion cost model (polyc.poly.fusion_cost) and the default fusion's use of it:
+"""The fusion cost model (polyc.scheduling.fusion_cost) and the default fusion's use of it:
 expectations derived from the machine model's rules, under every named model."""
 import islpy as isl
 import pytest
@@ -8,10 +8,10 @@ from corpus import CORPUS
 from polyc.compiler import frontend, generate
 from polyc.machine import rules
 from polyc.options import Options
-from polyc.poly.fusion_cost import (FusionCost, NestCost, NestShape, nominal_sizes,
-                                    operations, schedule_cost)
 from polyc.poly.program import build_poly_program
-from polyc.poly.fusion_choice import COST_TOLERANCE, FusionCandidate, cheapest_candidate
+from polyc.scheduling.fusion_choice import COST_TOLERANCE, FusionCandidate, cheapest_candidate
+from polyc.scheduling.fusion_cost import (FusionCost, NestCost, NestShape, nominal_sizes,
+                                          operations, schedule_cost)
 
 LAYERNORM = """def ln(float(N, D) X) -> (Y) {
   mu(i) +=! X(i, j) / D

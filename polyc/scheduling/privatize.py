@@ -24,7 +24,7 @@ That is legal when, among the instances under the loop:
    shared tensor, and the private sums are added to what it wrote).
 
 The mark above such a loop carries the tensors
-(:class:`~polyc.poly.marks.PrivateAccumulators`; isl prints it ``parallel private: y``).
+(:class:`~polyc.scheduling.marks.PrivateAccumulators`; isl prints it ``parallel private: y``).
 """
 from __future__ import annotations
 

@@ -14,12 +14,12 @@ from hypothesis import given, settings, strategies as st
 
 import polyc
 from polyc.compiler import frontend, generate
-from polyc.options import Options
+from polyc.explore.schedule_view import summarize_schedule
 from polyc.lang.printer import expr_to_tc
 from polyc.machine.rules import PREFETCH_ROWS, line_elements, panel_depth, register_block
-from polyc.explore.schedule_view import summarize_schedule
-from polyc.poly.marks import decision_mark, decision_of, mark_value
-from polyc.poly.packing import Panel, PanelDim, row_factor
+from polyc.options import Options
+from polyc.scheduling.marks import decision_mark, decision_of, mark_value
+from polyc.scheduling.packing import Panel, PanelDim, row_factor
 
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
 TRANSPOSED = "def mt(float(M,K) A, float(N,K) B) -> (C) { C(m, n) +=! A(m, k) * B(n, k) }"
@@ -202,7 +202,7 @@ def test_shifted_matmul_evaluates_its_factor_once_per_tile(machine):
 
 
 def test_scale_factors_leave_the_sum_instead_of_being_packed():
-    # alpha * A(m, k): alpha multiplies the finished sum (polyc.fusion.invariant_factors),
+    # alpha * A(m, k): alpha multiplies the finished sum (polyc.rewrite.invariant_factors),
     # and A is broadcast from memory like a plain matmul's.
     source = SCALED.replace("FACTOR", "alpha * A(m, k)")
     assert [p.operand for p in _pack_marks(source)] == ["B"]

@@ -1,6 +1,6 @@
 """Panel packing: copy a streamed operand's tile into the order the register block reads it.
 
-A register block (:func:`polyc.poly.tiling._register_block`) loads, per step of
+A register block (:func:`polyc.scheduling.tiling._register_block`) loads, per step of
 the reduction, one row of vectors of the *streamed* operand (``B(k, n)`` in
 matmul: the operand that varies with the vector index) and reuses it for every
 row of the block. Read in place, a block's panel of ``B`` (tile's ``k`` ×
@@ -41,7 +41,7 @@ values are the same; the block reads it like a broadcast operand. It pays from
 ``MIN_FACTOR_REUSE`` blocks of columns on (the copy is one pass over the tile).
 
 The decision, a :class:`Panel`, travels to code generation in a mark above the
-tile's point loops (:mod:`polyc.poly.marks`), which isl prints as
+tile's point loops (:mod:`polyc.scheduling.marks`), which isl prints as
 ``pack S0 B: n@1+128/32, k@2+128`` — tensor ``B`` of statement ``S0``; the
 buffer's dimensions outermost first, each ``index@depth+extent`` (the tile's
 first ``index`` is the iterator ``c<depth>`` of the tile loop), the vector
@@ -112,7 +112,7 @@ class Panel:
         return self.dims[0].extent // self.lanes if self.lanes else 1
 
     def mark_name(self) -> str:
-        """The text of the ``pack`` mark carrying this panel (:mod:`polyc.poly.marks`)."""
+        """The text of the ``pack`` mark carrying this panel (:mod:`polyc.scheduling.marks`)."""
         dims = ", ".join(f"{d.index}@{d.depth}+{d.extent}"
                          + (f"/{self.lanes}" if k == 0 and self.lanes else "")
                          for k, d in enumerate(self.dims))

@@ -1,12 +1,12 @@
 """A library call two statements compute alike is computed once, into a temporary
-(polyc.fusion.common_values)."""
+(polyc.rewrite.common_values)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import polyc
 from polyc.compiler import frontend
-from polyc.fusion.common_values import share_common_values
+from polyc.rewrite.common_values import share_common_values
 
 SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
   row_max(n) max=! X(n, d)

@@ -7,7 +7,7 @@ For the outermost band along each path of the schedule tree:
    cache while the reduction sweeps.
 2. **Tile** — when tiling keeps a block of data in cache (:func:`tiling_matters`:
    an access reused along one member and varying along two others), tile the
-   band. Each member gets its own tile size (:func:`~polyc.poly.cache_model.tile_sizes`):
+   band. Each member gets its own tile size (:func:`~polyc.scheduling.cache_model.tile_sizes`):
    from one register block, the member whose doubling saves the most traffic per
    byte grows first, while the working set (each array's block, a sliding window's
    ``h + r`` counted as a sum) fits half the L2 cache and no tile passes the cube
@@ -25,7 +25,7 @@ For the outermost band along each path of the schedule tree:
 
 Permuting the members of a permutable band is always legal (every dependence
 distance is non-negative in every member), tiling a permutable band too;
-``polyc.poly.schedule`` re-proves the final schedule anyway. Before/after for
+``polyc.scheduling.schedule`` re-proves the final schedule anyway. Before/after for
 matmul (``C(m, n) +=! A(m, k) * B(k, n)``)::
 
     band (m, n, k)                 band (m - m%T, n - n%T, k - k%T)     tiles
@@ -40,223 +40,22 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polyc.lang import ir
-from polyc.lang.builtins import is_library_call
-from polyc.lang.ranges import LinearIndex, affine_of
-from polyc.lang.types import INT64
 from polyc.machine import Machine
 from polyc.machine.rules import (panel_budget, panel_depth, register_block,
                                  streamed_depth, streamed_row_tile, tile_budget, transpose_tile)
-from polyc.poly.cache_model import Footprint, square_tile, tile_sizes
-from polyc.poly.dependences import Dependences, is_pure_reduction
-from polyc.fusion.distribute import group_order
-from polyc.fusion.layout import read_only_tensors, write_once_outputs
-from polyc.poly.packing import Panel, register_block_panels, row_factor
-from polyc.poly.program import PolyProgram, PolyStatement, isl_items, statements_named
-from polyc.poly.marks import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, decision_mark
-from polyc.poly.straighten import permutable_members
+from polyc.poly.dependences import Dependences
+from polyc.poly.program import PolyProgram, statements_named
+from polyc.rewrite.layout import read_only_tensors
+from polyc.scheduling.band_members import (Member, band_footprints, band_members,
+                                           is_vector_reduction, reuse_per_member,
+                                           statement_accesses, tiling_matters,
+                                           unit_stride_score, uses)
+from polyc.scheduling.cache_model import square_tile, tile_sizes
+from polyc.scheduling.distribute import group_order
+from polyc.scheduling.marks import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, decision_mark
+from polyc.scheduling.packing import Panel, register_block_panels, row_factor
+from polyc.scheduling.straighten import permutable_members
 
-
-
-@dataclass(frozen=True)
-class Access:
-    tensor: str
-    dims: tuple[LinearIndex | None, ...]
-    is_write: bool
-
-
-def statement_accesses(stmt: PolyStatement, op: ir.Op) -> tuple[Access, ...]:
-    """The write and the reads of one polyhedral statement, with affine indices."""
-    statement = stmt.statement
-    lhs = tuple(affine_of(ir.Index(INT64, i)) for i in statement.indices)
-    accesses = [Access(statement.tensor, lhs, True)]
-    if not stmt.is_init:
-        if statement.is_reduction:
-            accesses.append(Access(statement.tensor, lhs, False))
-        for read in (e for e in ir.walk(statement.rhs) if isinstance(e, ir.Read)):
-            if op.tensor(read.tensor).rank:
-                accesses.append(Access(read.tensor, tuple(affine_of(i) for i in read.indices),
-                                       False))
-    return tuple(accesses)
-
-
-def _uses(access: Access, index: str) -> bool:
-    """Whether the access varies with ``index`` (a gathered dimension may)."""
-    return any(d is None or d.coefficient(index) for d in access.dims)
-
-
-@dataclass(frozen=True)
-class Member:
-    """One band member: for each statement, the index it walks (None: constant)."""
-
-    position: int
-    coincident: bool
-    walks: dict[str, str | None]  # statement name -> index name, or None
-    affine: bool                  # every statement's expression is `index + c` or constant
-    plain: frozenset[str] = frozenset()  # statements whose expression is the bare index
-
-
-def band_members(node: isl.ScheduleNode, program: PolyProgram) -> list[Member]:
-    partial = node.band_get_partial_schedule()
-    members = []
-    for position in range(node.band_n_member()):
-        walks: dict[str, str | None] = {}
-        plain = set()
-        affine = True
-        for pw_aff in isl_items(partial.get_at(position).get_pw_aff_list()):
-            name = pw_aff.get_domain_space().get_tuple_name(isl.dim_type.set)
-            pieces = pw_aff.get_pieces()
-            stmt = program.statement(name)
-            if len(pieces) != 1:
-                affine = False
-                continue
-            aff = pieces[0][1]
-            dims = [d for d in range(aff.dim(isl.dim_type.in_))
-                    if not aff.get_coefficient_val(isl.dim_type.in_, d).is_zero()]
-            if not dims:
-                walks[name] = None
-            elif len(dims) == 1 and aff.get_coefficient_val(
-                    isl.dim_type.in_, dims[0]).is_one() and aff.get_denominator_val().is_one():
-                walks[name] = stmt.indices[dims[0]]
-                if aff.get_constant_val().is_zero():
-                    plain.add(name)
-            else:
-                affine = False
-        members.append(Member(position, bool(node.band_member_get_coincident(position)),
-                              walks, affine, frozenset(plain)))
-    return members
-
-
-def _unit_stride_score(member: Member, members: list[Member], program: PolyProgram) -> float:
-    """How well vectorising along ``member`` suits the accesses of the band's statements.
-
-    Per access: unit stride +1, invariant +0.5 (it stays in a register), strided -2;
-    a write counts double. Each statement weighs by its share of the band's work:
-    ``64 ** (members it walks)``, so a reduction outweighs its initialisation.
-    """
-    score = 0.0
-    for name, index in member.walks.items():
-        if index is None:
-            continue
-        depth = sum(1 for m in members if m.walks.get(name) is not None)
-        work = 64.0 ** depth
-        for access in statement_accesses(program.statement(name), program.op):
-            weight = work * (2.0 if access.is_write else 1.0)
-            uses = [k for k, d in enumerate(access.dims)
-                    if d is None or d.coefficient(index) != 0]
-            last = access.dims[-1] if access.dims else None
-            if not uses:
-                score += 0.5 * weight
-            elif uses == [len(access.dims) - 1] and last is not None \
-                    and last.coefficient(index) == 1:
-                score += weight
-            else:
-                score -= 2 * weight
-    return score
-
-
-def _is_vector_reduction(member: Member, program: PolyProgram) -> bool:
-    """Whether ``member`` may be vectorised as a reduction: the only statement walking it is
-    one reduction whose accumulator does not depend on it and whose right-hand side does not
-    read the accumulated tensor. Reductions may be reassociated, so the loop then runs as
-    ``#pragma omp simd reduction`` over a scalar accumulator."""
-    walking = [name for name, index in member.walks.items() if index is not None]
-    if len(walking) != 1:
-        return False
-    stmt = program.statement(walking[0])
-    statement = stmt.statement
-    index = member.walks[walking[0]]
-    return not stmt.is_init and is_pure_reduction(statement) and \
-        index not in statement.indices
-
-
-def _carries_reuse(members: list[Member], program: PolyProgram) -> list[bool]:
-    """For each member, whether it carries data reuse: some access of a statement walking
-    it is invariant along it. A member that every access depends on (a batch index) gains
-    nothing from tiling."""
-    accesses = [(name, access) for name in set().union(*(m.walks for m in members))
-                for access in statement_accesses(program.statement(name), program.op)]
-    return [any(m.walks.get(name) is not None and not _uses(access, m.walks[name])
-                for name, access in accesses) for m in members]
-
-
-def _footprints(members: list[Member], program: PolyProgram) -> list[Footprint]:
-    """The block of each array a tile of the band touches (one per tensor and index
-    pattern: an accumulator's read and write count once). A gathered dimension may span
-    every member its statement walks."""
-    footprints = set()
-    for name in set().union(*(m.walks for m in members)):
-        walked = [(k, m.walks[name]) for k, m in enumerate(members)
-                  if m.walks.get(name) is not None]
-        for access in statement_accesses(program.statement(name), program.op):
-            footprints.add((access.tensor, Footprint(tuple(
-                tuple((k, 1) for k, _ in walked) if d is None else
-                tuple((k, d.coefficient(index)) for k, index in walked
-                      if d.coefficient(index))
-                for d in access.dims))))
-    return [footprint for _, footprint in sorted(footprints, key=repr)]
-
-
-def carries_reuse(node: isl.ScheduleNode, program: PolyProgram) -> bool:
-    """Whether some access of a statement below the band is invariant along its first
-    member (``x(j)`` along a matrix-vector product's rows)."""
-    members = band_members(node, program)
-    return all(m.affine for m in members) and _carries_reuse(members[:1], program)[0]
-
-
-def accumulates_along(node: isl.ScheduleNode, program: PolyProgram) -> bool:
-    """Whether a reduction below the band accumulates along its first member into
-    elements that do not depend on it (``y(j) += A(i, j) tmp(i)`` along ``i``)."""
-    member = band_members(node, program)[0]
-    for name, index in member.walks.items():
-        stmt = program.statement(name)
-        if index is not None and not stmt.is_init and stmt.statement.is_reduction \
-                and index not in stmt.statement.indices:
-            return True
-    return False
-
-
-def reduces(statements: isl.UnionSet, program: PolyProgram) -> bool:
-    """Whether one of ``statements`` is a reduction's update (not its initialisation)."""
-    return any(not (stmt := program.statement(part.get_tuple_name())).is_init
-               and stmt.statement.is_reduction
-               for part in isl_items(statements.get_set_list()))
-
-
-def writes_once_below(node: isl.ScheduleNode, program: PolyProgram) -> bool:
-    """Whether a statement below the band stores an output written once
-    (:func:`~polyc.fusion.layout.write_once_outputs`)."""
-    return writes_once(node.get_domain(), program)
-
-
-def calls_library(statements: isl.UnionSet, program: PolyProgram) -> bool:
-    """Whether one of ``statements`` calls a math library function (``exp``)."""
-    return any(isinstance(e, ir.Call) and is_library_call(e.function)
-               for part in isl_items(statements.get_set_list())
-               for e in ir.walk(program.statement(part.get_tuple_name()).statement.rhs))
-
-
-def writes_once(statements: isl.UnionSet, program: PolyProgram) -> bool:
-    """Whether one of ``statements`` stores an output written once."""
-    once = write_once_outputs(program.op)
-    return any(program.statement(part.get_tuple_name()).statement.tensor in once
-               for part in isl_items(statements.get_set_list()))
-
-
-def tiling_matters(node: isl.ScheduleNode, program: PolyProgram) -> bool:
-    """Whether tiling the band would keep reused blocks of data in cache: some access is
-    invariant along a member of the band (reused) and varies along two others (a block,
-    like matmul's ``A(m, k)`` along ``n``). Reused rows or scalars (``x(j)`` in a
-    matrix-vector product) stay in cache untiled."""
-    members = band_members(node, program)
-    if not all(m.affine for m in members):
-        return False
-    for name in set().union(*(m.walks for m in members)):
-        walked = [m.walks[name] for m in members if m.walks.get(name) is not None]
-        for access in statement_accesses(program.statement(name), program.op):
-            varying = [index for index in walked if _uses(access, index)]
-            if 2 <= len(varying) < len(walked):
-                return True
-    return False
 
 
 def _reorder(node: isl.ScheduleNode, order: list[int]) -> isl.ScheduleNode:
@@ -325,7 +124,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
     vector = _vector_member(members, program)
     innermost = not has_inner_band(node)
 
-    carries = _carries_reuse(members, program)
+    carries = reuse_per_member(members, program)
     tiled = tile and n >= 2 and any(carries) and tiling_matters(node, program)
     if not tiled:
         contiguous = _contiguous_members(members, program)
@@ -337,7 +136,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
     if vector is not None and vector.coincident and innermost:
         blocking = _register_block_members(members, vector, program)
     element = max(t.type.bits // 8 for t in program.op.tensors.values())
-    footprints = _footprints(members, program)
+    footprints = band_footprints(members, program)
     windows = {k: WINDOW_SPAN for k, m in enumerate(members)
                if not m.coincident and _is_window(m, program)}
     budget = tile_budget(machine)
@@ -460,7 +259,7 @@ def _streamed_rows(members: list[Member], vector: Member | None, blocking,
 
 
 def _block_row_factor(vector: Member, blocking, program: PolyProgram) -> ir.Expr | None:
-    """The row factor (:func:`~polyc.poly.packing.row_factor`) of the statement a
+    """The row factor (:func:`~polyc.scheduling.packing.row_factor`) of the statement a
     register block computes, if it has one."""
     row, reductions = blocking
     name = next(n for n, index in reductions[0].walks.items() if index is not None)
@@ -471,7 +270,7 @@ def _block_row_factor(vector: Member, blocking, program: PolyProgram) -> ir.Expr
 def _tile_start(members: list[Member], carries: list[bool], vector: Member | None, blocking,
                 program: PolyProgram, machine: Machine, element: int, square: int
                 ) -> tuple[list[int], list[int]]:
-    """Where :func:`~polyc.poly.cache_model.tile_sizes` starts each member, and how far it
+    """Where :func:`~polyc.scheduling.cache_model.tile_sizes` starts each member, and how far it
     may grow it.
 
     No member grows past ``square``, the cube tile that fits the cache: the extents
@@ -518,8 +317,8 @@ def _vector_member(members: list[Member], program: PolyProgram) -> Member | None
     stride in both inputs) instead of ``w``: 2.5 s, against 77 ms register-blocked
     along ``w`` (8 × 64 × 113², 64 channels, 3 × 3)."""
     candidates = [m for m in members if m.coincident or (
-        _is_vector_reduction(m, program) and not _is_window(m, program))]
-    scores = [(_unit_stride_score(m, members, program), m) for m in candidates]
+        is_vector_reduction(m, program) and not _is_window(m, program))]
+    scores = [(unit_stride_score(m, members, program), m) for m in candidates]
     best = max(scores, key=lambda item: item[0], default=(0.0, None))
     return best[1] if best[0] > 0 else None
 
@@ -614,7 +413,7 @@ def _register_block_members(members: list[Member], vector: Member, program: Poly
     do not (each vector load serves every row of the block).
     """
     reductions = [m for m in members if not m.coincident]
-    if not reductions or not all(_is_vector_reduction(m, program) for m in reductions):
+    if not reductions or not all(is_vector_reduction(m, program) for m in reductions):
         return None
     names = {n for m in reductions for n, index in m.walks.items() if index is not None}
     if len(names) != 1:
@@ -638,7 +437,7 @@ def _register_block_members(members: list[Member], vector: Member, program: Poly
         streamed_reused = all(all(d is not None and d.coefficient(row_index) == 0
                                   for d in a.dims)
                               for a in inputs
-                              if _uses(a, vector_index))
+                              if uses(a, vector_index))
         if broadcast and streamed_reused:
             return row, reductions
     return None
@@ -701,7 +500,7 @@ def _panels(order: list[Member], vector: Member, row: Member, reductions: list[M
             program: PolyProgram, packing: _Packing, rows: int,
             columns: int) -> list[Panel]:
     """The streamed operands of the register block to pack per tile
-    (:mod:`polyc.poly.packing`); ``order``: the point loops, outermost first."""
+    (:mod:`polyc.scheduling.packing`); ``order``: the point loops, outermost first."""
     name = next(n for n, index in reductions[0].walks.items() if index is not None)
     stmt = program.statement(name)
     tiles = {m.walks[name]: packing.tile_loops[m.position] for m in order

@@ -27,7 +27,7 @@ What the model compares is what fusion changes: the passes over data between nes
 vector rate each statement keeps, and which nests run in parallel. Reuse within a nest
 is taken as captured by its tiling; the candidates whose fusion would shrink a band
 tiling needs or lose a vector loop or register block are turned down before the
-comparison (:func:`polyc.poly.fusion_choice.default_fusion`).
+comparison (:func:`polyc.scheduling.fusion_choice.default_fusion`).
 """
 from __future__ import annotations
 
