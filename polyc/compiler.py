@@ -149,8 +149,7 @@ PIPELINE: tuple[Stage, ...] = (
     Stage("contraction",
           lambda c: {"contractions": contract_temporaries(c.program, c.schedule)}, _optimizing),
     Stage("folds", lambda c: {"folded": folded_inits(c.schedule.tree, c.dependences,
-                                                     c.program, c.options.machine)},
-          _optimizing),
+                                                     c.program)}, _optimizing),
     Stage("c", _c),
 )
 

@@ -40,8 +40,9 @@ from polyc.machine import Machine
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.rewrite.layout import write_once_outputs
 from polyc.scheduling.folding import FoldedInit
-from polyc.scheduling.marks import (PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
-                                    PrivateAccumulators, mark_name, node_mark)
+from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
+                                    PrivateAccumulators, is_register_block, mark_name,
+                                    node_mark)
 from polyc.scheduling.packing import Panel
 
 
@@ -348,7 +349,7 @@ def _scopes(ast: isl.AstNode, emitter: LoopNestEmitter):
             names = set()
             for child in children:
                 names |= walk(child, inner, kind == isl.ast_node_type.block, inner_path)
-        if node_mark(node) == REGISTER_MARK:
+        if is_register_block(node_mark(node)):
             marks.append((names, scope - set(_reduction_chain(node, path, emitter))))
         if in_block:
             nests.append((names, scope))

@@ -19,7 +19,7 @@ from polyc.lang import ir
 from polyc.lang.ir import is_pure_reduction
 from polyc.poly.program import PolyStatement
 from polyc.rewrite.layout import read_only_tensors
-from polyc.scheduling.marks import SIMD_MARK, node_mark, REGISTER_MARK
+from polyc.scheduling.marks import SIMD_MARK, is_register_block, node_mark
 from polyc.scheduling.packing import operand_expr
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def register_blocked(emitter: LoopNestEmitter, loop: isl.AstNode, iterator: str,
     while body.get_type() == isl.ast_node_type.for_:
         chain.append(body)
         body = single(body.for_get_body())
-    if node_mark(body) != REGISTER_MARK:
+    if not is_register_block(node_mark(body)):
         return None
     chain_iterators = [emitter.expr(c.for_get_iterator()) for c in chain]
     nest, simd_levels, node = [], [], body.mark_get_node()

@@ -90,7 +90,8 @@ class LoopNest:
         return tuple(loop for loop in self.outer.loops if set(loop.statements) >= everyone)
 
     def has_mark(self, mark: str) -> bool:
-        return any(mark in band.marks for band in self.bands)
+        """Whether a band of the nest is under a mark with this name."""
+        return any(mark_name(m) == mark for band in self.bands for m in band.marks)
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,8 @@ class ScheduleSummary:
     outline: str
 
     def count(self, mark: str) -> int:
-        return sum(1 for m in self.marks if m == mark)
+        """The marks with this name."""
+        return sum(1 for m in self.marks if mark_name(m) == mark)
 
     @property
     def simd_marks(self) -> int:

@@ -45,12 +45,10 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from polyc.machine import Machine
-from polyc.machine.rules import register_block
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, isl_items
 from polyc.poly.relations import affine_inputs
-from polyc.scheduling.marks import REGISTER_MARK, SIMD_MARK
+from polyc.scheduling.marks import SIMD_MARK, is_register_block, node_mark
 
 
 @dataclass(frozen=True)
@@ -69,8 +67,8 @@ class FoldedInit:
     lanes: int          # the block's lanes along it
 
 
-def folded_inits(tree: isl.Schedule, deps: Dependences, program: PolyProgram,
-                 machine: Machine) -> dict[str, FoldedInit]:
+def folded_inits(tree: isl.Schedule, deps: Dependences,
+                 program: PolyProgram) -> dict[str, FoldedInit]:
     """The reductions whose initialisation folds into their register blocks, by name."""
     folded = {}
     for mark in _register_marks(tree.get_root()):
@@ -82,7 +80,7 @@ def folded_inits(tree: isl.Schedule, deps: Dependences, program: PolyProgram,
                     None)
         if init is None or statement in folded:
             continue
-        found = _fold(mark, statement, init, deps, program, tree, machine)
+        found = _fold(mark, statement, init, deps, program, tree)
         if found is not None:
             folded[statement] = found
     return folded
@@ -90,8 +88,7 @@ def folded_inits(tree: isl.Schedule, deps: Dependences, program: PolyProgram,
 
 def _register_marks(node: isl.ScheduleNode) -> list[isl.ScheduleNode]:
     found = []
-    if node.get_type() == isl.schedule_node_type.mark and \
-            node.mark_get_id().get_name() == REGISTER_MARK:
+    if is_register_block(node_mark(node)):
         found.append(node)
     for k in range(node.n_children()):
         found += _register_marks(node.child(k))
@@ -109,7 +106,7 @@ def _single_map(union: isl.UnionMap) -> isl.Map | None:
 
 
 def _fold(mark: isl.ScheduleNode, statement: str, init: str, deps: Dependences,
-          program: PolyProgram, tree: isl.Schedule, machine: Machine) -> FoldedInit | None:
+          program: PolyProgram, tree: isl.Schedule) -> FoldedInit | None:
     block_band = mark.parent()
     if block_band.get_type() != isl.schedule_node_type.band:
         return None
@@ -148,8 +145,7 @@ def _fold(mark: isl.ScheduleNode, statement: str, init: str, deps: Dependences,
     vector = _vector_index(mark, program.statement(statement).indices)
     if vector is None:
         return None
-    element = max(t.type.bits // 8 for t in program.op.tensors.values())
-    lanes = register_block(machine, element)[1]
+    lanes = node_mark(mark).columns
     # Only where the output is no wider than a block along the vector index does the
     # fold pay (module docstring): a condition on the sizes, tested at run time.
     domain = _statement_set(program.domain, statement)
@@ -173,7 +169,7 @@ def _vector_index(mark: isl.ScheduleNode, indices: tuple[str, ...]) -> str | Non
     node = mark.child(0)
     while node.n_children() == 1:
         if node.get_type() == isl.schedule_node_type.mark and \
-                node.mark_get_id().get_name() == SIMD_MARK:
+                node_mark(node) == SIMD_MARK:
             parts = isl_items(node.child(0).band_get_partial_schedule().get_at(0)
                               .get_pw_aff_list())
             if len(parts) != 1 or len(parts[0].get_pieces()) != 1:

@@ -22,7 +22,7 @@ from polyc.poly.program import INIT_SUFFIX, PolyProgram, isl_items, statements_n
 from polyc.poly.relations import affine_inputs, same_image
 from polyc.scheduling.fusion_cost import FusionCost, NestShape, nominal_sizes, schedule_cost
 from polyc.scheduling.jam import JAM_MARK
-from polyc.scheduling.marks import (REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, is_parallel,
+from polyc.scheduling.marks import (SIMD_MARK, SIMD_REDUCTION_MARK, is_parallel, is_register_block,
                                     marks_by_statement, node_mark)
 from polyc.scheduling.schedule_tree import (group_constraints, innermost_indices, isl_schedule,
                                             outer_band_depths, outer_loop_parallel, outer_nests,
@@ -156,7 +156,6 @@ def cheapest_candidate(candidates: list[FusionCandidate]) -> FusionCandidate:
 def nest_shapes(tree: isl.Schedule) -> tuple[NestShape, ...]:
     """The loop nests of a finished tree as the cost model sees them."""
     marks = marks_by_statement(tree)
-    vector = {SIMD_MARK, SIMD_REDUCTION_MARK, REGISTER_MARK}
     walked = walked_indices(tree)
     shapes = []
     for nest in outer_nests(tree):
@@ -165,10 +164,20 @@ def nest_shapes(tree: isl.Schedule) -> tuple[NestShape, ...]:
         shapes.append(NestShape(
             names,
             all(any(is_parallel(m) for m in marks.get(n, ())) for n in names),
-            frozenset(n for n in names if marks.get(n, frozenset()) & vector),
-            frozenset(n for n in names if REGISTER_MARK in marks.get(n, frozenset())),
+            frozenset(n for n in names if _vectorised(marks.get(n, frozenset()))),
+            frozenset(n for n in names if _blocked(marks.get(n, frozenset()))),
             tuple((n, walked.get(n, frozenset())) for n in names)))
     return tuple(shapes)
+
+
+def _blocked(marks: frozenset) -> bool:
+    """Whether a statement under these marks runs in a register block."""
+    return any(is_register_block(mark) for mark in marks)
+
+
+def _vectorised(marks: frozenset) -> bool:
+    """Whether a statement under these marks runs in a vector loop or a register block."""
+    return bool(marks & {SIMD_MARK, SIMD_REDUCTION_MARK}) or _blocked(marks)
 
 
 def walked_indices(tree: isl.Schedule) -> dict[str, frozenset[int]]:
@@ -204,7 +213,6 @@ def lost_vector_loops(fused: isl.Schedule, apart: isl.Schedule, program: PolyPro
     slower than apart; symm's and trmm's triangle selects fused into their products
     were recomputed inside the reduction loop, 40× slower; isl's default fusion of
     bicg's initialisation into its column sum cost it its jammed rows (×1.2)."""
-    vector = {SIMD_MARK, SIMD_REDUCTION_MARK, REGISTER_MARK}
     fused_marks, apart_marks = marks_by_statement(fused), marks_by_statement(apart)
     deepest = max(len(s.indices) for s in program.statements)
     losers = []
@@ -212,8 +220,9 @@ def lost_vector_loops(fused: isl.Schedule, apart: isl.Schedule, program: PolyPro
         if len(program.statement(name).indices) < deepest:
             continue
         kept = fused_marks.get(name, frozenset())
-        if any(mark in marks and mark not in kept for mark in (REGISTER_MARK, JAM_MARK)) or (
-                marks & vector and not kept & vector):
+        lost_jam = JAM_MARK in marks and JAM_MARK not in kept
+        if (_blocked(marks) and not _blocked(kept)) or lost_jam or (
+                _vectorised(marks) and not _vectorised(kept)):
             losers.append(name)
     return sorted(losers)
 

@@ -5,11 +5,11 @@ the thread partition) and those that read them (fusion choice, contraction, lega
 proofs, code generation) import the vocabulary from here, not from one another.
 
 A mark is a flag or a decision. A flag mark is a name (``parallel``, ``simd``,
-``register``). A decision mark carries the frozen object the pass decided (how many
-loops a parallel loop collapses, which tensors it privatises, a packed panel, a
-thread partition) in its isl identifier's user field; its name is only the decision's
-text for people reading the schedule tree. Readers take the object
-(:func:`mark_value`), never parse the name.
+``jam``). A decision mark carries the frozen object the pass decided (a register
+block's shape, how many loops a parallel loop collapses, which tensors it
+privatises, a packed panel, a thread partition) in its isl identifier's user field;
+its name is only the decision's text for people reading the schedule tree. Readers
+take the object (:func:`mark_value`), never parse the name.
 """
 from __future__ import annotations
 
@@ -23,9 +23,22 @@ from polyc.poly.program import isl_items
 PARALLEL_MARK = "parallel"
 SIMD_MARK = "simd"                      # a parallel member: plain `omp simd`
 SIMD_REDUCTION_MARK = "simd-reduction"  # a reduction member: scalar accumulator + reduction
-REGISTER_MARK = "register"
 
 Decision = TypeVar("Decision")
+
+
+@dataclass(frozen=True)
+class RegisterBlock:
+    """The band below keeps a block of ``rows`` × ``columns`` outputs in registers
+    across its ``reductions`` loops (:mod:`polyc.scheduling.tiling`); ``columns`` are
+    the lanes of its vector loop."""
+
+    rows: int
+    columns: int
+    reductions: int
+
+    def mark_name(self) -> str:
+        return "register"
 
 
 @dataclass(frozen=True)
@@ -76,6 +89,11 @@ def mark_name(mark) -> str:
 def decision_of(marks: Iterable, kind: type[Decision]) -> Decision | None:
     """The first decision of type ``kind`` among mark values; ``None`` if there is none."""
     return next((mark for mark in marks if isinstance(mark, kind)), None)
+
+
+def is_register_block(mark) -> bool:
+    """Whether a mark value is a register block's."""
+    return isinstance(mark, RegisterBlock)
 
 
 def is_parallel(mark) -> bool:

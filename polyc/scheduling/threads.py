@@ -45,8 +45,8 @@ from polyc.errors import InternalError
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import isl_items
 from polyc.poly.relations import same_image
-from polyc.scheduling.marks import (PARALLEL_MARK, REGISTER_MARK, SIMD_MARK, Collapse,
-                                    decision_mark, node_mark)
+from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, Collapse,
+                                    decision_mark, is_register_block, node_mark)
 
 # The loops shared out at most: each adds bounds that stay live around the register
 # blocks; two make a grid of rows and columns.
@@ -236,7 +236,7 @@ def _blocked_members(node: isl.ScheduleNode) -> list[isl.UnionPwAff]:
         if n.get_type() == isl.schedule_node_type.band and blocked:
             schedule = n.band_get_partial_schedule()
             members.extend(schedule.get_at(k) for k in range(n.band_n_member()))
-        marked = node_mark(n) in (REGISTER_MARK, SIMD_MARK)
+        marked = node_mark(n) == SIMD_MARK or is_register_block(node_mark(n))
         for position in range(n.n_children()):
             visit(n.child(position), marked)
 

@@ -52,7 +52,8 @@ from polyc.scheduling.band_members import (Member, band_footprints, band_members
                                            unit_stride_score, uses)
 from polyc.scheduling.cache_model import square_tile, tile_sizes
 from polyc.scheduling.distribute import group_order
-from polyc.scheduling.marks import REGISTER_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, decision_mark
+from polyc.scheduling.marks import (SIMD_MARK, SIMD_REDUCTION_MARK, RegisterBlock, decision_mark,
+                                    is_register_block, node_mark)
 from polyc.scheduling.packing import Panel, register_block_panels, row_factor
 from polyc.scheduling.straighten import permutable_members
 
@@ -489,7 +490,7 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
         block = block.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
     inner = block.child(0).band_split(count + 1).child(0)
     inner = inner.insert_mark(isl.Id(SIMD_MARK)).parent()
-    block = inner.insert_mark(isl.Id(REGISTER_MARK)).parent()
+    block = inner.insert_mark(decision_mark(RegisterBlock(rows, columns, count))).parent()
     point = block.parent() if prefix else block
     for panel in _panels(order, vector, row, reductions, program, packing, rows, columns):
         point = point.insert_mark(decision_mark(panel))
@@ -520,8 +521,7 @@ def optimize_bands(tree: isl.Schedule, program: PolyProgram, machine: Machine,
 
 
 def _visit(node, program, machine, deps, tile):
-    if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name() in (
-            SIMD_MARK, SIMD_REDUCTION_MARK, REGISTER_MARK):
+    if node_mark(node) in (SIMD_MARK, SIMD_REDUCTION_MARK) or is_register_block(node_mark(node)):
         return node  # the loops below were optimised with the band they were split from
     if node.get_type() == isl.schedule_node_type.band and node.band_n_member() > 0 and (
             node.band_get_permutable() or node.band_n_member() == 1):

@@ -7,7 +7,10 @@ import polyc
 from polyc.codegen.c_expr import set_to_c
 from polyc.compiler import frontend, generate
 from polyc.options import Options
+from polyc.explore.schedule_view import summarize_schedule
+from polyc.machine.rules import register_block
 from polyc.scheduling.folding import folded_inits
+from polyc.scheduling.marks import RegisterBlock
 
 # A product whose output rows (D) may be no wider than a register block.
 NARROW = """def narrow(float(M, N, R) X, float(D, R) W) -> (Y) {
@@ -22,10 +25,21 @@ def compiled(source):
     return generate(frontend(source), Options())
 
 
+def test_the_register_mark_carries_the_block_that_folding_reads(machine):
+    compilation = generate(frontend(NARROW), Options().with_(machine=machine))
+    marks = summarize_schedule(compilation.schedule, compilation.program).marks
+    blocks = [mark for mark in marks if isinstance(mark, RegisterBlock)]
+    rows, columns = register_block(machine, 4)
+    assert blocks == [RegisterBlock(rows, columns, 1)]      # one reduction loop: r
+    fold = folded_inits(compilation.schedule.tree, compilation.dependences,
+                        compilation.program)["S0"]
+    assert fold.lanes == columns
+
+
 def test_first_visits_start_from_the_identity_and_the_init_nest_is_skipped():
     compilation = compiled(NARROW)
     fold = folded_inits(compilation.schedule.tree, compilation.dependences,
-                        compilation.program, compilation.options.machine)["S0"]
+                        compilation.program)["S0"]
     assert fold.init == "S0_init" and fold.vector_index == "d"
     first, _ = set_to_c(fold.first_visits, {})
     assert "== 0" in first                      # the first reduction tile
