@@ -16,6 +16,7 @@ from variants import SPELLINGS  # noqa: E402
 SPELLED = [(group, label, source) for group in SPELLINGS for label, source in group.sources]
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("bench", BENCHES, ids=[b.name for b in BENCHES])
 def test_benchmark_kernel_matches_numpy(bench):
     sizes = bench.tiny_sizes
@@ -45,6 +46,7 @@ def test_benchmark_kernel_matches_numpy(bench):
         assert max_rel_error(got, ref) <= TOLERANCE
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("group, label, source", SPELLED,
                          ids=[f"{g.name}: {label}" for g, label, _ in SPELLED])
 def test_every_spelling_computes_its_operator(group, label, source):
@@ -66,6 +68,7 @@ def test_benchmark_work_counts_are_positive():
             assert bench.kind in ("compute", "memory")
 
 
+@pytest.mark.needs_cc
 def test_benchmark_runs_openblas_with_its_own_kernels(tmp_path):
     """An OPENBLAS_CORETYPE in the environment (this VM sets Haswell on an AVX-512
     CPU) would hold numpy to another CPU's kernels: the harness removes it, says so,

@@ -93,6 +93,7 @@ def test_the_model_reaches_the_schedule_the_flags_and_explain(machine):
     assert f"register block {rows} × {columns}" in stats
 
 
+@pytest.mark.needs_cc
 def test_the_kernel_cache_key_covers_the_machine():
     from polyc.jit.cache import cache_key
 

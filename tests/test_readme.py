@@ -4,6 +4,9 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+pytestmark = pytest.mark.needs_cc
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -7,6 +7,7 @@ lengths and on the last row; the structure tests pin what is fetched and where.
 import re
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,6 +52,7 @@ def test_no_prefetch_without_a_row_of_passes_or_through_a_gather():
     assert "__builtin_prefetch" not in text  # its address would read rows(n + 1)
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=25, deadline=None)
 @given(st.integers(1, 5), st.integers(1, 200), st.integers(1, 200))
 def test_passes_of_different_lengths_compute_every_element(rows, first, last):
@@ -62,6 +64,7 @@ def test_passes_of_different_lengths_compute_every_element(rows, first, last):
     np.testing.assert_array_equal(op(X, Z), Z - X.max(axis=1, keepdims=True))
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=20, deadline=None)
 @given(st.integers(1, 9), st.integers(1, 300))
 def test_softmax_with_prefetches_matches_numpy(rows, cols):

@@ -82,6 +82,7 @@ def test_the_store_must_step_by_one_element_along_the_loop():
     assert _coefficient(it.mul(size), "c1") is None  # not affine in c1
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int16", "float16", "bool"])
 def test_staged_stores_write_every_element_once(always_stream, dtype):
     source = SCALE.format(t=dtype)
@@ -99,6 +100,7 @@ def test_staged_stores_write_every_element_once(always_stream, dtype):
         np.testing.assert_array_equal(result, expected)
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=25, deadline=None)
 @given(rows=st.integers(1, 6), cols=st.integers(1, 300), offset=st.integers(0, 17))
 def test_streaming_into_out_arrays_at_any_alignment(rows, cols, offset):
@@ -115,6 +117,7 @@ def test_streaming_into_out_arrays_at_any_alignment(rows, cols, offset):
     assert np.all(buffer[:offset] == -7.0) and np.all(buffer[offset + rows * cols:] == -7.0)
 
 
+@pytest.mark.needs_cc
 def test_corpus_operators_that_stream_still_match_numpy(always_stream):
     streamed = []
     for entry in CORPUS:

@@ -7,6 +7,8 @@ import pytest
 import polyc
 from corpus import CORPUS, assert_close, make_inputs
 
+pytestmark = pytest.mark.needs_cc
+
 
 # Every schedule variant must compute the same thing: polyc's default, no tiling or
 # vectorisation and no threads, and the two extreme fusion strategies.

@@ -12,6 +12,7 @@ ROW_MIN = polyc.define("def rmin(float(N, D) X) -> (Y) { Y(n) min=! X(n, d) }")
 TOTAL = polyc.define("def total(double(N) X) -> (s) { s +=! X(i) }")
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("m, k, n", [(0, 3, 4), (3, 0, 4), (3, 4, 0), (0, 0, 0)])
 def test_zero_sizes_give_numpy_shapes_and_identities(m, k, n):
     A = np.ones((m, k), np.float32)
@@ -21,12 +22,14 @@ def test_zero_sizes_give_numpy_shapes_and_identities(m, k, n):
     np.testing.assert_array_equal(C, A @ B)  # a sum over nothing is 0
 
 
+@pytest.mark.needs_cc
 def test_reductions_over_nothing_are_their_identities():
     assert TOTAL(np.zeros(0)) == 0.0
     assert np.all(ROW_MAX(np.zeros((3, 0), np.float32)) == -np.inf)
     assert np.all(ROW_MIN(np.zeros((3, 0), np.float32)) == np.inf)
 
 
+@pytest.mark.needs_cc
 def test_nan_and_infinities_propagate_like_numpy():
     X = np.array([[1.0, np.nan, 3.0], [np.inf, 2.0, -1.0], [-np.inf, -np.inf, 0.0],
                   [np.nan, np.inf, -np.inf]] * 8, np.float32)
@@ -41,6 +44,7 @@ def test_nan_and_infinities_propagate_like_numpy():
         np.testing.assert_array_equal(MATMUL(A, B), A @ B)
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_vectorised_max_and_min_see_a_nan_anywhere_in_a_long_row(dtype):
     """Rows long enough for the SIMD loop: a NaN in the first vector, the middle,
@@ -58,6 +62,7 @@ def test_vectorised_max_and_min_see_a_nan_anywhere_in_a_long_row(dtype):
     assert "reduction(max:polyc_acc)" in row_max.compilation().c_source.text
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("dtype", ["float", "double"])
 def test_elementwise_fmax_and_fmin_take_the_number_over_a_nan(dtype):
     # Inline compare-and-select in the C, not libm's fmax: same rule (C99 F.9.9.2).
@@ -79,6 +84,7 @@ def test_elementwise_fmax_and_fmin_take_the_number_over_a_nan(dtype):
     np.testing.assert_array_equal(R, np.fmin(A, B))
 
 
+@pytest.mark.needs_cc
 def test_many_threads_call_one_operator_at_once():
     rng = np.random.default_rng(3)
     cases = [(rng.standard_normal((n, 17)).astype(np.float32),
@@ -122,6 +128,7 @@ def test_gather_indices_are_checked_before_the_kernel_touches_the_output():
     assert np.all(out == 42.0)  # the pre-pass raised: the kernel never ran
 
 
+@pytest.mark.needs_cc
 def test_gathers_over_part_of_the_index_tensor_are_checked_in_the_kernel():
     # Only I[0 .. N-2] is read: an out-of-range value in the unused last element is no
     # error; one in a used element is (reported by the kernel's own check).
@@ -134,12 +141,14 @@ def test_gathers_over_part_of_the_index_tensor_are_checked_in_the_kernel():
         op(T, np.array([3, 99, 0], np.int32))
 
 
+@pytest.mark.needs_cc
 def test_a_gather_that_never_runs_checks_nothing():
     op = polyc.define(GATHER)
     LUT = np.ones((5, 0), np.float32)   # no columns: the statement has no instances
     assert op(LUT, np.array([[0, 9]], np.int32)).shape == (1, 0)
 
 
+@pytest.mark.needs_cc
 def test_gather_checks_can_be_switched_off_visibly():
     checked = polyc.define(GATHER)
     unchecked = polyc.define(GATHER, check_gathers=False)
@@ -151,6 +160,7 @@ def test_gather_checks_can_be_switched_off_visibly():
     np.testing.assert_array_equal(unchecked(LUT, I), checked(LUT, I))
 
 
+@pytest.mark.needs_cc
 def test_offsets_beyond_2_to_the_31_use_64_bit_arithmetic():
     rows, columns = 2**16 + 3, 2**15 + 5   # 2.1e9 elements, 2 GiB of uint8
     X = np.zeros((rows, columns), np.uint8)

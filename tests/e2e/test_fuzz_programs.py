@@ -14,6 +14,8 @@ import polyc
 from corpus import assert_close
 from fuzz_programs import fuzz_programs
 
+pytestmark = pytest.mark.needs_cc
+
 EXAMPLES = int(os.environ.get("POLYC_FUZZ_EXAMPLES", "25"))
 VARIANTS = ({}, {"optimize": False, "parallel": False}, {"fusion": "max"}, {"fusion": "min"})
 

@@ -2,12 +2,15 @@
 import os
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import polyc
 from corpus import assert_close
 from strategies import einsum_programs
+
+pytestmark = pytest.mark.needs_cc
 
 
 @settings(max_examples=int(os.environ.get("POLYC_FUZZ_EXAMPLES", "40")), deadline=None,

@@ -61,6 +61,7 @@ def _edge_sizes(MR: int, NR: int) -> list[tuple[int, int, int]]:
     ]
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("model", EDGE_MODELS)
 @pytest.mark.parametrize("case", range(11))
 def test_matmul_edges(model, case):
@@ -73,6 +74,7 @@ def test_matmul_edges(model, case):
     np.testing.assert_allclose(op(A, B), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("width", [34, 40, 45])
 def test_convolution_edges(width):
     rng = np.random.default_rng(width)
@@ -84,6 +86,7 @@ def test_convolution_edges(width):
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("fusion", ["default", "min"])
 def test_a_block_does_not_move_below_the_start_of_its_range(fusion):
     # The second statement updates columns 40..N-1 only: its edge block may not move
@@ -101,6 +104,7 @@ def test_a_block_does_not_move_below_the_start_of_its_range(fusion):
                                rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.needs_cc
 def test_gathers_in_masked_lanes_are_not_checked_out_of_range():
     # Lanes past the edge read index 0 (masked), never an out-of-range index.
     source = """def g(float(M, K) A, float(T, N) B, int32(K) I) -> (C) {
@@ -114,6 +118,7 @@ def test_gathers_in_masked_lanes_are_not_checked_out_of_range():
     np.testing.assert_allclose(polyc.define(source)(A, B, I), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("n", [16, 24, 31])
 def test_half_width_blocks_over_a_transposed_operand(n):
     # `B(n, k)` is copied to a k-major layout first; the half-width blocks moved back

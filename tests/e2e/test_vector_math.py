@@ -5,6 +5,8 @@ import pytest
 import polyc
 from polyc.codegen.vector_math import simd_math_functions
 
+pytestmark = pytest.mark.needs_cc
+
 FUNCTIONS = {
     "exp": (np.exp, -80.0, 80.0), "log": (np.log, 1e-30, 1e30), "tanh": (np.tanh, -10.0, 10.0),
     "sin": (np.sin, -100.0, 100.0), "expm1": (np.expm1, -10.0, 10.0),

@@ -22,6 +22,7 @@ def comparison():
     return polyc.compare(polyc.define(FC_RELU), args, repeat=3)
 
 
+@pytest.mark.needs_cc
 def test_default_variants_agree(comparison):
     assert [v.name for v in comparison.variants] == ["fused", "unfused", "no-opt"]
     assert comparison.consistent
@@ -34,6 +35,7 @@ def test_default_variants_agree(comparison):
     assert all(v.seconds > 0 and len(v.times) == 3 for v in comparison.variants)
 
 
+@pytest.mark.needs_cc
 def test_table_text_and_html(comparison):
     text = str(comparison)
     assert text.splitlines()[0] == "polyc compare: fc_relu"
@@ -46,6 +48,7 @@ def test_table_text_and_html(comparison):
     assert "unfused" in html
 
 
+@pytest.mark.needs_cc
 def test_custom_variants():
     op = polyc.define("def twice(float(N) A) -> (B) { B(i) = 2 * A(i) }")
     result = polyc.compare(op, (np.arange(5, dtype=np.float32),),

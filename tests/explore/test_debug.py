@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -52,6 +54,7 @@ def test_every_stage_channel(tmp_path):
     assert positions == sorted(positions)   # pipeline order
 
 
+@pytest.mark.needs_cc
 def test_cc_channel_reports_the_kernel_cache(tmp_path):
     script = ("import numpy as np, polyc\n"
               "op = polyc.define('def twice(float(N) A) -> (B) { B(i) = 2 * A(i) }')\n"

@@ -103,6 +103,7 @@ def test_shapes_do_not_compile(monkeypatch):
     assert "C compiler: not run (shapes given" in explanation.section("stats")
 
 
+@pytest.mark.needs_cc
 def test_arrays_compile_and_report_statistics():
     A = np.ones((8, 5), np.float32)
     B = np.ones((5, 3), np.float32)

@@ -15,6 +15,8 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
+pytestmark = pytest.mark.needs_cc
+
 NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "explore.ipynb"
 
 COMPILER_STATS = r"C compiler: (\d+ ms \(cache miss\)|not run \(cache hit (on disk|in memory)\))"

@@ -2,6 +2,10 @@
 import importlib.util
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.needs_cc
+
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "render_explain.py"
 
 

@@ -64,6 +64,7 @@ def test_the_default_keeps_every_vector_loop_and_block_of_the_unfused_nests(name
         default.schedule.decision
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("name, source", [("bicg", BICG), ("symm", SYMM), ("trmm", TRMM)])
 @pytest.mark.parametrize("fusion", ["default", "max"])
 def test_values(name, source, fusion):

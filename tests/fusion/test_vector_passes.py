@@ -56,6 +56,7 @@ def test_a_producer_and_the_reduction_of_its_values_share_one_vector_loop():
     assert text.index("v[n] = 0.0f") < text.index("X[(n) * D + d] - m[0]")
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=25, deadline=None)
 @given(rows=st.integers(0, 9), cols=st.integers(0, 70), seed=st.integers(0, 2 ** 16))
 def test_fused_reduction_matches_numpy(rows, cols, seed):
@@ -66,6 +67,7 @@ def test_fused_reduction_matches_numpy(rows, cols, seed):
     np.testing.assert_allclose(polyc.define(CENTERED)(X), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("where", [None, 0, 17, 40])
 def test_fused_max_keeps_nan(where):
     X = np.random.default_rng(1).standard_normal((3, 41))
@@ -76,6 +78,7 @@ def test_fused_max_keeps_nan(where):
     np.testing.assert_array_equal(op(X), (2 * X).max(axis=1))
 
 
+@pytest.mark.needs_cc
 def test_a_consumer_reading_another_iterations_value_stays_apart():
     op = polyc.define(REVERSED)
     assert not any("c[d] = " in body and "polyc_acc" in body for body in _vector_loops(op))
@@ -84,6 +87,7 @@ def test_a_consumer_reading_another_iterations_value_stays_apart():
     np.testing.assert_allclose(op(X), (c * c[:, ::-1]).sum(axis=1), rtol=1e-5)
 
 
+@pytest.mark.needs_cc
 def test_passes_over_different_ranges_stay_apart():
     source = """def part(float(N, D) X) -> (v) {
       c(n, d) = 2 * X(n, d)

@@ -50,6 +50,7 @@ def entry_files(cache_dir: Path, key: str) -> tuple[Path, Path]:
     return cache_dir / key[:2] / f"{key}.so", cache_dir / key[:2] / f"{key}.sha256"
 
 
+@pytest.mark.needs_cc
 def test_miss_then_memory_hit(tmp_path):
     options = Options(cache_dir=tmp_path / "cache")
     source = unique_source()
@@ -66,6 +67,7 @@ def test_miss_then_memory_hit(tmp_path):
     assert second.cdll is first.cdll
 
 
+@pytest.mark.needs_cc
 def test_memory_hit_touches_no_file(tmp_path):
     options = Options(cache_dir=tmp_path / "cache")
     source = unique_source()
@@ -77,6 +79,7 @@ def test_memory_hit_touches_no_file(tmp_path):
     assert not (tmp_path / "cache").exists()
 
 
+@pytest.mark.needs_cc
 def test_fresh_process_gets_disk_hit(tmp_path):
     source = unique_source()
     assert load_in_child(tmp_path, source) == {"hit": "miss", "value": 42}
@@ -85,6 +88,7 @@ def test_fresh_process_gets_disk_hit(tmp_path):
     assert library.cache_hit == "disk" and library.cdll.add1(1) == 2
 
 
+@pytest.mark.needs_cc
 def test_key_depends_on_flags(tmp_path):
     source = unique_source()
     plain = KernelCache().get_library(source, Options(cache_dir=tmp_path))
@@ -93,6 +97,7 @@ def test_key_depends_on_flags(tmp_path):
     assert plain.key != other.key and other.cache_hit == "miss"
 
 
+@pytest.mark.needs_cc
 def test_truncated_shared_object_is_rebuilt(tmp_path):
     source = unique_source()
     # Populated by another process: truncating a file this process has mapped would crash it.
@@ -105,6 +110,7 @@ def test_truncated_shared_object_is_rebuilt(tmp_path):
     assert load_in_child(tmp_path, source)["hit"] == "disk"
 
 
+@pytest.mark.needs_cc
 def test_garbage_with_matching_checksum_is_rebuilt(tmp_path):
     source = unique_source()
     first = KernelCache().get_library(source, Options(cache_dir=tmp_path))
@@ -119,6 +125,7 @@ def test_garbage_with_matching_checksum_is_rebuilt(tmp_path):
     assert so_path.read_bytes() != garbage
 
 
+@pytest.mark.needs_cc
 def test_missing_checksum_is_rebuilt(tmp_path):
     source = unique_source()
     first = KernelCache().get_library(source, Options(cache_dir=tmp_path))
@@ -129,6 +136,7 @@ def test_missing_checksum_is_rebuilt(tmp_path):
     assert sum_path.read_text().strip() == hashlib.sha256(so_path.read_bytes()).hexdigest()
 
 
+@pytest.mark.needs_cc
 def test_concurrent_processes_compile_the_same_kernel(tmp_path):
     source = unique_source()
     children = [subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path), source],
@@ -145,6 +153,7 @@ def test_concurrent_processes_compile_the_same_kernel(tmp_path):
     assert load_in_child(tmp_path, source)["hit"] == "disk"
 
 
+@pytest.mark.needs_cc
 def test_concurrent_threads_build_once(tmp_path):
     cache = KernelCache()
     source = unique_source()
@@ -174,6 +183,7 @@ def test_read_only_cache_dir_falls_back(tmp_path):
         cache_dir.chmod(0o700)
 
 
+@pytest.mark.needs_cc
 def test_uncreatable_cache_dir_falls_back_once(tmp_path):
     (tmp_path / "file").write_text("not a directory")
     options = Options(cache_dir=tmp_path / "file" / "cache")
@@ -186,6 +196,7 @@ def test_uncreatable_cache_dir_falls_back_once(tmp_path):
     assert first.so_path.parent.parent == second.so_path.parent.parent  # one private dir
 
 
+@pytest.mark.needs_cc
 def test_world_writable_cache_dir_is_refused(tmp_path):
     cache_dir = tmp_path / "shared"
     cache_dir.mkdir()
@@ -196,6 +207,7 @@ def test_world_writable_cache_dir_is_refused(tmp_path):
     assert list(cache_dir.iterdir()) == []  # nothing written to, or loaded from, there
 
 
+@pytest.mark.needs_cc
 def test_cache_dir_under_a_world_writable_parent_is_refused(tmp_path):
     parent = tmp_path / "open"
     parent.mkdir()
@@ -207,6 +219,7 @@ def test_cache_dir_under_a_world_writable_parent_is_refused(tmp_path):
     assert list(cache_dir.iterdir()) == []
 
 
+@pytest.mark.needs_cc
 def test_cache_dir_under_a_sticky_world_writable_parent_is_used(tmp_path):
     parent = tmp_path / "like-tmp"
     parent.mkdir()
@@ -219,6 +232,7 @@ def test_cache_dir_under_a_sticky_world_writable_parent_is_used(tmp_path):
     assert library.so_path.is_relative_to(cache_dir)
 
 
+@pytest.mark.needs_cc
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to give a directory away")
 def test_cache_dir_of_another_user_is_refused(tmp_path):
     cache_dir = tmp_path / "theirs"
@@ -236,6 +250,7 @@ def test_missing_compiler(tmp_path):
         get_library(unique_source(), Options(cache_dir=tmp_path, cc="/nonexistent/cc"))
 
 
+@pytest.mark.needs_cc
 def test_syntax_error_reports_compiler_output_and_keeps_source(tmp_path):
     source = "int add1(int x) { return x + ; }\n"
     with pytest.raises(CompileError) as error:
@@ -248,6 +263,7 @@ def test_syntax_error_reports_compiler_output_and_keeps_source(tmp_path):
     assert not list(tmp_path.rglob("*.so"))
 
 
+@pytest.mark.needs_cc
 def test_long_compiler_output_is_truncated(tmp_path):
     source = "".join(f"int f{k}(void) {{ return undeclared{k}; }}\n" for k in range(200))
     with pytest.raises(CompileError) as error:
@@ -278,6 +294,7 @@ def test_hanging_compiler_times_out(tmp_path, hang_on_version):
     assert time.monotonic() - start < 5
 
 
+@pytest.mark.needs_cc
 def test_compiler_identity_names_compiler_and_target():
     identity = compiler_identity(Options())
     path, version, machine = identity.splitlines()
@@ -285,6 +302,7 @@ def test_compiler_identity_names_compiler_and_target():
     assert compiler_identity(Options()) is identity
 
 
+@pytest.mark.needs_cc
 def test_loads_with_ctypes_types(tmp_path):
     library = KernelCache().get_library(
         "double twice(double x) { return 2 * x; }\n", Options(cache_dir=tmp_path))
@@ -293,6 +311,7 @@ def test_loads_with_ctypes_types(tmp_path):
     assert twice(1.25) == 2.5
 
 
+@pytest.mark.needs_cc
 def test_unwritable_cache_entry_falls_back(tmp_path):
     # Works as root too: the entry's directory is taken by a file, so nothing can go there.
     from polyc.jit.cache import cache_key

@@ -34,6 +34,7 @@ def test_placement_is_opt_in():
     assert not Options.from_environment({"POLYC_PLACE_THREADS": "0"}).place_threads
 
 
+@pytest.mark.needs_cc
 @linux_with_cores
 def test_by_default_no_thread_changes_its_cpu_mask():
     x = np.random.default_rng(2).standard_normal((512, 256)).astype(np.float32)
@@ -56,6 +57,7 @@ def test_parallel_kernels_place_their_team_and_serial_ones_do_not():
     assert "polyc_place_team" not in serial and "omp parallel" not in serial
 
 
+@pytest.mark.needs_cc
 @linux_with_cores
 def test_the_callers_cpu_mask_is_restored_and_the_team_runs_on_other_cpus():
     x = np.random.default_rng(0).standard_normal((512, 256)).astype(np.float32)
@@ -70,6 +72,7 @@ def test_the_callers_cpu_mask_is_restored_and_the_team_runs_on_other_cpus():
     assert single, "no thread of the team was placed on a CPU of its own"
 
 
+@pytest.mark.needs_cc
 @linux_with_cores
 def test_a_restricted_caller_keeps_its_mask():
     # The caller may use only two CPUs: the team is placed within them, and the

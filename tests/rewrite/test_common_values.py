@@ -57,6 +57,7 @@ def test_a_value_read_after_its_inputs_change_is_recomputed():
     assert share_common_values(op) == op  # T changes between the two exp(T(i))
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=8, deadline=None)
 @given(n=st.integers(1, 9), d=st.integers(1, 200), canonicalize=st.booleans(),
        fusion=st.sampled_from(["default", "min", "max"]))
@@ -69,6 +70,7 @@ def test_softmax_values(n, d, canonicalize, fusion):
     np.testing.assert_allclose(got, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.needs_cc
 def test_results_are_those_of_the_unshared_program():
     # The same expressions: equal but for where a loop's vector and scalar parts use the
     # vector math library (4 ulp) or the scalar one.

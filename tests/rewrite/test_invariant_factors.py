@@ -85,6 +85,7 @@ FORMS = {
 }
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=12, deadline=None)
 @given(m=st.integers(1, 70), k=st.integers(0, 70), n=st.integers(1, 90),
        form=st.sampled_from(sorted(FORMS)), dtype=st.sampled_from(["float", "double"]),
@@ -103,6 +104,7 @@ def test_values(m, k, n, form, dtype, fusion, optimize):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.needs_cc
 def test_integer_sums_scale_exactly():
     op = polyc.define("def f(int32 c, int32(M, K) A, int32(K, N) B) -> (C) "
                       "{ C(m, n) +=! c * A(m, k) * B(k, n) }")
@@ -153,6 +155,7 @@ def test_integer_sums_keep_their_divisions():
     assert hoist_invariant_factors(op) == op
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=10, deadline=None)
 @given(n=st.integers(1, 9), d=st.integers(1, 300), canonicalize=st.booleans(),
        fusion=st.sampled_from(["default", "min"]))

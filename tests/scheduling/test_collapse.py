@@ -72,6 +72,7 @@ def test_a_collapse_mark_is_proven_like_any_other():
         check_parallel(forged, compilation.dependences, compilation.program)
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("m, k, n", [(1, 1, 1), (7, 3, 300), (300, 5, 7), (131, 130, 129),
                                      (0, 4, 4), (260, 0, 33)])
 def test_collapsed_matmul_matches_numpy(m, k, n):
@@ -82,6 +83,7 @@ def test_collapsed_matmul_matches_numpy(m, k, n):
     np.testing.assert_allclose(polyc.define(MATMUL)(A, B), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.needs_cc
 def test_collapsed_loops_keep_contracted_temporaries_private():
     # A batched softmax: the batch and row loops collapse, and the temporaries shrink to
     # a row (`e`) and scalars declared inside each (batch, row) iteration of a thread.

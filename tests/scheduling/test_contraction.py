@@ -1,5 +1,6 @@
 """Array contraction: temporaries living within one parallel iteration shrink, stay right."""
 import numpy as np
+import pytest
 
 import polyc
 from polyc.compiler import frontend, generate
@@ -34,6 +35,7 @@ def test_a_row_buffer_keeps_its_symbolic_dimension_per_iteration():
     assert "float *restrict E = (float *)malloc" in body and "free(E)" in body
 
 
+@pytest.mark.needs_cc
 def test_contracted_kernels_compute_the_same():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((37, 129)).astype(np.float32)
@@ -46,6 +48,7 @@ def test_contracted_kernels_compute_the_same():
         np.testing.assert_allclose(plain, expected, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.needs_cc
 def test_temporaries_used_across_iterations_are_not_contracted():
     source = """def f(float(N) X) -> (Y) {
       T(i) = X(i) * 2
@@ -57,6 +60,7 @@ def test_temporaries_used_across_iterations_are_not_contracted():
     np.testing.assert_allclose(polyc.define(source)(X), 2 * X + 2 * X[::-1])
 
 
+@pytest.mark.needs_cc
 def test_contracted_temporary_in_every_piece_of_a_split_parallel_loop():
     # Found by the fuzzer: isl emits the I = 1 case of this loop without a `for`; the
     # contracted temporary must be declared there too.

@@ -51,6 +51,7 @@ def test_first_visits_start_from_the_identity_and_the_init_nest_is_skipped():
     assert c.count("polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;") >= 1
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("source, identity", [(NARROW, 0.0), (NARROW_MAX, -np.inf)])
 def test_an_empty_reduction_still_gets_its_identity(source, identity):
     op = polyc.define(source)
@@ -61,6 +62,7 @@ def test_an_empty_reduction_still_gets_its_identity(source, identity):
     assert np.all(Y == identity)
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=25, deadline=None)
 @given(m=st.integers(1, 10), n=st.integers(1, 20), r=st.integers(0, 140),
        d=st.integers(1, 40), seed=st.integers(0, 2**16))
@@ -84,6 +86,7 @@ def test_set_to_c_names_the_iterators_it_uses():
     assert set_to_c(isl.Set("{ [i0] : exists e : i0 = 2e }"), {}) is None
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("model", ["zen3", "zen5"])
 def test_an_output_exactly_one_block_wide_folds_and_a_wider_one_does_not(model):
     # The fold holds where `extent <= lanes` (a condition on the sizes, tested at run

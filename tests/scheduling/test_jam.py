@@ -71,6 +71,7 @@ def test_a_jam_the_legality_check_rejects_is_not_made(monkeypatch):
     assert str(jam_outer_rows(tree, refused)) == str(tree)
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("rows", [0, 1, 3, 4, 5, 8, 13])
 def test_jammed_atax_matches_numpy_for_any_row_count(rows):
     op = polyc.define(ATAX)
@@ -81,6 +82,7 @@ def test_jammed_atax_matches_numpy_for_any_row_count(rows):
     np.testing.assert_allclose(op(A, x), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.needs_cc
 def test_rows_reducing_into_one_element_combine_their_accumulators():
     """(Unfused, the reduction's loops hold it alone, so its rows are jammed.)"""
     rng = np.random.default_rng(2)
@@ -94,6 +96,7 @@ def test_rows_reducing_into_one_element_combine_their_accumulators():
     assert total_max(A32, b32) == (A32 * b32).max()
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=20, deadline=None)
 @given(rows=st.integers(1, 14), cols=st.integers(1, 70), nan_at=st.none() | st.tuples(
     st.integers(0, 13), st.integers(0, 69)))
@@ -110,6 +113,7 @@ def test_jammed_max_reductions_see_every_nan(rows, cols, nan_at):
         np.testing.assert_array_equal(op(A, b), expected)
 
 
+@pytest.mark.needs_cc
 def test_an_elementwise_pass_beside_jammed_reductions_runs_its_rows_one_by_one():
     # Y's pass reduces nothing: jammed it saved no load and ran eight rows' streams at
     # once (2.5x slower than its rows one by one); the row sums stay jammed.

@@ -61,6 +61,7 @@ def test_matmul_packs_the_streamed_operand_only():
     assert "A[(m) * K + k] *" in text                     # A is read in place
 
 
+@pytest.mark.needs_cc
 def test_explain_names_the_panels():
     op = polyc.define(MATMUL)
     A = np.ones((20, 10), np.float32)
@@ -98,6 +99,7 @@ def _check_matmul(m, k, n, seed=0):
     np.testing.assert_allclose(polyc.define(MATMUL)(A, B), expected, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("m, k, n", [
     (48, 128, 128),    # one whole tile
     (50, 131, 161),    # partial tiles along k and n: panels cut at the edges
@@ -109,12 +111,14 @@ def test_packed_matmul_values(m, k, n):
     _check_matmul(m, k, n)
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=12, deadline=None)
 @given(m=st.integers(1, 140), k=st.integers(1, 140), n=st.integers(1, 170))
 def test_packed_matmul_values_property(m, k, n):
     _check_matmul(m, k, n, seed=m * 31 + k * 7 + n)
 
 
+@pytest.mark.needs_cc
 def test_packed_transposed_and_batched_operands():
     rng = np.random.default_rng(3)
     A = rng.standard_normal((40, 150)).astype(np.float32)
@@ -131,6 +135,7 @@ def test_packed_transposed_and_batched_operands():
                                rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("fusion", ["default", "min"])
 def test_the_copy_stays_inside_the_index_ranges(fusion):
     # k starts at 3, and n at 40 in the update: the panels take only those.
@@ -208,6 +213,7 @@ def test_scale_factors_leave_the_sum_instead_of_being_packed():
     assert [p.operand for p in _pack_marks(source)] == ["B"]
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=10, deadline=None)
 @given(m=st.integers(1, 140), k=st.integers(1, 140), n=st.integers(1, 300),
        form=st.sampled_from(["alpha * A(m, k)", "(A(m, k) + s(m))", "exp(A(m, k)) * alpha"]),

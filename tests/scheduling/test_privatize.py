@@ -29,6 +29,7 @@ def test_atax_reads_A_in_one_parallel_pass_with_a_private_y():
     assert "#pragma omp critical" in c and "#pragma omp for schedule(static)" in c
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("m, n", [(1, 1), (3, 5), (257, 130), (1000, 37), (0, 4), (4, 0)])
 def test_atax_matches_numpy(m, n):
     rng = np.random.default_rng(m + 7 * n)
@@ -38,6 +39,7 @@ def test_atax_matches_numpy(m, n):
     np.testing.assert_allclose(polyc.define(ATAX)(A, x), expected, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("op, combine", [("max", np.max), ("min", np.min), ("+", np.sum)])
 def test_private_max_min_and_sum_reductions(op, combine):
     source = f"""def f(double(M, N) A, double(N) x) -> (y) {{

@@ -339,6 +339,7 @@ def test_a_constant_filter_size_gets_the_same_register_blocked_nest():
     assert tile_of(fixed, "k") == tile_of(symbolic, "k")
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=8, deadline=None)
 @given(n=st.integers(1, 2), c=st.integers(1, 9), k=st.integers(1, 20),
        h=st.integers(3, 12), w=st.integers(3, 40), dilation=st.integers(1, 2),
@@ -447,6 +448,7 @@ def test_groups_that_walk_a_column_are_not_fused():
     assert grouped.cost is None or grouped.cost.cycles > chosen.cost.cycles
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=8, deadline=None)
 @given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 40), st.integers(1, 40))
 def test_layers_fused_in_groups_match_numpy(b, m, n, p):

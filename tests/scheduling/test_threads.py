@@ -109,6 +109,7 @@ def _check(source, args, expected):
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("count", [1, 2, 3, 4, 7])
 def test_values_under_each_thread_count(count):
     rng = np.random.default_rng(count)
@@ -124,6 +125,7 @@ def test_values_under_each_thread_count(count):
                                          W.astype(np.float64)))
 
 
+@pytest.mark.needs_cc
 @settings(max_examples=10, deadline=None)
 @given(m=st.integers(1, 300), k=st.integers(1, 60), n=st.integers(1, 300),
        count=st.integers(1, 6))
