@@ -14,7 +14,7 @@ import threading
 from polyc.compiler import Compilation, check, frontend, generate
 from polyc.errors import PolycError
 from polyc.jit.arguments import ArgumentBinder
-from polyc.jit.cache import get_library
+from polyc.jit.cache import CompiledOperator, load_operator
 from polyc.jit.kernel import Kernel
 from polyc.lang import ir
 from polyc.lang.printer import to_tc
@@ -66,20 +66,27 @@ class Operator:
             return self._compilation
 
     def compile(self, *args, out=None) -> Kernel:
-        """The kernel (one serves every shape); arguments, if given, are checked."""
+        """The kernel (one serves every shape); arguments, if given, are checked.
+
+        An operator compiled before, in this process or another with the same cache, is
+        found by its checked IR and options: no polyhedral stage, no C compiler."""
         if args:
             self._binder.bind(args, out)
         kernel = self._kernel
         if kernel is None:
-            compilation = self.compilation()
+            library, compiled = load_operator(self.ir, self.options, self._generated)
             with self._lock:
                 if self._kernel is None:
-                    library = get_library(compilation.c_source.text, self.options)
-                    self._kernel = Kernel.load(self.ir, library, compilation.c_source.entry,
-                                               compilation.c_source.text,
-                                               str(compilation.schedule))
+                    self._kernel = Kernel.load(self.ir, library, compiled.entry,
+                                               compiled.c_source, compiled.schedule)
                 kernel = self._kernel
         return kernel
+
+    def _generated(self) -> CompiledOperator:
+        """The C and schedule of this operator, generated (its kernel key not yet known)."""
+        compilation = self.compilation()
+        return CompiledOperator("", compilation.c_source.entry, compilation.c_source.text,
+                                str(compilation.schedule))
 
     # ------------------------------------------------------------- calling
 

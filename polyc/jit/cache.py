@@ -10,6 +10,20 @@ translation unit, compiling it only when no valid copy exists::
 ``key`` is the sha256 of the C source, the compiler's identity, the flags, the
 host CPU (``-march=native``) and polyc's version.
 
+An operator compiled once is found again without regenerating its C
+(:func:`load_operator`): its record, keyed by the checked IR and every option that
+shapes the C (:func:`operator_key`), names the kernel's key and entry point and
+keeps the C and the schedule for ``Kernel.c_source`` and ``Kernel.schedule``::
+
+    memory:  operator key -> CompiledOperator
+    disk:    <cache_dir>/operators/<key[:2]>/<key>.json
+
+so that a process that has seen an operator before runs no polyhedral stage and no
+C compiler. The operator key includes a hash of polyc's own source, so that a
+changed compiler never serves a kernel an older one generated. A record that does
+not parse, or names a kernel that is missing, fails its checksum or lacks the
+entry point, is deleted and the operator compiled again.
+
 Disk entries are trusted only when the checksum file matches the .so and the
 .so loads; anything else is deleted and rebuilt. Both files are installed
 with ``os.replace`` from private temporary names, so several processes may
@@ -30,6 +44,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -41,7 +56,9 @@ import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
+from polyc.codegen.vector_math import simd_math_functions
 from polyc.errors import CompileError
 from polyc.jit.build import build_shared_object, keep_failed_source, source_stem
 from polyc.jit.toolchain import compiler_identity
@@ -54,6 +71,17 @@ _KEY_MEMO_LIMIT = 1024
 
 class CacheWarning(RuntimeWarning):
     """polyc cannot use the configured kernel cache directory and compiles elsewhere."""
+
+
+@dataclass(frozen=True)
+class CompiledOperator:
+    """What calling an operator compiled before needs: its kernel's cache key and entry
+    point, and the C and schedule that made it."""
+
+    key: str
+    entry: str
+    c_source: str
+    schedule: str
 
 
 @dataclass(frozen=True)
@@ -78,11 +106,39 @@ def cache_key(c_source: str, options) -> str:
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
+@functools.lru_cache(maxsize=1)
+def source_fingerprint() -> str:
+    """sha256 of the names, sizes and modification times of polyc's Python sources: a
+    changed compiler is another compiler (stat, not contents: a few files' metadata
+    costs far less than reading them on every process start)."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        info = path.stat()
+        digest.update(f"{path.relative_to(root)}\0{info.st_size}\0{info.st_mtime_ns}\n"
+                      .encode())
+    return digest.hexdigest()
+
+
+def operator_key(op, options) -> str:
+    """The sha256 naming an operator's record: its checked IR (``repr`` of the frozen
+    records, complete and the same in every process), every option that shapes its C,
+    and what :func:`cache_key` adds (compiler, flags, host, version), with polyc's
+    own source."""
+    vector_math = (options.vector_math if options.vector_math is not None
+                   else simd_math_functions())
+    parts = [repr(op), options.summary(), sorted(vector_math), options.machine.key,
+             compiler_identity(options), list(options.cflags), host_fingerprint(),
+             __version__, source_fingerprint()]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
 class KernelCache:
     """The memory cache of loaded kernels in front of the disk cache. Thread-safe."""
 
     def __init__(self):
         self._lock = threading.Lock()
+        self._operators: dict[str, CompiledOperator] = {}
         self._loaded: dict[str, LoadedLibrary] = {}
         self._keys: dict[tuple, str] = {}
         self._key_locks: dict[str, threading.Lock] = {}
@@ -127,6 +183,60 @@ class KernelCache:
         with self._lock:
             self._loaded.clear()
             self._keys.clear()
+            self._operators.clear()
+
+    # ------------------------------------------------------------- operators
+
+    def load_operator(self, op, options, generate: Callable[[], CompiledOperator]
+                      ) -> tuple[LoadedLibrary, CompiledOperator]:
+        """The kernel of ``op`` under ``options`` and its record: the one remembered when
+        it is still valid, else the one ``generate()`` describes (its C built or found
+        by :meth:`get_library`), remembered from then on. ``generate`` returns a record
+        whose ``key`` is not yet known (any string)."""
+        key = operator_key(op, options)
+        found = self._remembered(key, options)
+        if found is not None:
+            return found
+        compiled = generate()
+        library = self.get_library(compiled.c_source, options)
+        compiled = dataclasses.replace(compiled, key=library.key)
+        with self._lock:
+            self._operators[key] = compiled
+        directory = self._trusted_directory(Path(options.cache_dir))
+        if directory is not None:
+            try:
+                path = _record_path(directory, key)
+                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                _write_atomically(path, json.dumps(dataclasses.asdict(compiled)))
+            except OSError:
+                pass  # the kernel is loaded; the next process generates its C again
+        return library, compiled
+
+    def _remembered(self, key: str, options) -> tuple[LoadedLibrary, CompiledOperator] | None:
+        compiled = self._operators.get(key)
+        if compiled is not None:
+            library = self._loaded.get(compiled.key)
+            if library is not None:
+                return library, compiled
+        directory = self._trusted_directory(Path(options.cache_dir))
+        if directory is None:
+            return None
+        path = _record_path(directory, key)
+        if compiled is None:
+            compiled = _read_record(path)
+            if compiled is None:
+                return None
+        library = self._loaded.get(compiled.key) or self._load_verified(directory, compiled.key)
+        if library is None or not hasattr(library.cdll, compiled.entry):
+            _discard(path)
+            return None
+        if "cc" in options.debug:
+            print(f"polyc[cc]: operator cache {library.cache_hit}: {path}", file=sys.stderr)
+        with self._lock:
+            self._operators[key] = compiled
+            self._loaded.setdefault(compiled.key, dataclasses.replace(
+                library, cache_hit=MEMORY, compile_seconds=0.0))
+        return library, compiled
 
     # ------------------------------------------------------------- disk
 
@@ -260,6 +370,30 @@ def _unsafe_parent(cache_dir: Path) -> str | None:
     return None
 
 
+def _record_path(directory: Path, key: str) -> Path:
+    return directory / "operators" / key[:2] / f"{key}.json"
+
+
+def _read_record(path: Path) -> CompiledOperator | None:
+    """The record at ``path``; ``None`` when there is none, and a damaged one is deleted."""
+    try:
+        text = path.read_text(encoding="ascii")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError):
+        _discard(path)
+        return None
+    try:
+        fields = json.loads(text)
+        compiled = CompiledOperator(**fields)
+        if not all(isinstance(value, str) for value in fields.values()):
+            raise TypeError("a field is not a string")
+    except (ValueError, TypeError):
+        _discard(path)
+        return None
+    return compiled
+
+
 def _entry_paths(directory: Path, key: str) -> tuple[Path, Path]:
     subdir = directory / key[:2]
     return subdir / f"{key}.so", subdir / f"{key}.sha256"
@@ -290,3 +424,9 @@ _DEFAULT_CACHE = KernelCache()
 def get_library(c_source: str, options) -> LoadedLibrary:
     """The loaded shared object for ``c_source`` from the process-wide :class:`KernelCache`."""
     return _DEFAULT_CACHE.get_library(c_source, options)
+
+
+def load_operator(op, options, generate: Callable[[], CompiledOperator]
+                  ) -> tuple[LoadedLibrary, CompiledOperator]:
+    """:meth:`KernelCache.load_operator` of the process-wide cache."""
+    return _DEFAULT_CACHE.load_operator(op, options, generate)

@@ -97,7 +97,7 @@ def test_shapes_do_not_compile(monkeypatch):
     def no_compiler(*args, **kwargs):
         raise AssertionError("explain with shapes must not run the C compiler")
 
-    monkeypatch.setattr(polyc.api, "get_library", no_compiler)
+    monkeypatch.setattr(polyc.api, "load_operator", no_compiler)
     explanation = polyc.define(MATMUL).explain((4, 3), (3, 2))
     assert explanation.kernel is None
     assert "C compiler: not run (shapes given" in explanation.section("stats")

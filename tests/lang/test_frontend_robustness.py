@@ -66,6 +66,6 @@ def test_define_compiles_nothing(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("define() must not compile")
 
-    monkeypatch.setattr(polyc.api, "get_library", refuse)
+    monkeypatch.setattr(polyc.api, "load_operator", refuse)
     op = polyc.define(CORPUS[0].source, CORPUS[0].def_name)
     assert op.name == CORPUS[0].def_name
