@@ -231,7 +231,8 @@ class KernelCache:
             _discard(path)
             return None
         if "cc" in options.debug:
-            print(f"polyc[cc]: operator cache {library.cache_hit}: {path}", file=sys.stderr)
+            print(f"polyc[cc]: kernel cache {library.cache_hit}: {library.so_path} (found by "
+                  f"the operator's record {path})", file=sys.stderr)
         with self._lock:
             self._operators[key] = compiled
             self._loaded.setdefault(compiled.key, dataclasses.replace(
