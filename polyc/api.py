@@ -15,7 +15,7 @@ from polyc.compiler import Compilation, check, frontend, generate
 from polyc.errors import PolycError
 from polyc.jit.arguments import ArgumentBinder
 from polyc.jit.cache import CompiledOperator, load_operator
-from polyc.jit.kernel import Kernel
+from polyc.jit.kernel import BoundKernel, Kernel
 from polyc.lang import ir
 from polyc.lang.printer import to_tc
 from polyc.options import Options
@@ -96,6 +96,17 @@ class Operator:
         kernel.run(bound.sizes, bound.inputs, bound.outputs)
         results = bound.finish()
         return results[0] if len(results) == 1 else tuple(results)
+
+    def bind(self, *args, out=None) -> BoundKernel:
+        """A call with its arguments fixed, for loops that run the operator on the same
+        buffers again and again: ``run = op.bind(A, B, out=C)``, then ``run()``. The
+        arguments are checked once, here; each ``run()`` reads the arrays' current
+        contents and returns the same output arrays (fresh ones allocated here when no
+        ``out=`` is given, refilled by every run). Gather indices are still checked by
+        the kernel on every run."""
+        bound = self._binder.bind(args, out)
+        kernel = self._kernel or self.compile()
+        return kernel.bind(bound, args)
 
     def explain(self, *args):
         from polyc.explain import explain

@@ -52,7 +52,8 @@ class BoundCall:
     inputs) of the declared dtypes, in ``op.inputs`` order; ``outputs`` the
     C-contiguous arrays the kernel writes; ``results`` what the caller gets
     (the ``out=`` arrays themselves, or fresh ones); ``copy_back`` the
-    ``(kernel_array, user_array)`` pairs to copy after the kernel ran.
+    ``(kernel_array, user_array)`` pairs to copy after the kernel ran; ``zeroed`` the
+    fresh outputs that start at zero (they accumulate without ``!``).
     """
 
     sizes: dict[str, int]
@@ -60,6 +61,7 @@ class BoundCall:
     outputs: tuple[np.ndarray, ...]
     results: tuple[np.ndarray, ...]
     copy_back: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+    zeroed: tuple[np.ndarray, ...] = ()
 
     def finish(self) -> tuple[np.ndarray, ...]:
         """After the kernel ran: copy temporaries into non-contiguous ``out=`` arrays and
@@ -158,16 +160,16 @@ class ArgumentBinder:
             message = check_gathers(self.op, self._gathers, sizes, arrays)
             if message is not None:
                 raise ArgumentError(message)
-        outputs, results, copy_back = self._bind_outputs(sizes, out)
+        outputs, results, copy_back, zeroed = self._bind_outputs(sizes, out)
         if out is not None:
             _unshare_inputs(inputs, outputs)
-        return BoundCall(sizes, tuple(inputs), outputs, results, copy_back)
+        return BoundCall(sizes, tuple(inputs), outputs, results, copy_back, zeroed)
 
     # ------------------------------------------------------------- outputs
 
     def _bind_outputs(self, sizes: dict[str, int], out):
         user_arrays, labels = self._split_out(out)
-        outputs, results, copy_back = [], [], []
+        outputs, results, copy_back, zeroed = [], [], [], []
         key = tuple(sizes.values())
         shapes = self._shape_memo.get(key)
         if shapes is None:
@@ -184,6 +186,8 @@ class ArgumentBinder:
                                     f"inputs are too small for this operator")
             if user is None:
                 array = (np.zeros if spec.starts_at_zero else np.empty)(shape, spec.dtype)
+                if spec.starts_at_zero:
+                    zeroed.append(array)
                 outputs.append(array)
                 results.append(array)
                 continue
@@ -206,7 +210,7 @@ class ArgumentBinder:
                 copy_back.append((kernel_array, user))
         if out is not None:
             _check_outputs_disjoint(results, labels, self._outputs)
-        return tuple(outputs), tuple(results), tuple(copy_back)
+        return tuple(outputs), tuple(results), tuple(copy_back), tuple(zeroed)
 
     def _split_out(self, out) -> tuple[tuple, tuple[str, ...]]:
         count = len(self._outputs)

@@ -9,6 +9,7 @@ import numpy as np
 
 from polyc.codegen.c_names import STATUS_GATHER_OUT_OF_RANGE, STATUS_NO_MEMORY, STATUS_OK
 from polyc.errors import ArgumentError, InternalError
+from polyc.jit.arguments import BoundCall
 from polyc.jit.gathers import gather_message
 from polyc.lang import ir
 from polyc.lang import types as ty
@@ -47,6 +48,20 @@ class Kernel:
 
     def run(self, sizes: dict[str, int], inputs, outputs) -> None:
         """Call the C entry point on bound arguments (see ``polyc.jit.arguments``)."""
+        status = self.function(*self._arguments(sizes, inputs, outputs))
+        if status != STATUS_OK:
+            self.fail(status, inputs)
+
+    def bind(self, call: BoundCall, args: tuple) -> BoundKernel:
+        """The kernel with the arguments of ``call`` fixed: ``args`` are the caller's
+        inputs, whose copies in ``call`` (non-contiguous, or overlapping an output) are
+        refreshed before each run."""
+        copy_in = tuple((user, mine) for user, mine in zip(args, call.inputs)
+                        if isinstance(user, np.ndarray) and user.ndim and mine is not user)
+        return BoundKernel(self, tuple(self._arguments(call.sizes, call.inputs, call.outputs)),
+                           call.inputs, copy_in, call.zeroed, call.copy_back, call.results)
+
+    def _arguments(self, sizes: dict[str, int], inputs, outputs) -> list:
         args = list(sizes.values())  # the binder lists them in op.sizes order
         for tensor, value in zip(self.op.inputs, inputs):
             if tensor.rank == 0:
@@ -55,14 +70,50 @@ class Kernel:
             else:
                 args.append(value.__array_interface__["data"][0])
         args += [array.__array_interface__["data"][0] for array in outputs]
-        status = self.function(*args)
-        if status == STATUS_OK:
-            return
+        return args
+
+    def fail(self, status: int, inputs) -> None:
+        """Raise the error a kernel's status other than 0 reports."""
         if status == STATUS_NO_MEMORY:
             raise MemoryError(f"{self.op.name}: out of memory allocating temporaries")
         if status == STATUS_GATHER_OUT_OF_RANGE:
             raise ArgumentError(_gather_message(self.op, inputs))
         raise InternalError(f"kernel {self.op.name} returned unknown status {status}")
+
+
+class BoundKernel:
+    """A kernel with its arguments fixed (:meth:`polyc.Operator.bind`): each call runs it
+    on the same arrays, reading their current contents, and returns the same output
+    arrays. Not for concurrent calls: they share those arrays."""
+
+    __slots__ = ("kernel", "_function", "_args", "_inputs", "_copy_in", "_zeroed",
+                 "_copy_back", "_results")
+
+    def __init__(self, kernel: Kernel, args: tuple, inputs: tuple, copy_in: tuple,
+                 zeroed: tuple, copy_back: tuple, results: tuple):
+        self.kernel = kernel
+        self._function = kernel.function
+        self._args = args
+        self._inputs = inputs
+        self._copy_in = copy_in      # (caller's array, the contiguous copy the kernel reads)
+        self._zeroed = zeroed        # fresh outputs that accumulate from zero
+        self._copy_back = copy_back  # (kernel's array, caller's non-contiguous out=)
+        self._results = results[0] if len(results) == 1 else results
+
+    def __call__(self):
+        for user, mine in self._copy_in:
+            np.copyto(mine, user)
+        for array in self._zeroed:
+            array.fill(0)
+        status = self._function(*self._args)
+        if status:
+            self.kernel.fail(status, self._inputs)
+        for mine, user in self._copy_back:
+            np.copyto(user, mine)
+        return self._results
+
+    def __repr__(self) -> str:
+        return f"<polyc bound call of {self.kernel.op.name}>"
 
 
 def _gather_message(op: ir.Op, inputs) -> str:
