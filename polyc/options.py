@@ -45,7 +45,12 @@ class Options:
     # Scheduling and code generation.
     fusion: str = "default"  # "default", "max" or "min"
     parallel: bool = True
-    optimize: bool = True    # tiling, loop order for vectorisation, simd marks
+    # False: isl's schedule is only fused (``fusion``) and marked parallel (``parallel``).
+    # Off with it: the canonical form and layout copies (polyc.rewrite); band optimisation
+    # (straightened bands, distributed members, loop order, tiling, simd marks, register
+    # blocks and panel packing, jammed rows, fused vector passes); the thread partition,
+    # contraction and folds; vector math calls and streaming stores in the C.
+    optimize: bool = True
     # With optimize: rewrite the IR to a canonical form before scheduling, so that the
     # spelling does not matter (polyc.rewrite.invariant_factors: factors and divisors
     # that no reduction index changes scale the finished sum; polyc.rewrite.common_values:

@@ -131,7 +131,8 @@ def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Stat
             continue
         # A whole block of lanes (all but the tile's edges) copies with a constant trip
         # count: vectorised (a row of the source), where a variable one is a call to
-        # memcpy per block (measured: gemm 15% slower on one thread).
+        # memcpy per block, which slowed gemm (measurements: benchmarks/README.md,
+        # "Design measurements").
         whole = cgen.For("int64_t polyc_lane = 0", f"polyc_lane < {lanes}",
                          "polyc_lane += 1", braced(body))
         if body is copy:

@@ -21,10 +21,9 @@ at all. Only inputs read at unit stride along the first pass's loop, with
 indices that read no tensor (a prefetch computes its address and never reads
 memory), and that vary with the row are fetched.
 
-Measured on 2 threads (softmax 4096 × 1024, C written by hand from polyc's,
-41 interleaved rounds): 2.56 → 2.15 ms with the prefetches spread over the last
-pass; 2.37 ms issuing the whole row before the last pass; 2.30 ms fetching two
-rows ahead.
+Spread over the last pass, the prefetches did better than issuing the whole row
+before the last pass or fetching two rows ahead (measurements:
+benchmarks/README.md, "Design measurements").
 """
 from __future__ import annotations
 

@@ -111,9 +111,9 @@ def _unmasked_edge(emitter: LoopNestEmitter, block: _RegisterBlock, masked,
     The exact half is common (16 channels, 16 float32 lanes of AVX-512) and is a
     block of its own because gcc compiles the conditional store of the general
     half-width block (``if (lane >= polyc_own)``) into accumulator spills and
-    blends: kronecker3 (D = 16, every block at that edge) ran 8.0 ms, and 4.2–5.0
-    with this block (Zen 5, 2 threads, interleaved); wider extents (24) run as
-    before.
+    blends, which slowed kronecker3 (D = 16, every block at that edge) most; wider
+    extents (24) run as before (measurements: benchmarks/README.md, "Design
+    measurements").
     """
     level = block.simd_levels.index(True)
     width, count = block.trips[level].trip, f"polyc_count{level}"
@@ -248,7 +248,8 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
     if first is None:
         return block_code
     # A visit holding the first updates starts from the identity: the whole block
-    # twice, since gcc compiled the block ~15% slower around a branch between loads.
+    # twice, since gcc compiled the block slower around a branch between loads
+    # (measurements: benchmarks/README.md, "Design measurements").
     start = nest_loops([cgen.Statement(f"{acc} = {identity(statement.op, tensor.type)}")])
     return cgen.If(first, cgen.Block([declare, start, reduction, save]), block_code)
 

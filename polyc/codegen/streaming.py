@@ -17,10 +17,10 @@ is decided per call: only when the output is at least
 :func:`threshold_bytes`, a quarter of the last-level cache, since a smaller
 one may still be in cache when its consumer reads it.
 
-Measured with the operators (2 threads, in-process, interleaved, 21 rounds):
-elementwise 4096² 5.4 → 4.3 ms, layer norm 4096 × 1024 2.2 → 1.8 ms, softmax
-2.9 → 2.65 ms. Stores written with intrinsics straight from registers were
-faster still (elementwise 3.8 ms), but need the loop body in vector code.
+Streaming pays for the operators that write a large output once (elementwise,
+layer norm, softmax). Stores written with intrinsics straight from registers were
+faster still, but need the loop body in vector code (measurements:
+benchmarks/README.md, "Design measurements").
 """
 from __future__ import annotations
 

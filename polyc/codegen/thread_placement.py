@@ -2,10 +2,10 @@
 
 Left to Linux, a thread of libgomp's team that sleeps between calls is often woken
 on the CPU of the thread that wakes it (the caller, busy with its own share) and
-waits there for the next load balancing, a scheduler tick later. On the 2-core VM a
-softmax (4096 × 1024) that runs in 1.3 ms took 5–6 ms at the median when called
-every 50 ms, unpinned (2 threads; torch's own softmax took 1.9 against 1.0 ms); with
-OMP_PROC_BIND=true, or with the threads placed as here, 1.3.
+waits there for the next load balancing, a scheduler tick later. A short kernel
+called now and then, unpinned, takes several times as long as it does with
+OMP_PROC_BIND=true or with its threads placed as here (measurements:
+benchmarks/README.md, "Design measurements").
 
 So a kernel with parallel regions, before the first, places its team on a block of
 CPUs the calling thread may use, one thread each. The block starts at a CPU that
@@ -16,10 +16,11 @@ and stay there (the team's threads are libgomp's; they are placed again, in one
 extra parallel region, only when the team or the allowed CPUs change). The calling
 thread is left where it runs unless that is one of them: then it is moved to the
 block's first CPU for the call, and its CPU mask is restored before the kernel
-returns. A call costs a system call more, two or three when the caller is moved
-(0.4 µs on a 256 × 256 elementwise kernel: 11.5 against 11.1 µs). Nothing is
-placed when the user chose a binding (``OMP_PROC_BIND``), when the team has more
-threads than there are CPUs, or off Linux.
+returns. A call costs a system call more, two or three when the caller is moved: a
+small part of even a short kernel's call (measurements: benchmarks/README.md,
+"Design measurements"). Nothing is placed when the user chose a binding
+(``OMP_PROC_BIND``), when the team has more threads than there are CPUs, or off
+Linux.
 """
 from __future__ import annotations
 

@@ -163,8 +163,9 @@ def _nan_tracking_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterato
                             access: tuple[str, str, str]):
     """A float max/min reduction as OpenMP's own ``max``/``min`` plus an ``|`` of
     "saw a NaN": two short dependence chains per vector instead of one long one
-    (compare, merge the masks, blend), about 3x faster in a row of floats. The
-    result is NaN if the element or any value was, as with numpy's max and min.
+    (compare, merge the masks, blend), faster in a row of floats (measurements:
+    benchmarks/README.md, "Design measurements"). The result is NaN if the element
+    or any value was, as with numpy's max and min.
     """
     target, current, value = access
     before, inner, after = body

@@ -13,7 +13,8 @@ the row sum and once for the output::
 which is the spelling with a temporary ``e(n, d)``: fusion puts the three in one
 row loop and array contraction shrinks the temporary to a row buffer of the
 thread (``polyc.scheduling.contraction``), so each exponential is computed once and
-read back from L1 (1.9× faster than computing it twice, Zen 3).
+read back from L1, which costs less than computing it twice (measurements:
+benchmarks/README.md, "Design measurements").
 
 Only calls of the math library are shared (``exp``, ``log``, ``tanh``, ...: tens of
 cycles each); recomputing cheap arithmetic costs less than storing and loading it.

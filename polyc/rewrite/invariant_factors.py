@@ -15,9 +15,10 @@ and division distribute over the sum, so they can scale each finished element on
     S1:       var(n) +=! (X(n, d) - mu(n)) * (X(n, d) - mu(n))
     S1_scale: var(n) = var(n) / D
 
-A division per term is the slowest arithmetic a row reduction does (a layer norm
-spelled with ``/ D`` inside both sums ran 4× slower than with the division after
-them); the rewrite makes both spellings one program.
+A division per term is the slowest arithmetic a row reduction does (measured on a
+layer norm spelled with ``/ D`` inside both sums and with the division after them:
+benchmarks/README.md, "Design measurements"); the rewrite makes both spellings one
+program.
 
 One multiplication per output element instead of one per term, and the contraction
 left with plain reads: a register block broadcasts ``A`` straight from memory instead

@@ -102,12 +102,12 @@ def _better_order(read: ir.Read, vector_index: str, stmt: ir.Statement
     block's vector lanes read one row, and its successive reduction steps adjacent
     rows. The contraction's ``B(d, f, c, e)`` becomes ``B_t(c, e, f, d)``, not
     ``B_t(f, c, e, d)``, whose steps along ``f`` were 24³ elements apart, all in two
-    sets of the L1 cache (×1.07, interleaved A/B, 21 rounds); a convolution's
-    ``I(n, c, h + r, w + s)`` becomes ``I_t(n, h + r, c, w + s)``, its steps along
-    the channels a row apart instead of an image apart. The copy's cost against the
-    compute falls with the output channels that re-read it (interleaved A/B, 21
-    rounds, copy included): 64 channels 56², the bench's conv2d, ×1.054; 32 channels
-    112² ×1.12; 16 channels 56² ×0.965."""
+    sets of the L1 cache; a convolution's ``I(n, c, h + r, w + s)`` becomes
+    ``I_t(n, h + r, c, w + s)``, its steps along the channels a row apart instead of
+    an image apart. The copy's cost against the compute falls with the output
+    channels that re-read it: with few channels it costs more than it saves, and it
+    is made all the same (measurements: benchmarks/README.md, "Design
+    measurements")."""
     if any(isinstance(e, ir.Read) for i in read.indices for e in ir.walk(i)):
         return None
     dims = [ir.index_names(i) for i in read.indices]

@@ -30,14 +30,11 @@ loops run), printed as C by :func:`polyc.codegen.c_expr.set_to_c` over the AST's
 iterators ``c<depth>``; code generation takes a fold up only where every iterator a
 condition names is a loop around the code it guards.
 
-When it pays (measured, 2 threads, interleaved A/B): only where the output is no
-wider than a register block along its vector index (a run-time test on that
-extent). kronecker3, whose 16-wide output rows made its init nest a sweep of short
-partial vectors, ran 14.4 → 9.0 ms (×1.55) with 32-lane blocks (AVX-512), and 18.4
-→ 10.6 ms (×1.8) with 16-lane blocks (AVX2) once a block exactly as wide as the
-output folds too; contraction (24 wide) and conv2d were unchanged. Folding wider
-outputs lost: conv2d ×0.88, tbmm ×0.97 (the init nest is then a dense sweep that
-brings the output tile into cache ahead of the blocks).
+Folding pays only where the output is no wider than a register block along its
+vector index (a run-time test on that extent): there the init nest is a sweep of
+short partial vectors (kronecker3's 16-wide output rows). Wider outputs lose,
+because the init nest's dense sweep brings the output tile into cache ahead of the
+blocks (measurements: benchmarks/README.md, "Design measurements").
 """
 from __future__ import annotations
 

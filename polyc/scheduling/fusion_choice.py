@@ -209,10 +209,11 @@ def lost_vector_loops(fused: isl.Schedule, apart: isl.Schedule, program: PolyPro
 
     Fusion that costs a statement its vector loop or register block costs far more
     than the traffic it saves: bicg's column sum ``s(j) +=! r(i) * A(i, j)`` fused
-    with the row sum ``q(i) +=! A(i, j) * p(j)`` walked ``A`` down its columns, 20×
-    slower than apart; symm's and trmm's triangle selects fused into their products
-    were recomputed inside the reduction loop, 40× slower; isl's default fusion of
-    bicg's initialisation into its column sum cost it its jammed rows (×1.2)."""
+    with the row sum ``q(i) +=! A(i, j) * p(j)`` walked ``A`` down its columns;
+    symm's and trmm's triangle selects fused into their products were recomputed
+    inside the reduction loop; isl's default fusion of bicg's initialisation into its
+    column sum cost it its jammed rows (measurements: benchmarks/README.md, "Design
+    measurements")."""
     fused_marks, apart_marks = marks_by_statement(fused), marks_by_statement(apart)
     deepest = max(len(s.indices) for s in program.statements)
     losers = []

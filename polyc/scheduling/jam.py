@@ -28,8 +28,8 @@ An elementwise vector loop beside the reductions keeps its rows as a plain
 loop around it (jamming it saves nothing). Rows that store an output written
 once (elementwise rows, layer norm's ``Y``) are left alone: a jammed vector
 loop holds several statements, so its stores cannot stream
-(:mod:`polyc.codegen.streaming`), and streaming was worth more (layer norm
-jammed: 1.86 → 2.08 ms; elementwise: 4.3 → 5.5 ms).
+(:mod:`polyc.codegen.streaming`), and streaming is worth more than jamming them
+(measurements: benchmarks/README.md, "Design measurements").
 """
 from __future__ import annotations
 
@@ -40,7 +40,10 @@ import islpy as isl
 
 
 JAM_MARK = "jam"
-JAM_ROWS = 8  # measured on atax: 2 rows 3.17 ms, 4 rows 2.91, 8 rows 2.72
+# Rows per jammed block: one load of each shared vector serves them all, and each row's
+# dot product is a dependence chain of its own (measurements, against 2 and 4 rows:
+# benchmarks/README.md, "Design measurements").
+JAM_ROWS = 8
 
 
 @dataclass(frozen=True)
@@ -120,9 +123,10 @@ def _sink(node: isl.ScheduleNode, rows: isl.MultiUnionPwAff, rules: JamRules
           ) -> isl.ScheduleNode:
     """``rows`` inserted as a marked band above every leaf under ``node``, except that
     a vector loop of statements that reduce nothing (an elementwise pass beside the
-    reductions) gets them as a plain loop around it: jammed, it gained nothing and ran
-    eight rows' streams at once (2.5× slower than its rows one by one, rows 4 KiB
-    apart). Returns the node at ``node``'s position."""
+    reductions) gets them as a plain loop around it: jammed, it saves no load and runs
+    eight rows' streams at once, slower than its rows one by one (measurements:
+    benchmarks/README.md, "Design measurements"). Returns the node at ``node``'s
+    position."""
     if node.get_type() == isl.schedule_node_type.mark and \
             node.mark_get_id().get_name() in rules.vector_marks and \
             not rules.reduces(node.get_domain()):

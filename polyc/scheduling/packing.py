@@ -35,7 +35,8 @@ A *row factor* is packed too: the part of the product that varies with the block
 rows and not its vector lanes, when it is more than a read (``alpha * A(m, k)`` in
 ``alpha * A(m, k) * B(k, n)``). In place, the block evaluates it once per row, per
 step of the reduction, per block of columns: a scalar multiply per vector FMA pair
-on the FMA ports (2mm's first product ran ×1.39 slower than the plain matmul).
+on the FMA ports (2mm's first product ran slower than the plain matmul;
+measurements: benchmarks/README.md, "Design measurements").
 Packed, it is evaluated once per element of the tile, in the same order, so the
 values are the same; the block reads it like a broadcast operand. It pays from
 ``MIN_FACTOR_REUSE`` blocks of columns on (the copy is one pass over the tile).
@@ -60,10 +61,11 @@ from polyc.errors import InternalError
 from polyc.lang import ir
 from polyc.lang.printer import expr_to_tc
 
-# The register blocks of a tile that must read each panel for the copy to pay. Measured
-# on 2 threads (tiles 126 × 128 × 128): packing B, each panel read by 21 blocks of rows,
-# made gemm 1024³ 15.9 ms against 19.1 unpacked and mlp 9.5 against 12.4; packing A too,
-# each of its panels read by only 4 blocks of columns, lost part of that (16.8, 11.1).
+# The register blocks of a tile that must read each panel for the copy to pay: the copy
+# is one pass over the tile, and each block that reads the panel reads it contiguously.
+# Packing B, each panel read by every block of rows of the tile, paid; packing A too,
+# each panel read by a few blocks of columns, lost part of that (measurements:
+# benchmarks/README.md, "Design measurements").
 MIN_REUSE = 8
 # Blocks of columns that must read each element of a packed row factor: each saves the
 # factor's arithmetic per row and step; the copy costs about one block's share.

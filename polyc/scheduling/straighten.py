@@ -4,8 +4,8 @@ Where a reduction's extent is a constant (a convolution's filter written ``float
 3, 3)``), isl's scheduler may pick a skewed basis for the reduction loops: the band
 ``(n, k, h, w, c, c + r, s)`` instead of ``(..., c, r, s)``. Both walk the same points,
 but a member that moves two indices is no loop the tiling can size, block or
-vectorise, and the whole nest stayed a plain loop nest (a 3 × 3 convolution ran 50×
-slower than with a symbolic filter size).
+vectorise, and the whole nest stayed a plain loop nest, far slower than with a
+symbolic filter size (measurements: benchmarks/README.md, "Design measurements").
 
 A member ``c + r`` whose other indices are all walked by earlier members is replaced
 by the one index it adds (``r``): the members stay a unimodular basis of the same

@@ -4,8 +4,8 @@ parallel loops' values, not a whole number of tiles.
 OpenMP's static schedule shares out a tile loop's tiles. 2mm's 800 rows are six
 tiles of 128 and one of 32; its 900 columns seven of 128 and one of 4. Collapsed,
 the 56 tiles go 28 to each of 2 threads, and one thread gets 448 rows' worth of
-work, the other 352: the first product ran 10% below the same nest with each
-thread taking 400 rows (measured on hand-edited C, 2 threads).
+work, the other 352: the nest takes as long as the larger share, not an even one
+(measurements: benchmarks/README.md, "Design measurements").
 
 So the nest below a ``parallel`` mark (and the ``collapse N`` loops with it) is
 generated for one thread's *box* of values: for the k-th shared loop, whose tile
@@ -21,10 +21,10 @@ for the others a whole tile.
 
 Only nests whose outermost loop has a register block finer than its tile are
 shared out this way (matmul-like nests: gemm, mlp, 2mm). Elsewhere boxes would
-cut where tiles do, and cost more than they give: with its four collapsed loops
-in boxes, conv2d ran 6-8% slower (gcc spilled the block's row pointers around
-the boxes' bounds), with the same share of work per thread. Measured (interleaved
-A/B, 21 rounds, 2 threads): 2mm x1.10, mlp x1.02, gemm x1.00.
+cut where tiles do, and cost more than they give: gcc spills the register block's
+row pointers around the boxes' bounds (conv2d, with its four collapsed loops in
+boxes and the same share of work per thread; measurements: benchmarks/README.md,
+"Design measurements").
 
 Legality: a thread runs the instances of its box in the schedule's order, and the
 schedule is the one proven legal. Threads run their boxes at the same time, so
@@ -152,8 +152,9 @@ def _partition(mark: isl.ScheduleNode, nest: int) -> Partition | None:
         if values is None:
             return None
         # The outermost loop is cut in register blocks; the others in whole tiles,
-        # so that their point loops keep the bounds they had (kronecker3's 8 x 8 x 8
-        # tiles ran 4% slower cut in blocks, for the extra bounds).
+        # so that their point loops keep the bounds they had: cut in blocks, the extra
+        # bounds cost more than the finer share gives (measurements:
+        # benchmarks/README.md, "Design measurements").
         unit = _unit(band, value, tile) if k == 0 and tile > 1 else 1
         loops.append(SharedLoop(value, values.dim_min(0), values.dim_max(0),
                                 unit if unit > 1 else tile))

@@ -315,8 +315,8 @@ def _vector_member(members: list[Member], program: PolyProgram) -> Member | None
 
     A window offset (the ``kw`` of ``I(2 * w + kw)``) is no candidate: a filter is a
     few steps wide. A stride-2 convolution had vectorised its 3-step ``kw`` (unit
-    stride in both inputs) instead of ``w``: 2.5 s, against 77 ms register-blocked
-    along ``w`` (8 × 64 × 113², 64 channels, 3 × 3)."""
+    stride in both inputs) instead of ``w``, and ran far slower than register-blocked
+    along ``w`` (measurements: benchmarks/README.md, "Design measurements")."""
     candidates = [m for m in members if m.coincident or (
         is_vector_reduction(m, program) and not _is_window(m, program))]
     scores = [(unit_stride_score(m, members, program), m) for m in candidates]
@@ -334,8 +334,9 @@ def _point_groups(point: isl.ScheduleNode, members: list[Member], program: PolyP
     merged: an initialisation, the reduction and an epilogue make three nests. Grouped
     by members alone, the initialisation and the epilogue were one group, which isl
     fused with the reduction, peeling the first step of every reduction tile out of
-    the register block (mlp 8.5 → 8.0 ms). Where the statements cannot be ordered
-    one by one, they are grouped by the members they walk."""
+    the register block (mlp ran slower; measurements: benchmarks/README.md, "Design
+    measurements"). Where the statements cannot be ordered one by one, they are
+    grouped by the members they walk."""
     names = sorted(set().union(*(m.walks for m in members)))
     signature = {name: tuple(m.walks.get(name) is not None for m in members)
                  for name in names}

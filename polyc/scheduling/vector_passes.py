@@ -32,10 +32,9 @@ initialisation) move before the first pass. It is done when
   :mod:`polyc.codegen.streaming`, which a fused loop cannot),
 * a reduction is not fused with a call into the math library: the vector
   functions' calling convention clobbers every vector register, so the
-  accumulator would be stored and reloaded around each call. Measured on 2
-  threads: the example above with ``exp`` gained nothing (2.36 → 2.42 ms for
-  4096 rows of 1024), while ``c(n, d) = X(n, d) - m(n)`` fused with
-  ``v(n) +=! c(n, d) * c(n, d)`` ran 500 → 438 µs.
+  accumulator would be stored and reloaded around each call: fused, the example
+  above with ``exp`` gained nothing, where passes without a call gain
+  (measurements: benchmarks/README.md, "Design measurements").
 
 The final schedule is proven legal anyway.
 """
