@@ -834,17 +834,27 @@ def corpus_rows(cache_dir: Path, names: list[str]) -> list[dict]:
 # ------------------------------------------------------------------ per-call overhead
 
 def overhead(cache_dir: Path) -> dict:
-    """Warm per-call cost on 2x2 inputs with out= given: polyc vs np.einsum (and np.matmul)."""
+    """Warm per-call cost on tiny inputs with out= given: polyc's 2x2 matmul and 4-element
+    add, called and through bind(), against np.einsum, np.matmul and np.add."""
     op = polyc.define(BY_NAME["gemm"].source, cache_dir=cache_dir)
+    add = polyc.define("def add(float(N) X, float(N) Y) -> (Z) { Z(i) = X(i) + Y(i) }",
+                       cache_dir=cache_dir)
     A = np.ones((2, 2), np.float32)
     B = np.ones((2, 2), np.float32)
     C = np.empty((2, 2), np.float32)
+    X, Y, Z = np.ones(4, np.float32), np.ones(4, np.float32), np.empty(4, np.float32)
     op(A, B, out=C)
+    add(X, Y, out=Z)
+    bound_mm, bound_add = op.bind(A, B, out=C), add.bind(X, Y, out=Z)
     pin_threads()
     calls = {
         "polyc": lambda: op(A, B, out=C),
+        "polyc bind()": bound_mm,
         "numpy.einsum": lambda: np.einsum("ik,kj->ij", A, B, out=C),
         "numpy.matmul": lambda: np.matmul(A, B, out=C),
+        "polyc add": lambda: add(X, Y, out=Z),
+        "polyc add bind()": bound_add,
+        "numpy.add": lambda: np.add(X, Y, out=Z),
     }
     if torch is not None:
         try:
@@ -975,7 +985,8 @@ def print_results(rows: list[dict], over: dict | None) -> None:
 
     if over:
         print()
-        print("warm per-call overhead, 2x2 matmul with out= (median of 7 x 2000 calls)")
+        print("warm per-call overhead with out= (median of 7 x 2000 calls): 2x2 matmul, then "
+              "a 4-element add")
         print("  " + "   ".join(f"{name} {us:.1f} us" for name, us in over.items()))
 
     notes = [(row["kernel"], note) for row in rows for note in row["notes"]]
