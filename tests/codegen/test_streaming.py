@@ -82,6 +82,14 @@ def test_the_store_must_step_by_one_element_along_the_loop():
     assert _coefficient(it.mul(size), "c1") is None  # not affine in c1
 
 
+def test_streaming_stores_need_no_intrinsics_header(always_stream):
+    # Through the compilers' builtins: <immintrin.h> alone cost gcc about as long as a
+    # whole small kernel (benchmarks/README.md, "Design measurements").
+    text = polyc.define(SOFTMAX, machine=always_stream).compilation().c_source.text
+    assert "polyc_stream(" in text and "#include <immintrin.h>" not in text
+    assert "__builtin_ia32_sfence()" in text
+
+
 @pytest.mark.needs_cc
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int16", "float16", "bool"])
 def test_staged_stores_write_every_element_once(always_stream, dtype):

@@ -73,8 +73,29 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
   return v;
 }
 
-#if defined(__SSE2__)
-#include <immintrin.h>
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__AVX512F__)
+typedef long long polyc_line_part __attribute__((vector_size(64)));
+#elif defined(__AVX__)
+typedef long long polyc_line_part __attribute__((vector_size(32)));
+#else
+typedef long long polyc_line_part __attribute__((vector_size(16)));
+#endif
+/* One vector of `src` stored to `dst` (aligned to its size) past the cache. */
+static inline void polyc_stream_part(char *dst, const char *src) {
+  polyc_line_part v;
+  memcpy(&v, src, sizeof v);
+#if defined(__clang__)
+  __builtin_nontemporal_store(v, (polyc_line_part *)dst);
+#elif defined(__AVX512F__)
+  __builtin_ia32_movntdq512((polyc_line_part *)dst, v);
+#elif defined(__AVX__)
+  __builtin_ia32_movntdq256((polyc_line_part *)dst, v);
+#else
+  __builtin_ia32_movntdq((polyc_line_part *)dst, v);
+#endif
+}
+#define POLYC_STREAMING 1
 #endif
 /* Copies `bytes` from `src` to `dst` with streaming stores for the whole 64-byte
    lines of `dst`, plain stores for the partial lines at either end. */
@@ -84,14 +105,9 @@ static inline void polyc_stream(void *restrict dst, const void *restrict src, in
   int64_t k = 0;
   for (; k < bytes && ((uintptr_t)(d + k) & 63); k++) d[k] = s[k];
   for (; k + 64 <= bytes; k += 64) {
-#if defined(__AVX512F__)
-    _mm512_stream_si512((void *)(d + k), _mm512_loadu_si512((const void *)(s + k)));
-#elif defined(__AVX__)
-    _mm256_stream_si256((__m256i *)(d + k), _mm256_loadu_si256((const __m256i *)(s + k)));
-    _mm256_stream_si256((__m256i *)(d + k + 32), _mm256_loadu_si256((const __m256i *)(s + k + 32)));
-#elif defined(__SSE2__)
-    for (int64_t q = 0; q < 64; q += 16)
-      _mm_stream_si128((__m128i *)(d + k + q), _mm_loadu_si128((const __m128i *)(s + k + q)));
+#if defined(POLYC_STREAMING)
+    for (int64_t q = 0; q < 64; q += (int64_t)sizeof(polyc_line_part))
+      polyc_stream_part(d + k + q, s + k + q);
 #else
     memcpy(d + k, s + k, 64);
 #endif
@@ -100,8 +116,8 @@ static inline void polyc_stream(void *restrict dst, const void *restrict src, in
 }
 /* Orders the streaming stores before what follows (other threads' reads). */
 static inline void polyc_stream_fence(void) {
-#if defined(__SSE2__)
-  _mm_sfence();
+#if defined(POLYC_STREAMING)
+  __builtin_ia32_sfence();
 #endif
 }
 
