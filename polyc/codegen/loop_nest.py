@@ -29,7 +29,7 @@ from polyc.codegen.parallel_region import (is_parallel_loop, parallel_loop,
                                            parallel_with_private_temporaries,
                                            with_private_temporaries)
 from polyc.codegen.prefetch import RowPrefetch, chunked_loop, row_prefetch
-from polyc.codegen.register_block import register_blocked
+from polyc.codegen.register_block import register_block_at, register_blocked
 from polyc.codegen.streaming import streamed_loop
 from polyc.codegen.vector_reductions import jammed, simd_reduction
 from polyc.errors import InternalError
@@ -91,23 +91,27 @@ class LoopNestEmitter:
     def folds_complete(self) -> bool:
         """Whether every register mark of a folded statement became a register block,
         where its first visits start from the identity (elsewhere an update would read
-        the output that a skipped init nest never wrote)."""
+        the output that a skipped init nest never wrote). :meth:`fold_inits` takes up
+        only folds whose marks all form blocks, so this holds after emission."""
         return all(self.blocked.get(name, 0) == self.register_marks.get(name, 0)
                    for name in self.first_visits)
 
     def fold_inits(self, folded: dict[str, FoldedInit], ast: isl.AstNode) -> None:
-        """Take up the folded initialisations (:mod:`polyc.scheduling.folding`) whose conditions
-        C can test where the code runs: every iterator a condition names must be a loop
-        around each register block (or init nest) it guards; isl emits no loop for a
-        dimension with one value."""
+        """Take up the folded initialisations (:mod:`polyc.scheduling.folding`) that the
+        C can carry out: every register mark of the statement forms a register block
+        (:func:`~polyc.codegen.register_block.register_block_at`), and every iterator a
+        condition names is a loop around each block (or init nest) it guards; isl emits
+        no loop for a dimension with one value."""
         marks, nests = _scopes(ast, self)
-        for names, _ in marks:
+        for names, _, _ in marks:
             for name in names:
                 self.register_marks[name] = self.register_marks.get(name, 0) + 1
         for fold in folded.values():
             first = set_to_c(fold.first_visits, self.names)
-            blocks = [scope for names, scope in marks if names == {fold.statement}]
+            blocks = [scope for names, scope, _ in marks if names == {fold.statement}]
             if first is None or not blocks or not all(first[1] <= scope for scope in blocks):
+                continue
+            if not all(forms for names, _, forms in marks if fold.statement in names):
                 continue
             self.first_visits[fold.statement] = first[0]
             skipped = (set_to_c(fold.skipped_inits, self.names)
@@ -326,21 +330,23 @@ class LoopNestEmitter:
 
 
 def _scopes(ast: isl.AstNode, emitter: LoopNestEmitter):
-    """``(marks, nests)``: for each ``register`` mark and each nest of a sequence (a
-    child of a block), the statements under it and the loop iterators around it. For a
-    mark, those around its accumulator load: outside the chain of loops directly above
-    it that do not move the block's elements (the reduction loops, as
-    ``register_blocked`` takes them)."""
+    """``(marks, nests)``: for each ``register`` mark, the statements under it, the loop
+    iterators around its accumulator load, and whether it forms a register block; for
+    each nest of a sequence (a child of a block), its statements and the iterators
+    around it. A block's accumulator is loaded outside the chain of loops directly
+    above the mark that do not move its elements (its reduction loops): the walk down
+    the loop nest tries ``register_blocked`` at each loop, outermost first, and this
+    chain is the first one it can take."""
     marks, nests = [], []
 
     def walk(node: isl.AstNode, scope: frozenset[str], in_block: bool,
-             path: tuple[str, ...]) -> set[str]:
+             path: tuple[isl.AstNode, ...]) -> set[str]:
         kind = node.get_type()
         children = ast_children(node)
         inner, inner_path = scope, ()
         if kind == isl.ast_node_type.for_:
             iterator = node.for_get_iterator().get_id().get_name()
-            inner, inner_path = scope | {iterator}, path + (iterator,)
+            inner, inner_path = scope | {iterator}, path + (node,)
         elif kind == isl.ast_node_type.block and len(children) == 1:
             inner_path = path
         if kind == isl.ast_node_type.user:
@@ -350,7 +356,10 @@ def _scopes(ast: isl.AstNode, emitter: LoopNestEmitter):
             for child in children:
                 names |= walk(child, inner, kind == isl.ast_node_type.block, inner_path)
         if is_register_block(node_mark(node)):
-            marks.append((names, scope - set(_reduction_chain(node, path, emitter))))
+            chain = _reduction_chain(node, path, emitter)
+            forms = bool(chain) and register_block_at(emitter, chain[0]) is not None
+            iterators = {loop.for_get_iterator().get_id().get_name() for loop in chain}
+            marks.append((names, scope - iterators, forms))
         if in_block:
             nests.append((names, scope))
         return names
@@ -359,9 +368,10 @@ def _scopes(ast: isl.AstNode, emitter: LoopNestEmitter):
     return marks, nests
 
 
-def _reduction_chain(mark: isl.AstNode, path: tuple[str, ...], emitter: LoopNestEmitter):
+def _reduction_chain(mark: isl.AstNode, path: tuple[isl.AstNode, ...],
+                     emitter: LoopNestEmitter) -> tuple[isl.AstNode, ...]:
     """The longest run of ``path``'s innermost loops that no index of the block's
-    element mentions."""
+    element mentions, outermost first."""
     node = mark
     while node.get_type() != isl.ast_node_type.user:
         children = ast_children(node)
@@ -371,8 +381,9 @@ def _reduction_chain(mark: isl.AstNode, path: tuple[str, ...], emitter: LoopNest
     stmt, bound = emitter.called(node.user_get_expr())
     element = [bound[i] for i in stmt.statement.indices]
     chain = []
-    for iterator in reversed(path):
+    for loop in reversed(path):
+        iterator = loop.for_get_iterator().get_id().get_name()
         if any(mentions(arg, iterator) for arg in element):
             break
-        chain.append(iterator)
-    return tuple(chain)
+        chain.append(loop)
+    return tuple(reversed(chain))

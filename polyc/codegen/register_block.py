@@ -29,21 +29,10 @@ if TYPE_CHECKING:
 _FULL, _MASKED, _SHIFTED, _OWNED = "full", "masked", "shifted", "owned"
 
 
-def register_blocked(emitter: LoopNestEmitter, loop: isl.AstNode, iterator: str,
-                     scope: Scope):
-    """A reduction loop around a ``register`` nest: keep the block of outputs in a local
-    array across the loop (unroll-and-jam with scalar replacement).
-
-    Before:  for (k...) for (i < 6) simd for (j < 32) C[..i..j..] += A[..] * B[..];
-    After:   float polyc_acc[6][32];  load it from C
-             for (k...) for (i < 6) simd for (j < 32) polyc_acc[i][j] += A[..] * B[..];
-             store it to C
-
-    A partial block at an edge (bounds below the full trip) keeps the constant trip
-    counts, so the accumulator still lives in registers: a row past the edge repeats
-    the last row (the same loads, sums and stores again), and a vector lane past the
-    edge reads zeros (masked loads) and is never stored.
-    """
+def register_block_at(emitter: LoopNestEmitter, loop: isl.AstNode) -> _RegisterBlock | None:
+    """The register block whose reduction loops start at ``loop`` (the chain of loops
+    down to a ``register`` mark, none of them moving the block's element, around a nest
+    of constant trip counts over one pure reduction); ``None`` for any other loop."""
     chain = [loop]  # the reduction loops around the register nest, outermost first
     body = single(loop.for_get_body())
     while body.get_type() == isl.ast_node_type.for_:
@@ -79,8 +68,29 @@ def register_blocked(emitter: LoopNestEmitter, loop: isl.AstNode, iterator: str,
              for level, inner in enumerate(nest)]
     if any(trip is None for trip in trips):
         return None
-    block = _RegisterBlock(chain, stmt, iterators, simd_levels, trips, call)
-    emitter.blocked[stmt.name] = emitter.blocked.get(stmt.name, 0) + 1
+    return _RegisterBlock(chain, stmt, iterators, simd_levels, trips, call)
+
+
+def register_blocked(emitter: LoopNestEmitter, loop: isl.AstNode, iterator: str,
+                     scope: Scope):
+    """A reduction loop around a ``register`` nest: keep the block of outputs in a local
+    array across the loop (unroll-and-jam with scalar replacement).
+
+    Before:  for (k...) for (i < 6) simd for (j < 32) C[..i..j..] += A[..] * B[..];
+    After:   float polyc_acc[6][32];  load it from C
+             for (k...) for (i < 6) simd for (j < 32) polyc_acc[i][j] += A[..] * B[..];
+             store it to C
+
+    A partial block at an edge (bounds below the full trip) keeps the constant trip
+    counts, so the accumulator still lives in registers: a row past the edge repeats
+    the last row (the same loads, sums and stores again), and a vector lane past the
+    edge reads zeros (masked loads) and is never stored.
+    """
+    block = register_block_at(emitter, loop)
+    if block is None:
+        return None
+    trips = block.trips
+    emitter.blocked[block.stmt.name] = emitter.blocked.get(block.stmt.name, 0) + 1
     full = [emitter.expr(trip.full) for trip in trips if trip.full is not None]
     if not full:
         return _emit_register_block(emitter, block, _FULL, scope)

@@ -27,6 +27,7 @@ from polyc.codegen.panels import iterators_around_marks
 from polyc.codegen.thread_boxes import GRID_HELPER
 from polyc.codegen.thread_placement import PLACEMENT_HELPERS, place_team, release_team
 from polyc.codegen.vector_math import declarations
+from polyc.errors import InternalError
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang import types as ty
@@ -72,11 +73,9 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
                               iterators_around_marks(ast), stream_threshold, machine=machine)
     emitter.fold_inits(folded or {}, ast)
     code = emitter.node(ast, Scope())
-    if not emitter.folds_complete():  # some register mark was not emitted as a block
-        emitter = LoopNestEmitter(program, contractions, check_gathers,
-                                  iterators_around_marks(ast), stream_threshold,
-                                  machine=machine)
-        code = emitter.node(ast, Scope())
+    if not emitter.folds_complete():
+        raise InternalError(f"`{op.name}`: a folded initialisation was skipped, but a "
+                            f"register mark of its reduction did not become a block")
     parameters = _parameters(op)
     shared = tuple(t for t in op.temporaries if t.name not in contractions)
     body = [cgen.Statement("int polyc_status = 0")]

@@ -51,6 +51,19 @@ def test_first_visits_start_from_the_identity_and_the_init_nest_is_skipped():
     assert c.count("polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;") >= 1
 
 
+def test_a_fold_is_taken_only_where_every_register_mark_forms_a_block(monkeypatch):
+    # Code generation decides before writing any C: a fold whose register marks would
+    # not all become blocks is not taken (its init nest runs), never undone afterwards.
+    import polyc.codegen.loop_nest as loop_nest
+
+    folded = compiled(NARROW).c_source.text
+    assert "polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;" in folded
+    monkeypatch.setattr(loop_nest, "register_block_at", lambda emitter, loop: None)
+    unfolded = compiled(NARROW).c_source.text
+    assert "polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;" not in unfolded
+    assert unfolded.count("polyc_acc") > 0  # the blocks themselves are still made
+
+
 @pytest.mark.needs_cc
 @pytest.mark.parametrize("source, identity", [(NARROW, 0.0), (NARROW_MAX, -np.inf)])
 def test_an_empty_reduction_still_gets_its_identity(source, identity):
