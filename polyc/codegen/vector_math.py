@@ -13,6 +13,7 @@ import ctypes
 import ctypes.util
 import functools
 
+_LIBMVEC_SONAME = "libmvec.so.1"
 # (variant letter, float lanes, double lanes): SSE, AVX, AVX2, AVX-512.
 _VARIANTS = (("b", 4, 2), ("c", 8, 4), ("d", 8, 4), ("e", 16, 8))
 _CANDIDATES = {
@@ -26,13 +27,16 @@ _CANDIDATES = {
 @functools.lru_cache(maxsize=1)
 def simd_math_functions() -> frozenset[str]:
     """C names (``expf``, ``exp``, ...) with every SIMD variant present in libmvec."""
-    path = ctypes.util.find_library("mvec")
-    if path is None:
-        return frozenset()
-    try:
-        library = ctypes.CDLL(path)
+    try:  # glibc's soname: dlopen finds it without find_library's ldconfig subprocess
+        library = ctypes.CDLL(_LIBMVEC_SONAME)
     except OSError:
-        return frozenset()
+        path = ctypes.util.find_library("mvec")
+        if path is None:
+            return frozenset()
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            return frozenset()
     found = set()
     for name, arity in _CANDIDATES.items():
         for c_name, lanes_at in ((name + "f", 1), (name, 2)):
