@@ -11,15 +11,13 @@ from typing import TYPE_CHECKING
 import cgen
 import islpy as isl
 
-from polyc.codegen.c_expr import ExprEmitter, combine, identity, index_names
+from polyc.codegen.c_expr import ExprEmitter, combine, identity
 from polyc.codegen.c_names import braced, c_name
 from polyc.codegen.isl_ast import Trip, constant_trip, mentions, single
 from polyc.codegen.panels import panel_element, panel_read
-from polyc.lang import ir
 from polyc.lang.ir import is_pure_reduction
 from polyc.poly.program import PolyStatement
-from polyc.rewrite.layout import read_only_tensors
-from polyc.scheduling.marks import SIMD_MARK, is_register_block, node_mark
+from polyc.scheduling.marks import SIMD_MARK, RegisterBlock, is_register_block, node_mark
 from polyc.scheduling.packing import operand_expr
 
 if TYPE_CHECKING:
@@ -68,7 +66,8 @@ def register_block_at(emitter: LoopNestEmitter, loop: isl.AstNode) -> _RegisterB
              for level, inner in enumerate(nest)]
     if any(trip is None for trip in trips):
         return None
-    return _RegisterBlock(chain, stmt, iterators, simd_levels, trips, call)
+    return _RegisterBlock(chain, stmt, iterators, simd_levels, trips, call,
+                          node_mark(body))
 
 
 def register_blocked(emitter: LoopNestEmitter, loop: isl.AstNode, iterator: str,
@@ -153,13 +152,15 @@ def _vector_shift(emitter: LoopNestEmitter, block: _RegisterBlock) -> list | Non
     number of lanes the block may move back so that it is full again (0: it may not).
 
     The moved block recomputes columns of the block before it but stores only its
-    own, so it runs the full-width loop without masks. Statement domains are boxes, so
-    moving back is legal while the first column stays within the vector index's range;
-    the columns it does not own are read only from inputs (no race with the thread
-    that owns them), and their accumulators start at 0, not from the output.
+    own, so it runs the full-width loop without masks. Tiling proved the move legal
+    (``RegisterBlock.edge_moves_back``): the statement's instances along the vector
+    index are an interval independent of its other indices, so the block stays among
+    them while its first column stays within the index's range (tested here at run
+    time), and the columns it does not own read only read-only tensors (no race with
+    the thread that owns them); their accumulators start at 0, not from the output.
     """
     levels = [k for k, simd in enumerate(block.simd_levels) if simd]
-    if len(levels) != 1:
+    if not block.decision.edge_moves_back or len(levels) != 1:
         return None
     level = levels[0]
     iterator, bound = block.iterators[level], block.bound
@@ -169,13 +170,6 @@ def _vector_shift(emitter: LoopNestEmitter, block: _RegisterBlock) -> list | Non
         return None
     index = moved[0]
     statement = block.stmt.statement
-    # The extra columns are read only from inputs and their layout copies (made
-    # before the loops that read them): nothing another thread writes meanwhile.
-    read_only = read_only_tensors(emitter.program.op)
-    if any(read.tensor not in read_only
-           for read in ir.walk(statement.rhs) if isinstance(read, ir.Read)
-           and index in index_names(read.indices)):
-        return None
     low = emitter.exprs.size(statement.range_of(index).lo)
     shift = f"{block.trips[level].trip} - polyc_count{level}"
     first = cgen.Block([
@@ -297,6 +291,7 @@ class _RegisterBlock:
     simd_levels: list[bool]             # which of them is a vector loop
     trips: list[Trip]
     call: isl.AstExpr                   # the statement's isl call (its index expressions)
+    decision: RegisterBlock             # what tiling decided (its register mark)
 
     @property
     def bound(self) -> dict[str, isl.AstExpr]:

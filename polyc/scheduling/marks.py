@@ -31,11 +31,16 @@ Decision = TypeVar("Decision")
 class RegisterBlock:
     """The band below keeps a block of ``rows`` × ``columns`` outputs in registers
     across its ``reductions`` loops (:mod:`polyc.scheduling.tiling`); ``columns`` are
-    the lanes of its vector loop."""
+    the lanes of its vector loop. ``edge_moves_back``: a partial block at the end of
+    the vector index may move back over its neighbour's columns, recomputing them
+    without storing them (proven by tiling: the instances along that index are an
+    interval independent of the statement's other indices, and what the recomputed
+    columns read is read-only while the loops run)."""
 
     rows: int
     columns: int
     reductions: int
+    edge_moves_back: bool = False
 
     def mark_name(self) -> str:
         return "register"

@@ -44,7 +44,7 @@ from polyc.machine import Machine
 from polyc.machine.rules import (panel_budget, panel_depth, register_block,
                                  streamed_depth, streamed_row_tile, tile_budget, transpose_tile)
 from polyc.poly.dependences import Dependences
-from polyc.poly.program import PolyProgram, statements_named
+from polyc.poly.program import PolyProgram, isl_items, statements_named
 from polyc.rewrite.layout import read_only_tensors
 from polyc.scheduling.band_members import (Member, band_footprints, band_members,
                                            is_vector_reduction, reuse_per_member,
@@ -491,11 +491,45 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
         block = block.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
     inner = block.child(0).band_split(count + 1).child(0)
     inner = inner.insert_mark(isl.Id(SIMD_MARK)).parent()
-    block = inner.insert_mark(decision_mark(RegisterBlock(rows, columns, count))).parent()
+    decision = RegisterBlock(rows, columns, count, _edge_moves_back(vector, program))
+    block = inner.insert_mark(decision_mark(decision)).parent()
     point = block.parent() if prefix else block
     for panel in _panels(order, vector, row, reductions, program, packing, rows, columns):
         point = point.insert_mark(decision_mark(panel))
     return point
+
+
+def _edge_moves_back(vector: Member, program: PolyProgram) -> bool:
+    """Whether a partial register block at the end of ``vector`` may move back over its
+    neighbour's columns (:class:`~polyc.scheduling.marks.RegisterBlock`): the block's
+    one reduction statement has its instances along the vector index as an interval
+    independent of its other indices (no constraint of its domain ties that index to
+    another), and reads only read-only tensors at indices that move with it."""
+    walking = [name for name, index in vector.walks.items()
+               if index is not None and not program.statement(name).is_init]
+    if len(walking) != 1:
+        return False
+    stmt = program.statement(walking[0])
+    index = vector.walks[stmt.name]
+    read_only = read_only_tensors(program.op)
+    if any(read.tensor not in read_only for read in ir.walk(stmt.statement.rhs)
+           if isinstance(read, ir.Read) and index in ir.index_names(*read.indices)):
+        return False
+    domain = statements_named(program.domain, [stmt.name]).coalesce()
+    sets = isl_items(domain.get_set_list())
+    if len(sets) != 1:
+        return False
+    position = stmt.indices.index(index)
+    for basic in isl_items(sets[0].get_basic_set_list()):
+        if basic.dim(isl.dim_type.div):
+            return False
+        for constraint in basic.get_constraints():
+            if constraint.get_coefficient_val(isl.dim_type.set, position).is_zero():
+                continue
+            if any(not constraint.get_coefficient_val(isl.dim_type.set, k).is_zero()
+                   for k in range(basic.dim(isl.dim_type.set)) if k != position):
+                return False
+    return True
 
 
 def _panels(order: list[Member], vector: Member, row: Member, reductions: list[Member],

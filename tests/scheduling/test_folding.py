@@ -30,10 +30,27 @@ def test_the_register_mark_carries_the_block_that_folding_reads(machine):
     marks = summarize_schedule(compilation.schedule, compilation.program).marks
     blocks = [mark for mark in marks if isinstance(mark, RegisterBlock)]
     rows, columns = register_block(machine, 4)
-    assert blocks == [RegisterBlock(rows, columns, 1)]      # one reduction loop: r
+    # one reduction loop (r); X and W read-only, d's range a box: the edge may move back
+    assert blocks == [RegisterBlock(rows, columns, 1, edge_moves_back=True)]
     fold = folded_inits(compilation.schedule.tree, compilation.dependences,
                         compilation.program)["S0"]
     assert fold.lanes == columns
+
+
+def test_an_edge_block_moves_back_only_where_isl_shows_an_interval_of_columns():
+    import dataclasses
+
+    import islpy as isl
+    from polyc.scheduling.band_members import Member
+    from polyc.scheduling.tiling import _edge_moves_back
+
+    program = compiled(NARROW).program
+    along_d = Member(2, True, {"S0": "d", "S0_init": "d"}, True)
+    assert _edge_moves_back(along_d, program)
+    # Were the columns a triangle (d <= m), moving back could leave the domain.
+    S0 = "S0[m, n, d, r] : 0 <= m < M and 0 <= n < N and 0 <= d <= m and d < D and 0 <= r < R"
+    triangle = isl.UnionSet(f"[M, N, R, D] -> {{ {S0} }}")
+    assert not _edge_moves_back(along_d, dataclasses.replace(program, domain=triangle))
 
 
 def test_first_visits_start_from_the_identity_and_the_init_nest_is_skipped():
