@@ -113,11 +113,24 @@ def source_fingerprint() -> str:
     costs far less than reading them on every process start)."""
     root = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        info = path.stat()
-        digest.update(f"{path.relative_to(root)}\0{info.st_size}\0{info.st_mtime_ns}\n"
-                      .encode())
+    for path, size, mtime in sorted(_python_sources(str(root))):
+        digest.update(f"{os.path.relpath(path, root)}\0{size}\0{mtime}\n".encode())
     return digest.hexdigest()
+
+
+def _python_sources(directory: str) -> list[tuple[str, int, int]]:
+    """``(path, size, mtime_ns)`` of the ``.py`` files under ``directory`` (os.scandir:
+    a fifth of what Path.rglob and stat cost)."""
+    found = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    found += _python_sources(entry.path)
+            elif entry.name.endswith(".py"):
+                info = entry.stat()
+                found.append((entry.path, info.st_size, info.st_mtime_ns))
+    return found
 
 
 def operator_key(op, options) -> str:
