@@ -20,6 +20,7 @@ from polyc.jit import CacheWarning, KernelCache, get_library
 from polyc.jit.build import build_shared_object
 from polyc.jit.toolchain import compiler_identity
 from polyc.options import Options
+from child_process import run_json
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,11 +40,7 @@ def unique_source() -> str:
 
 
 def load_in_child(cache_dir: Path, source: str) -> dict:
-    result = subprocess.run([sys.executable, "-c", CHILD, str(cache_dir), source],
-                            capture_output=True, text=True, timeout=60, cwd=REPO,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return run_json(CHILD, str(cache_dir), source, timeout=60)
 
 
 def entry_files(cache_dir: Path, key: str) -> tuple[Path, Path]:

@@ -3,9 +3,6 @@ an operator before, or another with the same cache, runs no polyhedral stage and
 compiler for it; anything that changes the C changes the key; a damaged record is
 deleted and the operator compiled again."""
 import json
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -16,10 +13,9 @@ import polyc
 from polyc.jit import cache
 from polyc.jit.cache import KernelCache, operator_key
 from polyc.options import Options
+from child_process import run_json
 
 pytestmark = pytest.mark.needs_cc
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def unique_source() -> tuple[str, str, int]:
@@ -44,11 +40,7 @@ print(json.dumps({"hit": kernel.cache_hit, "generated": op._compilation is not N
 
 
 def run_child(cache_dir: Path, source: str) -> dict:
-    result = subprocess.run([sys.executable, "-c", CHILD, str(cache_dir), source],
-                            capture_output=True, text=True, timeout=120, cwd=REPO,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return run_json(CHILD, str(cache_dir), source)
 
 
 def records(cache_dir: Path) -> list[Path]:
