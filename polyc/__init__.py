@@ -12,7 +12,6 @@
 from polyc.api import Operator, define, op
 from polyc.errors import (ArgumentError, CompileError, ConfigurationError, InternalError,
                           ParseError, PolycError, SemanticError)
-from polyc.explore.compare import compare
 from polyc.lang.pyspelling import (bool_, exists, f16, f32, f64, i8, i16, i32, i64, max, min,
                                    prod, sum, u8, u16, u32, u64, where)
 from polyc.machine import NAMED_MACHINES, Machine
@@ -26,3 +25,12 @@ __all__ = [
     "f16", "f32", "f64", "i8", "i16", "i32", "i64", "max", "min", "op", "prod", "sum", "u8",
     "u16", "u32", "u64", "where",
 ]
+
+
+def __getattr__(name: str):
+    """``polyc.compare`` loads the exploring tools (and the compiler) on first use."""
+    if name == "compare":
+        from polyc.explore.compare import compare
+
+        return compare
+    raise AttributeError(f"module 'polyc' has no attribute {name!r}")

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import functools
 import threading
+from typing import TYPE_CHECKING
 
-from polyc.compiler import Compilation, check, frontend, generate
 from polyc.errors import PolycError
+from polyc.frontend import check, frontend
 from polyc.jit.arguments import ArgumentBinder
 from polyc.jit.cache import CompiledOperator, load_operator
 from polyc.jit.kernel import BoundKernel, Kernel
 from polyc.lang import ir
 from polyc.lang.printer import to_tc
 from polyc.options import Options
+
+if TYPE_CHECKING:
+    from polyc.compiler import Compilation
 
 _ENVIRONMENT_OPTIONS: Options | None = None
 
@@ -60,6 +64,8 @@ class Operator:
 
     def compilation(self) -> Compilation:
         """The polyhedral stages and C source (no C compiler involved)."""
+        from polyc.compiler import generate  # the optimising half loads on first use
+
         with self._lock:
             if self._compilation is None:
                 self._compilation = generate(self.ir, self.options)

@@ -36,13 +36,10 @@ import islpy as isl
 from polyc.codegen.ast_build import ast_text, build_ast
 from polyc.codegen.translation_unit import CSource, emit_c
 from polyc.codegen.vector_math import simd_math_functions
-from polyc.lang import ast as syntax
 from polyc.lang import ir
-from polyc.lang.parser import parse
-from polyc.lang.sema import analyze
+from polyc.frontend import check, frontend  # noqa: F401  (the pipeline's first stage)
 from polyc.machine import rules
 from polyc.options import Options
-from polyc.poly.bounds import prove_accesses_in_bounds
 from polyc.poly.dependences import Dependences, compute_dependences
 from polyc.poly.program import PolyProgram, build_poly_program
 from polyc.rewrite.common_values import share_common_values
@@ -52,16 +49,6 @@ from polyc.scheduling.contraction import contract_temporaries
 from polyc.scheduling.folding import folded_inits
 from polyc.scheduling.schedule import Schedule, compute_schedule
 from polyc.scheduling.threads import check_partitions, partition_nests
-
-
-def check(program: syntax.Program, name: str | None = None) -> ir.Op:
-    """Syntax tree → IR with the preconditions its accesses need."""
-    return prove_accesses_in_bounds(analyze(program, name))
-
-
-def frontend(source: str, name: str | None = None, filename: str = "<string>") -> ir.Op:
-    """TC text → checked IR."""
-    return check(parse(source, filename=filename), name)
 
 
 @dataclass(frozen=True)
