@@ -35,7 +35,8 @@ op = polyc.define(sys.argv[2], cache_dir=sys.argv[1])
 C = op(np.ones((3, 4), np.float32), np.ones((4, 5), np.float32))
 kernel = op.compile()
 print(json.dumps({"hit": kernel.cache_hit, "generated": op._compilation is not None,
-                  "value": float(C[0, 0]), "c": kernel.c_source}))
+                  "value": float(C[0, 0]), "c": kernel.c_source,
+                  "compiler loaded": "polyc.compiler" in sys.modules}))
 """
 
 
@@ -56,6 +57,7 @@ def test_a_second_process_generates_nothing(tmp_path):
     assert fields["c_source"] == first["c"] and fields["entry"] == f"polyc_{name}"
     second = run_child(tmp_path, source)
     assert second["hit"] == "disk" and not second["generated"]
+    assert first["compiler loaded"] and not second["compiler loaded"]  # not even imported
     assert second["value"] == 4 * scale and second["c"] == first["c"]
 
 
