@@ -17,6 +17,7 @@ from polyc.frontend import check, frontend
 from polyc.jit.arguments import ArgumentBinder
 from polyc.jit.cache import CompiledOperator, load_operator
 from polyc.jit.kernel import BoundKernel, Kernel
+from polyc.jit.launcher import launcher_module, make_launcher
 from polyc.lang import ir
 from polyc.lang.printer import to_tc
 from polyc.options import Options
@@ -45,6 +46,8 @@ class Operator:
         self._lock = threading.Lock()
         self._compilation: Compilation | None = None
         self._kernel: Kernel | None = None
+        self._launcher = None  # the C launcher's object, once compiled (polyc.jit.launcher)
+        self._call = self._call_through_binder  # the launcher's call, once compiled
 
     @property
     def name(self) -> str:
@@ -81,10 +84,16 @@ class Operator:
         kernel = self._kernel
         if kernel is None:
             library, compiled = load_operator(self.ir, self.options, self._generated)
+            loaded = Kernel.load(self.ir, library, compiled.entry, compiled.c_source,
+                                 compiled.schedule)
+            launcher = make_launcher(launcher_module(self.options), loaded, self._binder,
+                                     self._call_through_binder)
             with self._lock:
                 if self._kernel is None:
-                    self._kernel = Kernel.load(self.ir, library, compiled.entry,
-                                               compiled.c_source, compiled.schedule)
+                    self._kernel = loaded
+                    self._launcher = launcher
+                    if launcher is not None:
+                        self._call = launcher.call
                 kernel = self._kernel
         return kernel
 
@@ -97,6 +106,11 @@ class Operator:
     # ------------------------------------------------------------- calling
 
     def __call__(self, *args, out=None):
+        return self._call(args, out)
+
+    def _call_through_binder(self, args: tuple, out):
+        """A call the Python way: the arguments checked (copied where needed) before the
+        first compile, the kernel run through ctypes. The launcher's fallback."""
         bound = self._binder.bind(args, out)
         kernel = self._kernel or self.compile()
         kernel.run(bound.sizes, bound.inputs, bound.outputs)
@@ -112,6 +126,10 @@ class Operator:
         the kernel on every run."""
         bound = self._binder.bind(args, out)
         kernel = self._kernel or self.compile()
+        if self._launcher is not None:
+            launched = self._launcher.bind(args, out, self.name)
+            if launched is not None:
+                return launched
         return kernel.bind(bound, args)
 
     def explain(self, *args):

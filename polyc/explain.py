@@ -26,6 +26,7 @@ from pathlib import Path
 from polyc.errors import ArgumentError
 from polyc.lang import ir
 from polyc.lang import sizes as sz
+from polyc.jit.launcher import launcher_module
 from polyc.lang.printer import statement_to_tc, to_tc
 from polyc.machine import rules
 from polyc.poly.program import isl_items
@@ -394,6 +395,8 @@ def explain(operator, args=()) -> Explanation:
         Section("c", TITLES["c"], _c_parts(texts["c"], compilation.c_source.entry)),
     ]
     stats = _statistics(compilation, kernel, args and not arrays)
+    if kernel is not None:
+        stats.append("calls: " + launcher_module(operator.options).describe())
     stats.append("options: " + compilation.options.summary())
     stats.append(f"machine: {compilation.options.machine}")
     stats.append("derived: " + rules.summary(compilation.options.machine))

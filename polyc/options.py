@@ -11,6 +11,7 @@ Passes receive an :class:`Options` explicitly; no pass reads ``os.environ``.
 | POLYC_CC_TIMEOUT  | seconds before a hanging compiler is killed | 120                     |
 | POLYC_MACHINE     | machine model: host, a name (zen3, ...) or a JSON file | host  |
 | POLYC_PLACE_THREADS | 1: kernels pin their OpenMP threads       | 0                         |
+| POLYC_LAUNCHER    | 0: calls go through ctypes, not the C launcher | 1                    |
 """
 from __future__ import annotations
 
@@ -71,6 +72,9 @@ class Options:
     # ...); None: those libmvec has (polyc.codegen.vector_math). Tests fix it so that
     # the generated C does not depend on the host's C library.
     vector_math: frozenset[str] | None = None
+    # Calls go through polyc's C launcher (polyc.jit.launcher); False: through ctypes
+    # (20 times the overhead; the same checks, errors and results). Not in the C.
+    launcher: bool = True
 
     def __post_init__(self):
         if isinstance(self.machine, str):
@@ -113,6 +117,8 @@ class Options:
             options = options.with_(machine=named_machine(env["POLYC_MACHINE"]))
         if env.get("POLYC_PLACE_THREADS", "").strip() not in ("", "0"):
             options = options.with_(place_threads=True)
+        if env.get("POLYC_LAUNCHER", "").strip() == "0":
+            options = options.with_(launcher=False)
         if env.get("POLYC_CC_TIMEOUT"):
             try:
                 options = options.with_(cc_timeout=float(env["POLYC_CC_TIMEOUT"]))

@@ -31,6 +31,12 @@ INFINITY NAN status
 _ISL_ITERATOR = re.compile(r"^c\d+$")
 
 
+def launch_name(entry: str) -> str:
+    """The uniform entry point beside the kernel's entry point ``entry``
+    (:mod:`polyc.codegen.translation_unit`)."""
+    return f"{entry}_launch"
+
+
 def c_name(name: str) -> str:
     """The C identifier for user name ``name``."""
     if name in _C_RESERVED or name.startswith("polyc_") or _ISL_ITERATOR.match(name) \

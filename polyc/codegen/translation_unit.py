@@ -7,6 +7,13 @@ The entry point takes the sizes, then the inputs (tensors as ``const T
     int polyc_matmul(int64_t M, int64_t K, int64_t N,
                      const float *restrict A, const float *restrict B, float *restrict C)
 
+Beside it, every kernel has the same uniform entry, which the C launcher
+(:mod:`polyc.jit.launcher`) calls without knowing the operator: the sizes in an
+array, then one pointer per input and output (to the data of a tensor, to the
+value of a 0-rank input)::
+
+    int polyc_matmul_launch(const int64_t *polyc_sizes, void *const *polyc_args)
+
 Temporaries are allocated inside. The loop nests are written by
 :mod:`polyc.codegen.loop_nest`; this module adds the header comment, the helpers
 the nests use, the entry point's parameters, the work estimate that decides
@@ -21,7 +28,8 @@ import islpy as isl
 
 from polyc.codegen import streaming
 from polyc.codegen.c_expr import ExprEmitter
-from polyc.codegen.c_names import PREAMBLE, allocation_failed, c_name, malloc_statement
+from polyc.codegen.c_names import (PREAMBLE, allocation_failed, c_name, launch_name,
+                                   malloc_statement)
 from polyc.codegen.loop_nest import LoopNestEmitter, Scope
 from polyc.codegen.panels import iterators_around_marks
 from polyc.codegen.thread_boxes import GRID_HELPER
@@ -101,7 +109,7 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     grid = GRID_HELPER if emitter.shared_out else ""
     placement = PLACEMENT_HELPERS if placed else ""
     text = "\n".join([header, PREAMBLE, stream, grid, placement, vector_math, "",
-                      str(function), ""])
+                      str(function), "", str(_launch_entry(op, parameters)), ""])
     return CSource(text, entry_name(op), parameters, frozenset(emitter.streamed),
                    stream_threshold)
 
@@ -117,6 +125,21 @@ def _parameters(op: ir.Op) -> tuple[tuple[str, str], ...]:
     for tensor in op.outputs:
         params.append((f"{tensor.type.c_type} *restrict", c_name(tensor.name)))
     return tuple(params)
+
+
+def _launch_entry(op: ir.Op, parameters: tuple[tuple[str, str], ...]):
+    """``int <entry>_launch(sizes, args)``: the entry point called with the sizes in an
+    array and a pointer per input and output (a 0-rank input's points to its value)."""
+    values = [f"polyc_sizes[{k}]" for k in range(len(op.sizes))]
+    for k, (ctype, _) in enumerate(parameters[len(op.sizes):]):
+        pointer = ctype.replace(" *restrict", " *")
+        values.append(f"({pointer})polyc_args[{k}]" if pointer != ctype
+                      else f"*(const {ctype} *)polyc_args[{k}]")
+    call = f"return {entry_name(op)}({', '.join(values)})"
+    declaration = cgen.FunctionDeclaration(
+        cgen.Value("int", launch_name(entry_name(op))),
+        [cgen.Value("const int64_t *", "polyc_sizes"), cgen.Value("void *const *", "polyc_args")])
+    return cgen.FunctionBody(declaration, cgen.Block([cgen.Statement(call)]))
 
 
 def _declarator(ctype: str, name: str):

@@ -34,7 +34,7 @@ import islpy as isl
 import numpy as np
 
 from polyc.errors import ArgumentError, InternalError
-from polyc.jit.gathers import check_gathers, whole_gathers
+from polyc.jit.gathers import active_gathers, check_gathers, whole_gathers
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.poly.program import isl_name
@@ -165,11 +165,42 @@ class ArgumentBinder:
             _unshare_inputs(inputs, outputs)
         return BoundCall(sizes, tuple(inputs), outputs, results, copy_back, zeroed)
 
+    # ------------------------------------------------------------- the C launcher
+
+    def launcher_spec(self) -> tuple[int, tuple, tuple]:
+        """The operator's arguments as :mod:`polyc.jit.launcher` takes them: the number of
+        sizes; per input ``(dtype, kind, float_max, dims)`` with ``dims`` a
+        ``(size position or -1, constant)`` per dimension; per output ``(dtype, rank,
+        starts at zero)``."""
+        position = {name: k for k, name in enumerate(self._size_names)}
+        inputs = tuple((spec.dtype, spec.kind, spec.float_max,
+                        tuple((-1, constant) if name is None else (position[name], 0)
+                              for name, constant in spec.dims))
+                       for spec in self._inputs)
+        outputs = tuple((spec.dtype, len(spec.shape), spec.starts_at_zero)
+                        for spec in self._outputs)
+        return len(self._size_names), inputs, outputs
+
+    def prepared(self, sizes: tuple[int, ...]):
+        """What the launcher needs for a call with these sizes, decided as :meth:`bind`
+        decides it: ``(shapes, gathers)``, the outputs' extents one after the other and
+        ``(input position, extent)`` for each gather whose indices it must check; ``None``
+        when :meth:`bind` would raise (a precondition fails, an output's extent is
+        negative), so that the launcher lets it."""
+        named = dict(zip(self._size_names, sizes))
+        if self.op.preconditions and self._precondition_message(named) is not None:
+            return None
+        shapes = [extent for shape in self._output_shapes(named) for extent in shape]
+        if any(extent < 0 for extent in shapes):
+            return None
+        positions = {spec.name: k for k, spec in enumerate(self._inputs)}
+        gathers = [value for gather, extent in active_gathers(self.op, self._gathers, named)
+                   for value in (positions[gather.index], extent)]
+        return tuple(shapes), tuple(gathers)
+
     # ------------------------------------------------------------- outputs
 
-    def _bind_outputs(self, sizes: dict[str, int], out):
-        user_arrays, labels = self._split_out(out)
-        outputs, results, copy_back, zeroed = [], [], [], []
+    def _output_shapes(self, sizes: dict[str, int]) -> tuple[tuple[int, ...], ...]:
         key = tuple(sizes.values())
         shapes = self._shape_memo.get(key)
         if shapes is None:
@@ -178,6 +209,12 @@ class ArgumentBinder:
             if len(self._shape_memo) >= _MEMO_LIMIT:
                 self._shape_memo.clear()
             self._shape_memo[key] = shapes
+        return shapes
+
+    def _bind_outputs(self, sizes: dict[str, int], out):
+        user_arrays, labels = self._split_out(out)
+        outputs, results, copy_back, zeroed = [], [], [], []
+        shapes = self._output_shapes(sizes)
         for spec, shape, user, label in zip(self._outputs, shapes, user_arrays, labels):
             if any(extent < 0 for extent in shape):
                 extents = ", ".join(sz.to_tc(extent) for extent in spec.shape)
@@ -232,16 +269,20 @@ class ArgumentBinder:
     # ------------------------------------------------------------- preconditions
 
     def _check_preconditions(self, sizes: dict[str, int]) -> None:
+        message = self._precondition_message(sizes)
+        if message is not None:
+            raise ArgumentError(message)
+
+    def _precondition_message(self, sizes: dict[str, int]) -> str | None:
         key = tuple(sizes[name] for name in self._size_names)
         try:
-            message = self._precondition_memo[key]
+            return self._precondition_memo[key]
         except KeyError:
             message = self._failed_precondition(sizes)
             if len(self._precondition_memo) >= _MEMO_LIMIT:
                 self._precondition_memo.clear()
             self._precondition_memo[key] = message
-        if message is not None:
-            raise ArgumentError(message)
+            return message
 
     def _failed_precondition(self, sizes: dict[str, int]) -> str | None:
         """The error message for the first precondition the sizes violate, or None."""

@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from polyc.codegen.c_names import launch_name
 from polyc.codegen.vector_math import simd_math_functions
 from polyc.errors import CompileError
 from polyc.jit.build import build_shared_object, keep_failed_source, source_stem
@@ -240,7 +241,8 @@ class KernelCache:
             if compiled is None:
                 return None
         library = self._loaded.get(compiled.key) or self._load_verified(directory, compiled.key)
-        if library is None or not hasattr(library.cdll, compiled.entry):
+        if library is None or not all(hasattr(library.cdll, name) for name in
+                                      (compiled.entry, launch_name(compiled.entry))):
             _discard(path)
             return None
         if "cc" in options.debug:

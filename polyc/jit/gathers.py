@@ -59,15 +59,21 @@ def _reads_whole_input(op: ir.Op, statement: ir.Statement, read: ir.Read) -> boo
                for name, extent in zip(names, tensor.shape))
 
 
+def active_gathers(op: ir.Op, gathers: tuple[Gather, ...], sizes: dict[str, int]
+                   ) -> list[tuple[Gather, int]]:
+    """The gathers that run for ``sizes``, each with the extent its indices must stay
+    below (a statement whose domain is empty never uses its indices)."""
+    return [(gather, sz.evaluate(op.tensor(gather.read.tensor).shape[gather.dim], sizes))
+            for gather in gathers
+            if all(sz.evaluate(r.hi, sizes) > sz.evaluate(r.lo, sizes)
+                   for r in gather.statement.domain)]
+
+
 def check_gathers(op: ir.Op, gathers: tuple[Gather, ...], sizes: dict[str, int],
                   arrays: dict[str, np.ndarray]) -> str | None:
     """The message for the first out-of-range index, or ``None`` when all are in range."""
-    for gather in gathers:
-        if any(sz.evaluate(r.hi, sizes) <= sz.evaluate(r.lo, sizes)
-               for r in gather.statement.domain):
-            continue  # the statement never runs: its indices are never used
+    for gather, extent in active_gathers(op, gathers, sizes):
         values = arrays[gather.index]
-        extent = sz.evaluate(op.tensor(gather.read.tensor).shape[gather.dim], sizes)
         if values.size and (values.min() < 0 or values.max() >= extent):
             return gather_message(op, gather.read, gather.dim, values, extent)
     return None

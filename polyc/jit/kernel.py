@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from polyc.codegen.c_names import STATUS_GATHER_OUT_OF_RANGE, STATUS_NO_MEMORY, STATUS_OK
+from polyc.codegen.c_names import (STATUS_GATHER_OUT_OF_RANGE, STATUS_NO_MEMORY, STATUS_OK,
+                                   launch_name)
 from polyc.errors import ArgumentError, InternalError
 from polyc.jit.arguments import BoundCall
 from polyc.jit.gathers import gather_message
@@ -33,6 +34,7 @@ class Kernel:
     function: object  # the ctypes function
     cache_hit: str
     compile_seconds: float
+    launch_address: int  # the uniform entry point (polyc.jit.launcher calls it)
 
     @staticmethod
     def load(op: ir.Op, library, entry: str, c_source: str, schedule: str) -> Kernel:
@@ -43,8 +45,9 @@ class Kernel:
         argtypes += [ctypes.c_void_p] * len(op.outputs)
         function.argtypes = argtypes
         function.restype = ctypes.c_int
+        launch = ctypes.cast(getattr(library.cdll, launch_name(entry)), ctypes.c_void_p)
         return Kernel(op, c_source, schedule, Path(library.so_path), function,
-                      library.cache_hit, library.compile_seconds)
+                      library.cache_hit, library.compile_seconds, launch.value)
 
     def run(self, sizes: dict[str, int], inputs, outputs) -> None:
         """Call the C entry point on bound arguments (see ``polyc.jit.arguments``)."""

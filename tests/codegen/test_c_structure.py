@@ -61,8 +61,13 @@ def test_entry_point_signature_and_parallel_loop():
     text = generated(MATMUL)
     finder = Finder()
     finder.visit(parse_entry(text))
-    (function,) = finder.functions
+    function, launch = finder.functions
     assert function.decl.name == "polyc_matmul"
+    # The uniform entry the C launcher calls: sizes in an array, a pointer per tensor.
+    assert launch.decl.name == "polyc_matmul_launch"
+    assert [p.name for p in launch.decl.type.args.params] == ["polyc_sizes", "polyc_args"]
+    assert "polyc_matmul(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], (const float *)" \
+           "polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2])" in text
     params = [(p.name, " ".join(p.type.quals) if isinstance(p.type, c_ast.PtrDecl) else "")
               for p in function.decl.type.args.params]
     assert [name for name, _ in params] == ["M", "K", "N", "A", "B", "C"]

@@ -613,3 +613,8 @@ int polyc_atax(int64_t M, int64_t N, const float *restrict A, const float *restr
   }
   return polyc_status;
 }
+
+int polyc_atax_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_atax(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}

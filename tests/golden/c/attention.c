@@ -1464,3 +1464,8 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
   free(Km_t021);
   return polyc_status;
 }
+
+int polyc_attention_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_attention(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], polyc_sizes[3], polyc_sizes[4], (const float *)polyc_args[0], (const float *)polyc_args[1], (const float *)polyc_args[2], (float *)polyc_args[3]);
+}

@@ -134,3 +134,8 @@ int polyc_avgpool3x3(int64_t N, int64_t C, int64_t H, int64_t W, const float *re
   }
   return polyc_status;
 }
+
+int polyc_avgpool3x3_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_avgpool3x3(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], polyc_sizes[3], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

@@ -732,3 +732,8 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
   free(Y_t021);
   return polyc_status;
 }
+
+int polyc_batch_matmul_trans_b_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_batch_matmul_trans_b(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], polyc_sizes[3], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}

@@ -365,3 +365,8 @@ int polyc_bicg(int64_t N, int64_t M, const float *restrict A, const float *restr
   }
   return polyc_status;
 }
+
+int polyc_bicg_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_bicg(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (const float *)polyc_args[1], (const float *)polyc_args[2], (float *)polyc_args[3], (float *)polyc_args[4]);
+}

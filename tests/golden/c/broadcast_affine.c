@@ -169,3 +169,8 @@ int polyc_broadcast_affine(int64_t M, int64_t N, const float *restrict A, const 
   }
   return polyc_status;
 }
+
+int polyc_broadcast_affine_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_broadcast_affine(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (const float *)polyc_args[1], *(const float *)polyc_args[2], (float *)polyc_args[3]);
+}

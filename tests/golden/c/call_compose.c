@@ -241,3 +241,8 @@ int polyc_zscore(int64_t N, int64_t M, const float *restrict X, float *restrict 
   }
   return polyc_status;
 }
+
+int polyc_zscore_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_zscore(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

@@ -258,3 +258,8 @@ int polyc_main(int64_t R, int64_t S, const float *restrict A, const float *restr
   }
   return polyc_status;
 }
+
+int polyc_main_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_main(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2], (float *)polyc_args[3]);
+}

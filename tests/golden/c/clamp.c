@@ -89,3 +89,8 @@ int polyc_clamp(int64_t N, const float *restrict X, float lo, float hi, float *r
   }
   return polyc_status;
 }
+
+int polyc_clamp_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_clamp(polyc_sizes[0], (const float *)polyc_args[0], *(const float *)polyc_args[1], *(const float *)polyc_args[2], (float *)polyc_args[3]);
+}

@@ -199,3 +199,8 @@ int polyc_col_min(int64_t M, int64_t N, const float *restrict X, float *restrict
   }
   return polyc_status;
 }
+
+int polyc_col_min_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_col_min(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

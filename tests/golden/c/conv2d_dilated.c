@@ -793,3 +793,8 @@ int polyc_conv2d_dilated(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
   free(I_t0213);
   return polyc_status;
 }
+
+int polyc_conv2d_dilated_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_conv2d_dilated(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], polyc_sizes[3], polyc_sizes[4], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}

@@ -799,3 +799,8 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
   free(I_t0213);
   return polyc_status;
 }
+
+int polyc_conv2d_strided_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_conv2d_strided(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], polyc_sizes[3], polyc_sizes[4], polyc_sizes[5], polyc_sizes[6], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}

@@ -169,3 +169,8 @@ int polyc_copy2d(int64_t M, int64_t N, const float *restrict I, float *restrict 
   }
   return polyc_status;
 }
+
+int polyc_copy2d_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_copy2d(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

@@ -176,3 +176,8 @@ int polyc_cross_entropy(int64_t B, int64_t C, const float *restrict X, const int
   free(s);
   return polyc_status;
 }
+
+int polyc_cross_entropy_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_cross_entropy(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (const int32_t *)polyc_args[1], (float *)polyc_args[2]);
+}

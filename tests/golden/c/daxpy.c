@@ -89,3 +89,8 @@ int polyc_daxpy(int64_t N, double alpha, const double *restrict x, const double 
   }
   return polyc_status;
 }
+
+int polyc_daxpy_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_daxpy(polyc_sizes[0], *(const double *)polyc_args[0], (const double *)polyc_args[1], (const double *)polyc_args[2], (double *)polyc_args[3]);
+}

@@ -713,3 +713,8 @@ int polyc_dgemm(int64_t M, int64_t K, int64_t N, const double *restrict A, const
   }
   return polyc_status;
 }
+
+int polyc_dgemm_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_dgemm(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], (const double *)polyc_args[0], (const double *)polyc_args[1], (double *)polyc_args[2]);
+}

@@ -107,3 +107,8 @@ int polyc_dim_specifier(int64_t M, int64_t N, const float *restrict X, float *re
   }
   return polyc_status;
 }
+
+int polyc_dim_specifier_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_dim_specifier(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

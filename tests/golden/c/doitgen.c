@@ -704,3 +704,8 @@ int polyc_doitgen(int64_t NR, int64_t NQ, int64_t NP, const float *restrict A, c
   }
   return polyc_status;
 }
+
+int polyc_doitgen_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_doitgen(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}

@@ -114,3 +114,8 @@ int polyc_dot(int64_t N, const float *restrict a, const float *restrict b, float
   }
   return polyc_status;
 }
+
+int polyc_dot_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_dot(polyc_sizes[0], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}

@@ -111,3 +111,8 @@ int polyc_embedding_bag(int64_t V, int64_t D, int64_t B, int64_t L, const float 
   }
   return polyc_status;
 }
+
+int polyc_embedding_bag_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_embedding_bag(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], polyc_sizes[3], (const float *)polyc_args[0], (const int32_t *)polyc_args[1], (float *)polyc_args[2]);
+}

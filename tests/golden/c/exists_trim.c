@@ -169,3 +169,8 @@ int polyc_exists_trim(int64_t B, int64_t N, const float *restrict X, float *rest
   }
   return polyc_status;
 }
+
+int polyc_exists_trim_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_exists_trim(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

@@ -765,3 +765,8 @@ int polyc_fc_bias_relu(int64_t B, int64_t M, int64_t N, const float *restrict I,
   free(W1_t10);
   return polyc_status;
 }
+
+int polyc_fc_bias_relu_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_fc_bias_relu(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], (const float *)polyc_args[0], (const float *)polyc_args[1], (const float *)polyc_args[2], (float *)polyc_args[3]);
+}

@@ -169,3 +169,8 @@ int polyc_gather_rows(int64_t V, int64_t D, int64_t K, const float *restrict T, 
   }
   return polyc_status;
 }
+
+int polyc_gather_rows_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_gather_rows(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], (const float *)polyc_args[0], (const int64_t *)polyc_args[1], (float *)polyc_args[2]);
+}

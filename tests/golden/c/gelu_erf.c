@@ -91,3 +91,8 @@ int polyc_gelu_erf(int64_t N, const float *restrict X, float *restrict O)
   }
   return polyc_status;
 }
+
+int polyc_gelu_erf_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_gelu_erf(polyc_sizes[0], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

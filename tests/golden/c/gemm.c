@@ -726,3 +726,8 @@ int polyc_gemm(int64_t M, int64_t K, int64_t N, float alpha, float beta, const f
   }
   return polyc_status;
 }
+
+int polyc_gemm_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_gemm(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], *(const float *)polyc_args[0], *(const float *)polyc_args[1], (const float *)polyc_args[2], (const float *)polyc_args[3], (const float *)polyc_args[4], (float *)polyc_args[5]);
+}

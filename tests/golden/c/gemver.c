@@ -391,3 +391,8 @@ int polyc_gemver(int64_t N, float alpha, float beta, const float *restrict A, co
   }
   return polyc_status;
 }
+
+int polyc_gemver_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_gemver(polyc_sizes[0], *(const float *)polyc_args[0], *(const float *)polyc_args[1], (const float *)polyc_args[2], (const float *)polyc_args[3], (const float *)polyc_args[4], (const float *)polyc_args[5], (const float *)polyc_args[6], (const float *)polyc_args[7], (const float *)polyc_args[8], (float *)polyc_args[9], (float *)polyc_args[10], (float *)polyc_args[11]);
+}

@@ -417,3 +417,8 @@ int polyc_gesummv(int64_t N, float alpha, float beta, const float *restrict A, c
   }
   return polyc_status;
 }
+
+int polyc_gesummv_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_gesummv(polyc_sizes[0], *(const float *)polyc_args[0], *(const float *)polyc_args[1], (const float *)polyc_args[2], (const float *)polyc_args[3], (const float *)polyc_args[4], (float *)polyc_args[5]);
+}

@@ -748,3 +748,8 @@ int polyc_grouped_matmul(int64_t M, int64_t G, int64_t K, int64_t N, const float
   }
   return polyc_status;
 }
+
+int polyc_grouped_matmul_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_grouped_matmul(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], polyc_sizes[3], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}

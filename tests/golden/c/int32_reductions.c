@@ -118,3 +118,8 @@ int polyc_int32_reductions(int64_t M, int64_t N, const int32_t *restrict X, int3
   }
   return polyc_status;
 }
+
+int polyc_int32_reductions_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_int32_reductions(polyc_sizes[0], polyc_sizes[1], (const int32_t *)polyc_args[0], (int32_t *)polyc_args[1], (int32_t *)polyc_args[2]);
+}

@@ -169,3 +169,8 @@ int polyc_int_to_float_cast(int64_t M, int64_t N, const int32_t *restrict X, flo
   }
   return polyc_status;
 }
+
+int polyc_int_to_float_cast_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_int_to_float_cast(polyc_sizes[0], polyc_sizes[1], (const int32_t *)polyc_args[0], (float *)polyc_args[1]);
+}

@@ -716,3 +716,8 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
   free(W_t10);
   return polyc_status;
 }
+
+int polyc_kronecker3_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_kronecker3(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], polyc_sizes[3], polyc_sizes[4], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}

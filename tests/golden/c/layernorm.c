@@ -270,3 +270,8 @@ int polyc_layernorm(int64_t N, int64_t D, const float *restrict X, const float *
   }
   return polyc_status;
 }
+
+int polyc_layernorm_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_layernorm(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (const float *)polyc_args[1], (const float *)polyc_args[2], *(const float *)polyc_args[3], (float *)polyc_args[4]);
+}

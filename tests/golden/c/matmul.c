@@ -713,3 +713,8 @@ int polyc_matmul(int64_t M, int64_t K, int64_t N, const float *restrict A, const
   }
   return polyc_status;
 }
+
+int polyc_matmul_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_matmul(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}

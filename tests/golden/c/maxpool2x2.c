@@ -122,3 +122,8 @@ int polyc_maxpool2x2(int64_t N, int64_t C, int64_t H, int64_t W, const float *re
   }
   return polyc_status;
 }
+
+int polyc_maxpool2x2_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_maxpool2x2(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], polyc_sizes[3], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

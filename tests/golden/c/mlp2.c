@@ -1399,3 +1399,8 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
   free(W2_t10);
   return polyc_status;
 }
+
+int polyc_mlp2_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_mlp2(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], polyc_sizes[3], (const float *)polyc_args[0], (const float *)polyc_args[1], (const float *)polyc_args[2], (const float *)polyc_args[3], (const float *)polyc_args[4], (float *)polyc_args[5]);
+}

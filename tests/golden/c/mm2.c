@@ -1351,3 +1351,8 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
   free(tmp);
   return polyc_status;
 }
+
+int polyc_mm2_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_mm2(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], polyc_sizes[3], *(const float *)polyc_args[0], *(const float *)polyc_args[1], (const float *)polyc_args[2], (const float *)polyc_args[3], (const float *)polyc_args[4], (const float *)polyc_args[5], (float *)polyc_args[6]);
+}

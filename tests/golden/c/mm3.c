@@ -1579,3 +1579,8 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
   free(F);
   return polyc_status;
 }
+
+int polyc_mm3_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_mm3(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], polyc_sizes[3], polyc_sizes[4], (const float *)polyc_args[0], (const float *)polyc_args[1], (const float *)polyc_args[2], (const float *)polyc_args[3], (float *)polyc_args[4]);
+}

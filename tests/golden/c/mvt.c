@@ -379,3 +379,8 @@ int polyc_mvt(int64_t N, const float *restrict A, const float *restrict x1_0, co
   }
   return polyc_status;
 }
+
+int polyc_mvt_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_mvt(polyc_sizes[0], (const float *)polyc_args[0], (const float *)polyc_args[1], (const float *)polyc_args[2], (const float *)polyc_args[3], (const float *)polyc_args[4], (float *)polyc_args[5], (float *)polyc_args[6]);
+}

@@ -169,3 +169,8 @@ int polyc_outer_product(int64_t M, int64_t N, const float *restrict a, const flo
   }
   return polyc_status;
 }
+
+int polyc_outer_product_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_outer_product(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}

@@ -103,3 +103,8 @@ int polyc_permute3d(int64_t A, int64_t B, int64_t C, const float *restrict I, fl
   }
   return polyc_status;
 }
+
+int polyc_permute3d_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_permute3d(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

@@ -171,3 +171,8 @@ int polyc_pow_fabs(int64_t M, int64_t N, const float *restrict P, const float *r
   }
   return polyc_status;
 }
+
+int polyc_pow_fabs_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_pow_fabs(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}

@@ -89,3 +89,8 @@ int polyc_range_intersection(int64_t N, int64_t M, const float *restrict X, cons
   }
   return polyc_status;
 }
+
+int polyc_range_intersection_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_range_intersection(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}

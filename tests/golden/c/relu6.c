@@ -169,3 +169,8 @@ int polyc_relu6(int64_t M, int64_t N, const float *restrict X, float *restrict O
   }
   return polyc_status;
 }
+
+int polyc_relu6_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_relu6(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

@@ -107,3 +107,8 @@ int polyc_row_mean(int64_t M, int64_t N, const float *restrict X, float *restric
   }
   return polyc_status;
 }
+
+int polyc_row_mean_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_row_mean(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

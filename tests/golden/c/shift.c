@@ -169,3 +169,8 @@ int polyc_shift(int64_t B, int64_t N, const float *restrict I, float *restrict O
   }
   return polyc_status;
 }
+
+int polyc_shift_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_shift(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

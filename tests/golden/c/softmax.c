@@ -267,3 +267,8 @@ int polyc_softmax(int64_t N, int64_t C, const float *restrict X, float *restrict
   }
   return polyc_status;
 }
+
+int polyc_softmax_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_softmax(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

@@ -173,3 +173,8 @@ int polyc_softplus_let(int64_t M, int64_t N, const float *restrict X, float *res
   }
   return polyc_status;
 }
+
+int polyc_softplus_let_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_softplus_let(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

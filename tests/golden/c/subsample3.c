@@ -89,3 +89,8 @@ int polyc_subsample3(int64_t N, const float *restrict I, float *restrict O)
   }
   return polyc_status;
 }
+
+int polyc_subsample3_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_subsample3(polyc_sizes[0], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

@@ -114,3 +114,8 @@ int polyc_sum_all(int64_t N, const float *restrict X, float *restrict s)
   }
   return polyc_status;
 }
+
+int polyc_sum_all_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_sum_all(polyc_sizes[0], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

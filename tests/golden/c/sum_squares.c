@@ -223,3 +223,8 @@ int polyc_sum_squares(int64_t M, int64_t N, const float *restrict X, float *rest
   }
   return polyc_status;
 }
+
+int polyc_sum_squares_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_sum_squares(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

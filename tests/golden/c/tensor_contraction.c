@@ -761,3 +761,8 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
   free(B_t2310);
   return polyc_status;
 }
+
+int polyc_tensor_contraction_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_tensor_contraction(polyc_sizes[0], polyc_sizes[1], polyc_sizes[2], polyc_sizes[3], polyc_sizes[4], polyc_sizes[5], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}

@@ -99,3 +99,8 @@ int polyc_transpose(int64_t M, int64_t N, const float *restrict I, float *restri
   }
   return polyc_status;
 }
+
+int polyc_transpose_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_transpose(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

@@ -169,3 +169,8 @@ int polyc_tril_mask(int64_t M, int64_t N, const float *restrict X, float *restri
   }
   return polyc_status;
 }
+
+int polyc_tril_mask_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_tril_mask(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (float *)polyc_args[1]);
+}

@@ -130,3 +130,8 @@ int polyc_unary_math(int64_t M, int64_t N, const float *restrict X, const float 
   }
   return polyc_status;
 }
+
+int polyc_unary_math_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_unary_math(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2], (float *)polyc_args[3], (float *)polyc_args[4], (float *)polyc_args[5]);
+}

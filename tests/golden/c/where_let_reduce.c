@@ -102,3 +102,8 @@ int polyc_where_let_reduce(int64_t N, int64_t K, const float *restrict X, const 
   }
   return polyc_status;
 }
+
+int polyc_where_let_reduce_launch(const int64_t * polyc_sizes, void *const * polyc_args)
+{
+  return polyc_where_let_reduce(polyc_sizes[0], polyc_sizes[1], (const float *)polyc_args[0], (const float *)polyc_args[1], (float *)polyc_args[2]);
+}
