@@ -853,6 +853,7 @@ def overhead(cache_dir: Path) -> dict:
         "numpy.einsum": lambda: np.einsum("ik,kj->ij", A, B, out=C),
         "numpy.matmul": lambda: np.matmul(A, B, out=C),
         "polyc add": lambda: add(X, Y, out=Z),
+        "polyc add, allocating": lambda: add(X, Y),
         "polyc add bind()": bound_add,
         "numpy.add": lambda: np.add(X, Y, out=Z),
     }
@@ -987,7 +988,10 @@ def print_results(rows: list[dict], over: dict | None) -> None:
         print()
         print("warm per-call overhead with out= (median of 7 x 2000 calls): 2x2 matmul, then "
               "a 4-element add")
-        print("  " + "   ".join(f"{name} {us:.1f} us" for name, us in over.items()))
+        print("  " + "   ".join(f"{name} {us:.2f} us" for name, us in over.items()))
+        print(f"  polyc add / numpy.add {over['polyc add'] / over['numpy.add']:.2f}; "
+              f"polyc 2x2 matmul / numpy.einsum {over['polyc'] / over['numpy.einsum']:.2f}; "
+              f"polyc add bind() {over['polyc add bind()']:.2f} us")
 
     notes = [(row["kernel"], note) for row in rows for note in row["notes"]]
     if notes:

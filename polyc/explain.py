@@ -446,14 +446,16 @@ def _dependence_parts(deps_text: str, graph) -> tuple[Part, ...]:
 
 def _c_parts(text: str, entry: str) -> tuple[Part, ...]:
     """The translation unit for terminals; in HTML the kernel first, the helpers folded."""
-    lines = text.splitlines()
-    start = next((k for k, line in enumerate(lines) if line.startswith(f"int {entry}(")), None)
-    if start is None:
+    from polyc.codegen.translation_unit import kernel_code
+
+    try:
+        kernel = kernel_code(text)
+    except ValueError:
         return (Part(text, "c"),)
     return (Part(text, "c", show="text"),
-            Part("\n".join(lines[start:]), "c", label=f"the kernel: {entry}", show="html"),
-            Part("\n".join(lines[:start]), "c", label="before the kernel: header and helpers",
-                 collapsed=True, show="html"))
+            Part(kernel, "c", label=f"the kernel: {entry}", show="html"),
+            Part(text[:len(text) - len(kernel)].rstrip("\n"), "c",
+                 label="before the kernel: header and helpers", collapsed=True, show="html"))
 
 
 def _iteration_space(compilation, sizes):

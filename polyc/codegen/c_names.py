@@ -17,6 +17,8 @@ import re
 
 import cgen
 
+from polyc.lang import types as ty
+
 _C_RESERVED = frozenset("""
 auto break case char const continue default do double else enum extern float for goto if
 inline int long register restrict return short signed sizeof static struct switch typedef
@@ -29,6 +31,26 @@ INFINITY NAN status
 """.split())
 
 _ISL_ITERATOR = re.compile(r"^c\d+$")
+
+
+def entry_name(op) -> str:
+    """The kernel's entry point (:mod:`polyc.codegen.translation_unit`)."""
+    return f"polyc_{op.name}"
+
+
+def entry_parameters(op) -> tuple[tuple[str, str], ...]:
+    """``(C type, name)`` of the entry point's parameters: the sizes, the inputs (tensors
+    as ``const T *restrict``, 0-rank inputs by value) and the outputs."""
+    params = [("int64_t", c_name(s)) for s in op.sizes]
+    for tensor in op.inputs:
+        if tensor.rank == 0:  # by value; float16 travels as float (no ctypes half type)
+            ctype = "float" if tensor.type == ty.FLOAT16 else tensor.type.c_type
+            params.append((ctype, c_name(tensor.name)))
+        else:
+            params.append((f"const {tensor.type.c_type} *restrict", c_name(tensor.name)))
+    for tensor in op.outputs:
+        params.append((f"{tensor.type.c_type} *restrict", c_name(tensor.name)))
+    return tuple(params)
 
 
 def launch_name(entry: str) -> str:

@@ -20,9 +20,10 @@ import islpy as isl
 
 from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter, combine, identity, isl_expr_to_c, set_to_c
-from polyc.codegen.c_names import braced, c_name
+from polyc.codegen.c_names import braced, c_name, entry_name
 from polyc.codegen.isl_ast import exclusive_upper_bound, mentions, statement_names, \
     unparenthesized
+from polyc.codegen.outlining import Outliner, kernel_variables
 from polyc.codegen.panels import pack_code, tile_origin
 from polyc.codegen.parallel_region import (is_parallel_loop, parallel_loop,
                                            parallel_with_private_accumulators,
@@ -74,6 +75,8 @@ class LoopNestEmitter:
         self.parallel = False  # some region may run on several threads
         self.contractions = contractions
         self.exprs = ExprEmitter(program.op, contractions, check_gathers)
+        self.outliner = Outliner(entry_name(program.op), kernel_variables(program.op,
+                                                                          contractions))
         self.statements = {s.name: s for s in program.statements}
         self.names = {isl_name(s): c_name(s) for s in program.op.sizes}
         self.loops_around_marks = loops_around_marks or {}

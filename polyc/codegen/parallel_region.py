@@ -4,8 +4,9 @@ boxes (:mod:`polyc.scheduling.threads`), with private accumulators for the reduc
 carries (:mod:`polyc.scheduling.privatize`) and private copies of the contracted
 temporaries it uses (:mod:`polyc.scheduling.contraction`).
 
-Every region has an ``if`` clause on the kernel's work, so that small problems do
-not pay for starting threads.
+Every region runs on several threads only when the kernel has enough work; small
+problems run its code on the calling thread without touching OpenMP
+(:mod:`polyc.codegen.outlining`).
 """
 from __future__ import annotations
 
@@ -22,14 +23,11 @@ from polyc.codegen.prefetch import row_prefetch
 from polyc.codegen.thread_boxes import box_code
 from polyc.lang import ir
 from polyc.lang.ir import is_pure_reduction
-from polyc.machine.rules import PARALLEL_WORK_THRESHOLD
 from polyc.scheduling.marks import SIMD_MARK, collapsed_loops, decision_of, is_parallel
 from polyc.scheduling.threads import Partition
 
 if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter, Scope
-
-_IF_ENOUGH_WORK = f"if(polyc_work >= {PARALLEL_WORK_THRESHOLD})"
 
 
 def parallel_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
@@ -40,19 +38,20 @@ def parallel_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
     box = thread_box(emitter, marks)
     if box is not None:
         loop = emitter.loop(node, emitter.node(node.for_get_body(), scope), iterator)
-        return cgen.Module([parallel_pragma(emitter, ""), cgen.Block(box + [loop])])
+        return parallel_region(emitter, cgen.Block(box + [loop]))
     nest = collapsible(emitter, node, marks)
     prefetch = row_prefetch(emitter, node, iterator) if len(nest) == 1 else None
     loop = emitter.loops(nest, emitter.row_body(nest[-1].for_get_body(), prefetch, scope))
-    return cgen.Module([parallel_pragma(
-        emitter, f" for{_simd(marks)}{_collapse(nest)} schedule(static)"), loop])
+    return parallel_region(emitter, loop, f"{_simd(marks)}{_collapse(nest)} schedule(static)")
 
 
-def parallel_pragma(emitter: LoopNestEmitter, clauses: str) -> cgen.Pragma:
-    """``#pragma omp parallel<clauses>`` with the ``if`` clause on the work; notes
+def parallel_region(emitter: LoopNestEmitter, body, sharing: str | None = None):
+    """A parallel region running ``body`` when the kernel has enough work, and ``body``
+    on the calling thread without OpenMP otherwise (:mod:`polyc.codegen.outlining`);
+    ``sharing``: the clauses of the ``omp for`` that shares out ``body``, a loop. Notes
     that the kernel places its team (:mod:`polyc.codegen.thread_placement`)."""
     emitter.parallel = True
-    return cgen.Pragma(f"omp parallel{clauses} {_IF_ENOUGH_WORK}")
+    return emitter.outliner.region(body, sharing)
 
 
 def thread_box(emitter: LoopNestEmitter, marks: frozenset) -> list | None:
@@ -119,6 +118,7 @@ def parallel_with_private_accumulators(emitter: LoopNestEmitter, node: isl.AstNo
             cgen.Statement(f"{c_var}[polyc_e] = " + combine(
                 op, tensor, f"{c_var}[polyc_e]", f"{mine}[polyc_e]"))))
         frees.append(cgen.Statement(f"free({pool})"))
+        emitter.outliner.variables.declare(pool, f"{ctype} *restrict")
         private[name] = mine
     body = emitter.node(node.for_get_body(), dataclasses.replace(scope, private=private))
     if emitter.contractions:
@@ -128,11 +128,9 @@ def parallel_with_private_accumulators(emitter: LoopNestEmitter, node: isl.AstNo
     region = cgen.Block(setup + [
         cgen.Pragma("omp for schedule(static)"), loop,
         cgen.Pragma("omp critical"), cgen.Block(combined)])
-    parallel = cgen.Module([
-        parallel_pragma(emitter, ""), region])
+    parallel = parallel_region(emitter, region)
     return cgen.Block(allocations + [
-        cgen.If(failed, *allocation_failed(False), cgen.Block([parallel]))]
-        + frees)
+        cgen.If(failed, *allocation_failed(False), cgen.Block([parallel]))] + frees)
 
 
 def parallel_with_private_temporaries(emitter: LoopNestEmitter, node: isl.AstNode,
@@ -161,11 +159,8 @@ def parallel_with_private_temporaries(emitter: LoopNestEmitter, node: isl.AstNod
     share = box if box is not None else [cgen.Pragma(f"omp for{clauses}")]
     if not allocated:
         if box is None:
-            return cgen.Module([parallel_pragma(emitter, 
-                f" for{clauses}"),
-                emitter.loops(nest, body)])
-        return cgen.Module([parallel_pragma(emitter, ""),
-                            cgen.Block(box + [emitter.loops(nest, body)])])
+            return parallel_region(emitter, emitter.loops(nest, body), clauses)
+        return parallel_region(emitter, cgen.Block(box + [emitter.loops(nest, body)]))
     failed = " || ".join(f"!{c_var}" for c_var in allocated)
     loop = emitter.loops(nest, cgen.If(" && ".join(allocated), braced(body)))
     region = cgen.Block(
@@ -173,8 +168,7 @@ def parallel_with_private_temporaries(emitter: LoopNestEmitter, node: isl.AstNod
         + share + [loop,
            cgen.If(failed, cgen.Block(allocation_failed(True)))]
         + [cgen.Statement(f"free({c_var})") for c_var in allocated])
-    return cgen.Module([
-        parallel_pragma(emitter, ""), region])
+    return parallel_region(emitter, region)
 
 
 def with_private_temporaries(emitter: LoopNestEmitter, node: isl.AstNode, body):

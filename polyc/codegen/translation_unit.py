@@ -28,9 +28,10 @@ import islpy as isl
 
 from polyc.codegen import streaming
 from polyc.codegen.c_expr import ExprEmitter
-from polyc.codegen.c_names import (PREAMBLE, allocation_failed, c_name, launch_name,
-                                   malloc_statement)
+from polyc.codegen.c_names import (PREAMBLE, allocation_failed, c_name, entry_name,
+                                   entry_parameters, launch_name, malloc_statement)
 from polyc.codegen.loop_nest import LoopNestEmitter, Scope
+from polyc.codegen.outlining import STATUS_AFTER, STATUS_BEFORE
 from polyc.codegen.panels import iterators_around_marks
 from polyc.codegen.thread_boxes import GRID_HELPER
 from polyc.codegen.thread_placement import PLACEMENT_HELPERS, place_team, release_team
@@ -38,7 +39,6 @@ from polyc.codegen.vector_math import declarations
 from polyc.errors import InternalError
 from polyc.lang import ir
 from polyc.lang import sizes as sz
-from polyc.lang import types as ty
 from polyc.lang.printer import to_tc
 from polyc.machine import Machine
 from polyc.machine.rules import PARALLEL_WORK_THRESHOLD
@@ -56,8 +56,6 @@ class CSource:
     stream_threshold: int | None = None     # ... of at least this many bytes
 
 
-def entry_name(op: ir.Op) -> str:
-    return f"polyc_{op.name}"
 
 
 def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
@@ -84,7 +82,7 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     if not emitter.folds_complete():
         raise InternalError(f"`{op.name}`: a folded initialisation was skipped, but a "
                             f"register mark of its reduction did not become a block")
-    parameters = _parameters(op)
+    parameters = entry_parameters(op)
     shared = tuple(t for t in op.temporaries if t.name not in contractions)
     body = [cgen.Statement("int polyc_status = 0")]
     body.append(cgen.Initializer(cgen.Value("const int64_t", "polyc_work"), _work(program)))
@@ -108,23 +106,21 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     stream = streaming.HELPERS if emitter.streamed else ""
     grid = GRID_HELPER if emitter.shared_out else ""
     placement = PLACEMENT_HELPERS if placed else ""
-    text = "\n".join([header, PREAMBLE, stream, grid, placement, vector_math, "",
+    regions = emitter.outliner.functions
+    outlined = ([STATUS_BEFORE, *(f"{region}\n" for region in regions), STATUS_AFTER, ""]
+                if regions else [])
+    text = "\n".join([header, PREAMBLE, stream, grid, placement, vector_math, "", *outlined,
                       str(function), "", str(_launch_entry(op, parameters)), ""])
     return CSource(text, entry_name(op), parameters, frozenset(emitter.streamed),
                    stream_threshold)
 
 
-def _parameters(op: ir.Op) -> tuple[tuple[str, str], ...]:
-    params = [("int64_t", c_name(s)) for s in op.sizes]
-    for tensor in op.inputs:
-        if tensor.rank == 0:  # by value; float16 travels as float (no ctypes half type)
-            ctype = "float" if tensor.type == ty.FLOAT16 else tensor.type.c_type
-            params.append((ctype, c_name(tensor.name)))
-        else:
-            params.append((f"const {tensor.type.c_type} *restrict", c_name(tensor.name)))
-    for tensor in op.outputs:
-        params.append((f"{tensor.type.c_type} *restrict", c_name(tensor.name)))
-    return tuple(params)
+def kernel_code(text: str) -> str:
+    """The kernel's own code in a translation unit ``text``, after the header and the
+    helpers: its outlined parallel regions (:mod:`polyc.codegen.outlining`), its entry
+    point and the uniform entry point."""
+    start = text.find(f"\n{STATUS_BEFORE}\n")
+    return text[text.index("\nint polyc_") if start < 0 else start:].lstrip("\n")
 
 
 def _launch_entry(op: ir.Op, parameters: tuple[tuple[str, str], ...]):

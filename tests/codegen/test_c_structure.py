@@ -5,6 +5,7 @@ import pycparser
 from pycparser import c_ast
 
 import polyc
+from polyc.codegen.translation_unit import kernel_code
 from polyc.compiler import frontend, generate
 from polyc.machine.rules import register_block
 from polyc.options import Options
@@ -20,8 +21,12 @@ typedef struct { int placed; } polyc_placement;
 
 
 def parse_entry(c_text: str) -> c_ast.FileAST:
-    """Parse the entry function of a generated translation unit (the preamble needs cpp)."""
-    start = c_text.index("\nint polyc_")
+    """Parse the outlined parallel regions and the entry functions of a generated
+    translation unit (the preamble needs cpp; pycparser knows no attributes)."""
+    c_text = "\n".join(line for line in kernel_code(c_text).splitlines()
+                       if not line.startswith(("#define", "#undef")))
+    c_text = c_text.replace("__attribute__((noinline)) ", "")
+    start = 0
     helpers = ("int64_t polyc_floordiv(int64_t a, int64_t b);"
                "int64_t polyc_min(int64_t a, int64_t b); int64_t polyc_max(int64_t a, int64_t b);"
                "int64_t polyc_extent(int64_t a);"
@@ -61,7 +66,7 @@ def test_entry_point_signature_and_parallel_loop():
     text = generated(MATMUL)
     finder = Finder()
     finder.visit(parse_entry(text))
-    function, launch = finder.functions
+    region, function, launch = finder.functions
     assert function.decl.name == "polyc_matmul"
     # The uniform entry the C launcher calls: sizes in an array, a pointer per tensor.
     assert launch.decl.name == "polyc_matmul_launch"
@@ -73,13 +78,20 @@ def test_entry_point_signature_and_parallel_loop():
     assert [name for name, _ in params] == ["M", "K", "N", "A", "B", "C"]
     assert params[3][1] == "restrict" and params[5][1] == "restrict"
     assert "const" in function.decl.type.args.params[3].type.type.quals
-    # The threads share out boxes of rows and columns: a parallel region computes this
+    # The parallel region is a function of its own: the kernel calls it on a team of
+    # threads when there is enough work, and directly (no OpenMP at all) when not.
+    assert region.decl.name == "polyc_matmul_region0"
+    assert [p.name for p in region.decl.type.args.params] == \
+        ["polyc_status_at", "M", "K", "N", "A", "B", "C"]
+    kernel_if = function.body.block_items[-2]
+    assert isinstance(kernel_if, c_ast.If) and "polyc_work" in kernel_if.cond.left.name
+    (pragma, call) = [(p, f) for p, f in finder.pragmas if p == "omp parallel"][0]
+    assert isinstance(call, c_ast.FuncCall) and call.name.name == "polyc_matmul_region0"
+    assert isinstance(kernel_if.iffalse.block_items[0], c_ast.FuncCall)
+    # The threads share out boxes of rows and columns: the region computes this
     # thread's box, then runs the outermost loop over it.
-    (pragma, region) = finder.pragmas[0]
-    assert pragma.startswith("omp parallel ") and "for" not in pragma
-    assert "if(polyc_work" in pragma
-    assert isinstance(region, c_ast.Compound)
-    loop = region.block_items[-1]
+    box = region.body.block_items[0]
+    loop = box.block_items[-1]
     assert loop is finder.fors[0], "the region ends with the outermost loop"
     assert loop.init.decls[0].type.type.names == ["int64_t"]
     assert "polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts)" in text
@@ -95,8 +107,8 @@ def test_header_comment_names_operator_version_and_options():
 def test_math_functions_have_the_right_precision():
     single = generated("def f(float(N) X) -> (Y) { Y(i) = exp(X(i)) }")
     double = generated("def f(double(N) X) -> (Y) { Y(i) = exp(X(i)) }")
-    assert re.search(r"\bexpf\(", single) and not re.search(r"\bexp\(", single.split("\nint polyc_")[1])
-    assert re.search(r"\bexp\(", double.split("\nint polyc_")[1])
+    assert re.search(r"\bexpf\(", single) and not re.search(r"\bexp\(", kernel_code(single))
+    assert re.search(r"\bexp\(", kernel_code(double))
 
 
 def test_no_parallel_pragma_when_disabled():

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import polyc
+from polyc.codegen.translation_unit import kernel_code
 from polyc.compiler import frontend, generate
 from polyc.options import Options
 
@@ -25,13 +26,13 @@ def test_row_temporaries_become_private_scalars():
     assert {name: c.kept for name, c in compilation.contractions.items()} == {
         "row_max": (False,), "row_sum": (False,)}
     c = compilation.c_source.text
-    assert "float row_max[1];" in c and "malloc" not in c.split("\nint polyc_")[1]
+    assert "float row_max[1];" in c and "malloc" not in kernel_code(c)
 
 
 def test_a_row_buffer_keeps_its_symbolic_dimension_per_iteration():
     compilation = generate(frontend(ROW_BUFFER), Options())
     assert compilation.contractions["E"].kept == (False, True)
-    body = compilation.c_source.text.split("\nint polyc_")[1]
+    body = kernel_code(compilation.c_source.text)
     assert "float *restrict E = (float *)malloc" in body and "free(E)" in body
 
 

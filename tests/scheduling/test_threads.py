@@ -63,8 +63,8 @@ def test_matmul_shares_rows_and_columns_in_whole_register_blocks():
     assert f"{rows.unit} * (polyc_units[0] * polyc_t0 / polyc_parts[0])" in c
     # The box's parameters bound the loops, and never appear outside the region.
     assert "c0 < min(M, polyc_hi0_0)" in compilation.ast_text
-    region = c[c.index("#pragma omp parallel if"):]
-    assert c.index("polyc_lo0_0") > c.index("#pragma omp parallel if") and region
+    region = c[c.index("void polyc_mm_region0("):c.index("#undef polyc_status")]
+    assert "polyc_lo0_0" in region and "polyc_lo0_0" not in c[c.index("\nint polyc_mm("):]
 
 
 def test_a_thread_partition_is_proven_like_any_other():
@@ -93,13 +93,13 @@ def test_other_nests_keep_the_openmp_schedule():
     elementwise = "def add(float(M, N) A, float(M, N) B) -> (C) { C(m, n) = A(m, n) + B(m, n) }"
     partitions, compilation = _partitions(elementwise)
     assert partitions == {}
-    assert "omp parallel for" in compilation.c_source.text
+    assert "omp for" in compilation.c_source.text
     # A batch loop has no register block: boxes would cut where its tiles do.
     batched = """def bmm(float(P,M,K) X, float(P,K,N) Y) -> (Z) {
       Z(p, m, n) +=! X(p, m, k) * Y(p, k, n)
     }"""
     partitions, compilation = _partitions(batched)
-    assert partitions == {} and "omp parallel for collapse(" in compilation.c_source.text
+    assert partitions == {} and "omp for collapse(" in compilation.c_source.text
     serial = generate(frontend(MATMUL), Options().with_(parallel=False))
     assert "polyc_thread_grid" not in serial.c_source.text
 

@@ -78,6 +78,274 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_atax_region0(int * polyc_status_at, int64_t M, int64_t N, const float *restrict A, const float *restrict x, float *restrict y, float *restrict polyc_private_y)
+{
+  {
+    float *restrict polyc_mine_y = polyc_private_y + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, polyc_extent(N));
+    for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
+      polyc_mine_y[polyc_e] = 0.0f;
+    #pragma omp for schedule(static)
+    for (int64_t c0 = 8; c0 < M; c0 += 8)
+    {
+      float tmp[8];
+      {
+        for (int64_t c2 = 0; c2 <= polyc_min(7, ((M - c0) - 1)); c2 += 1)
+        {
+          const int64_t i = (c0 + c2);
+          tmp[(i) % 8] = 0.0f;
+        }
+        if ((((M - c0) - 1) >= 7))
+        {
+          float polyc_acc0;
+          {
+            const int64_t c2 = 0;
+            const int64_t i = (c0 + c2);
+            polyc_acc0 = tmp[(i) % 8];
+          }
+          float polyc_acc1;
+          {
+            const int64_t c2 = 1;
+            const int64_t i = (c0 + c2);
+            polyc_acc1 = tmp[(i) % 8];
+          }
+          float polyc_acc2;
+          {
+            const int64_t c2 = 2;
+            const int64_t i = (c0 + c2);
+            polyc_acc2 = tmp[(i) % 8];
+          }
+          float polyc_acc3;
+          {
+            const int64_t c2 = 3;
+            const int64_t i = (c0 + c2);
+            polyc_acc3 = tmp[(i) % 8];
+          }
+          float polyc_acc4;
+          {
+            const int64_t c2 = 4;
+            const int64_t i = (c0 + c2);
+            polyc_acc4 = tmp[(i) % 8];
+          }
+          float polyc_acc5;
+          {
+            const int64_t c2 = 5;
+            const int64_t i = (c0 + c2);
+            polyc_acc5 = tmp[(i) % 8];
+          }
+          float polyc_acc6;
+          {
+            const int64_t c2 = 6;
+            const int64_t i = (c0 + c2);
+            polyc_acc6 = tmp[(i) % 8];
+          }
+          float polyc_acc7;
+          {
+            const int64_t c2 = 7;
+            const int64_t i = (c0 + c2);
+            polyc_acc7 = tmp[(i) % 8];
+          }
+          #pragma omp simd reduction(+:polyc_acc0, polyc_acc1, polyc_acc2, polyc_acc3, polyc_acc4, polyc_acc5, polyc_acc6, polyc_acc7)
+          for (int64_t c1 = 0; c1 < N; c1 += 1)
+          {
+            {
+              const int64_t c2 = 0;
+              const int64_t i = (c0 + c2);
+              const int64_t j = c1;
+              polyc_acc0 = (polyc_acc0 + (A[(i) * N + j] * x[j]));
+            }
+            {
+              const int64_t c2 = 1;
+              const int64_t i = (c0 + c2);
+              const int64_t j = c1;
+              polyc_acc1 = (polyc_acc1 + (A[(i) * N + j] * x[j]));
+            }
+            {
+              const int64_t c2 = 2;
+              const int64_t i = (c0 + c2);
+              const int64_t j = c1;
+              polyc_acc2 = (polyc_acc2 + (A[(i) * N + j] * x[j]));
+            }
+            {
+              const int64_t c2 = 3;
+              const int64_t i = (c0 + c2);
+              const int64_t j = c1;
+              polyc_acc3 = (polyc_acc3 + (A[(i) * N + j] * x[j]));
+            }
+            {
+              const int64_t c2 = 4;
+              const int64_t i = (c0 + c2);
+              const int64_t j = c1;
+              polyc_acc4 = (polyc_acc4 + (A[(i) * N + j] * x[j]));
+            }
+            {
+              const int64_t c2 = 5;
+              const int64_t i = (c0 + c2);
+              const int64_t j = c1;
+              polyc_acc5 = (polyc_acc5 + (A[(i) * N + j] * x[j]));
+            }
+            {
+              const int64_t c2 = 6;
+              const int64_t i = (c0 + c2);
+              const int64_t j = c1;
+              polyc_acc6 = (polyc_acc6 + (A[(i) * N + j] * x[j]));
+            }
+            {
+              const int64_t c2 = 7;
+              const int64_t i = (c0 + c2);
+              const int64_t j = c1;
+              polyc_acc7 = (polyc_acc7 + (A[(i) * N + j] * x[j]));
+            }
+          }
+          {
+            const int64_t c2 = 0;
+            const int64_t i = (c0 + c2);
+            tmp[(i) % 8] = polyc_acc0;
+          }
+          {
+            const int64_t c2 = 1;
+            const int64_t i = (c0 + c2);
+            tmp[(i) % 8] = polyc_acc1;
+          }
+          {
+            const int64_t c2 = 2;
+            const int64_t i = (c0 + c2);
+            tmp[(i) % 8] = polyc_acc2;
+          }
+          {
+            const int64_t c2 = 3;
+            const int64_t i = (c0 + c2);
+            tmp[(i) % 8] = polyc_acc3;
+          }
+          {
+            const int64_t c2 = 4;
+            const int64_t i = (c0 + c2);
+            tmp[(i) % 8] = polyc_acc4;
+          }
+          {
+            const int64_t c2 = 5;
+            const int64_t i = (c0 + c2);
+            tmp[(i) % 8] = polyc_acc5;
+          }
+          {
+            const int64_t c2 = 6;
+            const int64_t i = (c0 + c2);
+            tmp[(i) % 8] = polyc_acc6;
+          }
+          {
+            const int64_t c2 = 7;
+            const int64_t i = (c0 + c2);
+            tmp[(i) % 8] = polyc_acc7;
+          }
+        }
+        else
+        {
+          for (int64_t c1 = 0; c1 < N; c1 += 1)
+          {
+            for (int64_t c2 = 0; c2 <= polyc_min(7, ((M - c0) - 1)); c2 += 1)
+            {
+              const int64_t i = (c0 + c2);
+              const int64_t j = c1;
+              tmp[(i) % 8] = (tmp[(i) % 8] + (A[(i) * N + j] * x[j]));
+            }
+          }
+        }
+        if ((((M - c0) - 1) >= 7))
+        {
+          #pragma omp simd
+          for (int64_t c1 = N; c1 < (2 * N); c1 += 1)
+          {
+            {
+              const int64_t c2 = 0;
+              {
+                const int64_t j = ((-N) + c1);
+                const int64_t i = (c0 + c2);
+                polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
+              }
+            }
+            {
+              const int64_t c2 = 1;
+              {
+                const int64_t j = ((-N) + c1);
+                const int64_t i = (c0 + c2);
+                polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
+              }
+            }
+            {
+              const int64_t c2 = 2;
+              {
+                const int64_t j = ((-N) + c1);
+                const int64_t i = (c0 + c2);
+                polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
+              }
+            }
+            {
+              const int64_t c2 = 3;
+              {
+                const int64_t j = ((-N) + c1);
+                const int64_t i = (c0 + c2);
+                polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
+              }
+            }
+            {
+              const int64_t c2 = 4;
+              {
+                const int64_t j = ((-N) + c1);
+                const int64_t i = (c0 + c2);
+                polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
+              }
+            }
+            {
+              const int64_t c2 = 5;
+              {
+                const int64_t j = ((-N) + c1);
+                const int64_t i = (c0 + c2);
+                polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
+              }
+            }
+            {
+              const int64_t c2 = 6;
+              {
+                const int64_t j = ((-N) + c1);
+                const int64_t i = (c0 + c2);
+                polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
+              }
+            }
+            {
+              const int64_t c2 = 7;
+              {
+                const int64_t j = ((-N) + c1);
+                const int64_t i = (c0 + c2);
+                polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
+              }
+            }
+          }
+        }
+        else
+        {
+          #pragma omp simd
+          for (int64_t c1 = N; c1 < (2 * N); c1 += 1)
+          {
+            for (int64_t c2 = 0; c2 <= polyc_min(7, ((M - c0) - 1)); c2 += 1)
+            {
+              const int64_t j = ((-N) + c1);
+              const int64_t i = (c0 + c2);
+              polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
+            }
+          }
+        }
+      }
+    }
+    #pragma omp critical
+    {
+      for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
+        y[polyc_e] = (y[polyc_e] + polyc_mine_y[polyc_e]);
+    }
+  }
+}
+
+#undef polyc_status
+
 int polyc_atax(int64_t M, int64_t N, const float *restrict A, const float *restrict x, float *restrict y)
 {
   int polyc_status = 0;
@@ -345,267 +613,14 @@ int polyc_atax(int64_t M, int64_t N, const float *restrict A, const float *restr
         polyc_status = 1;
       else
       {
-        #pragma omp parallel if(polyc_work >= 32768)
+        if (polyc_work >= 32768)
         {
-          float *restrict polyc_mine_y = polyc_private_y + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, polyc_extent(N));
-          for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
-            polyc_mine_y[polyc_e] = 0.0f;
-          #pragma omp for schedule(static)
-          for (int64_t c0 = 8; c0 < M; c0 += 8)
-          {
-            float tmp[8];
-            {
-              for (int64_t c2 = 0; c2 <= polyc_min(7, ((M - c0) - 1)); c2 += 1)
-              {
-                const int64_t i = (c0 + c2);
-                tmp[(i) % 8] = 0.0f;
-              }
-              if ((((M - c0) - 1) >= 7))
-              {
-                float polyc_acc0;
-                {
-                  const int64_t c2 = 0;
-                  const int64_t i = (c0 + c2);
-                  polyc_acc0 = tmp[(i) % 8];
-                }
-                float polyc_acc1;
-                {
-                  const int64_t c2 = 1;
-                  const int64_t i = (c0 + c2);
-                  polyc_acc1 = tmp[(i) % 8];
-                }
-                float polyc_acc2;
-                {
-                  const int64_t c2 = 2;
-                  const int64_t i = (c0 + c2);
-                  polyc_acc2 = tmp[(i) % 8];
-                }
-                float polyc_acc3;
-                {
-                  const int64_t c2 = 3;
-                  const int64_t i = (c0 + c2);
-                  polyc_acc3 = tmp[(i) % 8];
-                }
-                float polyc_acc4;
-                {
-                  const int64_t c2 = 4;
-                  const int64_t i = (c0 + c2);
-                  polyc_acc4 = tmp[(i) % 8];
-                }
-                float polyc_acc5;
-                {
-                  const int64_t c2 = 5;
-                  const int64_t i = (c0 + c2);
-                  polyc_acc5 = tmp[(i) % 8];
-                }
-                float polyc_acc6;
-                {
-                  const int64_t c2 = 6;
-                  const int64_t i = (c0 + c2);
-                  polyc_acc6 = tmp[(i) % 8];
-                }
-                float polyc_acc7;
-                {
-                  const int64_t c2 = 7;
-                  const int64_t i = (c0 + c2);
-                  polyc_acc7 = tmp[(i) % 8];
-                }
-                #pragma omp simd reduction(+:polyc_acc0, polyc_acc1, polyc_acc2, polyc_acc3, polyc_acc4, polyc_acc5, polyc_acc6, polyc_acc7)
-                for (int64_t c1 = 0; c1 < N; c1 += 1)
-                {
-                  {
-                    const int64_t c2 = 0;
-                    const int64_t i = (c0 + c2);
-                    const int64_t j = c1;
-                    polyc_acc0 = (polyc_acc0 + (A[(i) * N + j] * x[j]));
-                  }
-                  {
-                    const int64_t c2 = 1;
-                    const int64_t i = (c0 + c2);
-                    const int64_t j = c1;
-                    polyc_acc1 = (polyc_acc1 + (A[(i) * N + j] * x[j]));
-                  }
-                  {
-                    const int64_t c2 = 2;
-                    const int64_t i = (c0 + c2);
-                    const int64_t j = c1;
-                    polyc_acc2 = (polyc_acc2 + (A[(i) * N + j] * x[j]));
-                  }
-                  {
-                    const int64_t c2 = 3;
-                    const int64_t i = (c0 + c2);
-                    const int64_t j = c1;
-                    polyc_acc3 = (polyc_acc3 + (A[(i) * N + j] * x[j]));
-                  }
-                  {
-                    const int64_t c2 = 4;
-                    const int64_t i = (c0 + c2);
-                    const int64_t j = c1;
-                    polyc_acc4 = (polyc_acc4 + (A[(i) * N + j] * x[j]));
-                  }
-                  {
-                    const int64_t c2 = 5;
-                    const int64_t i = (c0 + c2);
-                    const int64_t j = c1;
-                    polyc_acc5 = (polyc_acc5 + (A[(i) * N + j] * x[j]));
-                  }
-                  {
-                    const int64_t c2 = 6;
-                    const int64_t i = (c0 + c2);
-                    const int64_t j = c1;
-                    polyc_acc6 = (polyc_acc6 + (A[(i) * N + j] * x[j]));
-                  }
-                  {
-                    const int64_t c2 = 7;
-                    const int64_t i = (c0 + c2);
-                    const int64_t j = c1;
-                    polyc_acc7 = (polyc_acc7 + (A[(i) * N + j] * x[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 0;
-                  const int64_t i = (c0 + c2);
-                  tmp[(i) % 8] = polyc_acc0;
-                }
-                {
-                  const int64_t c2 = 1;
-                  const int64_t i = (c0 + c2);
-                  tmp[(i) % 8] = polyc_acc1;
-                }
-                {
-                  const int64_t c2 = 2;
-                  const int64_t i = (c0 + c2);
-                  tmp[(i) % 8] = polyc_acc2;
-                }
-                {
-                  const int64_t c2 = 3;
-                  const int64_t i = (c0 + c2);
-                  tmp[(i) % 8] = polyc_acc3;
-                }
-                {
-                  const int64_t c2 = 4;
-                  const int64_t i = (c0 + c2);
-                  tmp[(i) % 8] = polyc_acc4;
-                }
-                {
-                  const int64_t c2 = 5;
-                  const int64_t i = (c0 + c2);
-                  tmp[(i) % 8] = polyc_acc5;
-                }
-                {
-                  const int64_t c2 = 6;
-                  const int64_t i = (c0 + c2);
-                  tmp[(i) % 8] = polyc_acc6;
-                }
-                {
-                  const int64_t c2 = 7;
-                  const int64_t i = (c0 + c2);
-                  tmp[(i) % 8] = polyc_acc7;
-                }
-              }
-              else
-              {
-                for (int64_t c1 = 0; c1 < N; c1 += 1)
-                {
-                  for (int64_t c2 = 0; c2 <= polyc_min(7, ((M - c0) - 1)); c2 += 1)
-                  {
-                    const int64_t i = (c0 + c2);
-                    const int64_t j = c1;
-                    tmp[(i) % 8] = (tmp[(i) % 8] + (A[(i) * N + j] * x[j]));
-                  }
-                }
-              }
-              if ((((M - c0) - 1) >= 7))
-              {
-                #pragma omp simd
-                for (int64_t c1 = N; c1 < (2 * N); c1 += 1)
-                {
-                  {
-                    const int64_t c2 = 0;
-                    {
-                      const int64_t j = ((-N) + c1);
-                      const int64_t i = (c0 + c2);
-                      polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
-                    }
-                  }
-                  {
-                    const int64_t c2 = 1;
-                    {
-                      const int64_t j = ((-N) + c1);
-                      const int64_t i = (c0 + c2);
-                      polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
-                    }
-                  }
-                  {
-                    const int64_t c2 = 2;
-                    {
-                      const int64_t j = ((-N) + c1);
-                      const int64_t i = (c0 + c2);
-                      polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
-                    }
-                  }
-                  {
-                    const int64_t c2 = 3;
-                    {
-                      const int64_t j = ((-N) + c1);
-                      const int64_t i = (c0 + c2);
-                      polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
-                    }
-                  }
-                  {
-                    const int64_t c2 = 4;
-                    {
-                      const int64_t j = ((-N) + c1);
-                      const int64_t i = (c0 + c2);
-                      polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
-                    }
-                  }
-                  {
-                    const int64_t c2 = 5;
-                    {
-                      const int64_t j = ((-N) + c1);
-                      const int64_t i = (c0 + c2);
-                      polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
-                    }
-                  }
-                  {
-                    const int64_t c2 = 6;
-                    {
-                      const int64_t j = ((-N) + c1);
-                      const int64_t i = (c0 + c2);
-                      polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
-                    }
-                  }
-                  {
-                    const int64_t c2 = 7;
-                    {
-                      const int64_t j = ((-N) + c1);
-                      const int64_t i = (c0 + c2);
-                      polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
-                    }
-                  }
-                }
-              }
-              else
-              {
-                #pragma omp simd
-                for (int64_t c1 = N; c1 < (2 * N); c1 += 1)
-                {
-                  for (int64_t c2 = 0; c2 <= polyc_min(7, ((M - c0) - 1)); c2 += 1)
-                  {
-                    const int64_t j = ((-N) + c1);
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_y[j] = (polyc_mine_y[j] + (A[(i) * N + j] * tmp[(i) % 8]));
-                  }
-                }
-              }
-            }
-          }
-          #pragma omp critical
-          {
-            for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
-              y[polyc_e] = (y[polyc_e] + polyc_mine_y[polyc_e]);
-          }
+          #pragma omp parallel
+          polyc_atax_region0(&polyc_status, M, N, A, x, y, polyc_private_y);
+        }
+        else
+        {
+          polyc_atax_region0(&polyc_status, M, N, A, x, y, polyc_private_y);
         }
       }
       free(polyc_private_y);

@@ -86,6 +86,1359 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 #pragma omp declare simd notinbranch
 float expf(float);
 
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status_at, int64_t B, int64_t D, int64_t S, const float *restrict Km, float *restrict Km_t021)
+{
+  #pragma omp for collapse(3) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < B; c0 += 1)
+  {
+    for (int64_t c1 = 0; c1 < D; c1 += 256)
+    {
+      for (int64_t c2 = 0; c2 < S; c2 += 256)
+      {
+        for (int64_t c4 = 0; c4 <= polyc_min(255, ((D - c1) - 1)); c4 += 1)
+        {
+          for (int64_t c5 = 0; c5 <= polyc_min(255, ((S - c2) - 1)); c5 += 1)
+          {
+            const int64_t t0 = c0;
+            const int64_t t2 = (c1 + c4);
+            const int64_t t1 = (c2 + c5);
+            Km_t021[((t0) * D + t2) * S + t1] = Km[((t0) * S + t1) * D + t2];
+          }
+        }
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status_at, int64_t B, int64_t Q, int64_t D, int64_t S, const float *restrict Qm, float *restrict sc, float *restrict Km_t021)
+{
+  #pragma omp for collapse(3) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < B; c0 += 1)
+  {
+    for (int64_t c1 = 0; c1 < Q; c1 += 768)
+    {
+      for (int64_t c2 = 0; c2 < S; c2 += 64)
+      {
+        {
+          if (!(((1 * D + -1 >= 0) && (-1 * S + 16 >= 0))))
+          {
+            for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
+            {
+              #pragma omp simd
+              for (int64_t c7 = 0; c7 <= polyc_min(63, ((S - c2) - 1)); c7 += 1)
+              {
+                const int64_t b = c0;
+                const int64_t q = (c1 + c5);
+                const int64_t s = (c2 + c7);
+                sc[((b) * Q + q) * S + s] = 0.0f;
+              }
+            }
+          }
+          for (int64_t c3 = 0; c3 < D; c3 += 512)
+          {
+            _Alignas(64) float polyc_panel_Km_t021_storage[32768];
+            float *restrict polyc_panel_Km_t021 = polyc_panel_Km_t021_storage;
+            {
+              for (int64_t polyc_p1 = polyc_max(0, 0 - c0); polyc_p1 < polyc_min(1, B - c0); polyc_p1 += 1)
+              {
+                for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, D - c3); polyc_p2 += 1)
+                {
+                  const int64_t polyc_start = polyc_max(0, 0 - c2);
+                  const int64_t polyc_end = polyc_min(64, S - c2);
+                  for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                  {
+                    const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                    const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                    if (polyc_first == 0 && polyc_last == 16)
+                    {
+                      {
+                        if (polyc_p2 + 8 < polyc_min(512, D - c3))
+                        {
+                          const int64_t s = c2 + polyc_block * 16;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t d = c3 + polyc_p2 + 8;
+                          __builtin_prefetch(&Km_t021[((b) * D + d) * S + s] + 0, 0, 3);
+                        }
+                        #pragma omp simd
+                        for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                        {
+                          const int64_t s = c2 + polyc_block * 16 + polyc_lane;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t d = c3 + polyc_p2;
+                          polyc_panel_Km_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Km_t021[((b) * D + d) * S + s];
+                        }
+                      }
+                    }
+                    else
+                    {
+                      for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                      {
+                        const int64_t s = c2 + polyc_block * 16 + polyc_lane;
+                        const int64_t b = c0 + polyc_p1;
+                        const int64_t d = c3 + polyc_p2;
+                        polyc_panel_Km_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Km_t021[((b) * D + d) * S + s];
+                      }
+                    }
+                  }
+                }
+              }
+            }
+            for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 6)
+            {
+              for (int64_t c6 = 0; c6 <= polyc_min(63, ((S - c2) - 1)); c6 += 16)
+              {
+                if (((((Q - c1) - c5) - 1) >= 5) && ((((S - c2) - c6) - 1) >= 15))
+                  if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                        }
+                      }
+                    }
+                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t q = ((c1 + c5) + c8);
+                          const int64_t s = ((c2 + c6) + c10);
+                          const int64_t d = (c3 + c7);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km_t021[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t q = ((c1 + c5) + c8);
+                          const int64_t s = ((c2 + c6) + c10);
+                          sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                  else
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t q = ((c1 + c5) + c8);
+                          const int64_t s = ((c2 + c6) + c10);
+                          polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
+                        }
+                      }
+                    }
+                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t q = ((c1 + c5) + c8);
+                          const int64_t s = ((c2 + c6) + c10);
+                          const int64_t d = (c3 + c7);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km_t021[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t q = ((c1 + c5) + c8);
+                          const int64_t s = ((c2 + c6) + c10);
+                          sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                else
+                {
+                  const int64_t polyc_count0 = polyc_min(5, (((Q - c1) - c5) - 1)) + 1;
+                  const int64_t polyc_count1 = polyc_min(15, (((S - c2) - c6) - 1)) + 1;
+                  if (polyc_count0 > 0 && polyc_count1 > 0)
+                  {
+                    int64_t polyc_shift = 0;
+                    {
+                      const int64_t c10 = -(16 - polyc_count1);
+                      const int64_t s = ((c2 + c6) + c10);
+                      if (s >= 0)
+                        polyc_shift = 16 - polyc_count1;
+                    }
+                    if (polyc_shift > 0 || polyc_count1 == 16)
+                    {
+                      const int64_t polyc_base = -polyc_shift;
+                      const int64_t polyc_own = polyc_shift;
+                      if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t q = ((c1 + c5) + c8);
+                              const int64_t s = ((c2 + c6) + c10);
+                              const int64_t d = (c3 + c7);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t q = ((c1 + c5) + c8);
+                              const int64_t s = ((c2 + c6) + c10);
+                              if (polyc_lane1 >= polyc_own)
+                                sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t q = ((c1 + c5) + c8);
+                              const int64_t s = ((c2 + c6) + c10);
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? sc[((b) * Q + q) * S + s] : 0.0f);
+                            }
+                          }
+                        }
+                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t q = ((c1 + c5) + c8);
+                              const int64_t s = ((c2 + c6) + c10);
+                              const int64_t d = (c3 + c7);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t q = ((c1 + c5) + c8);
+                              const int64_t s = ((c2 + c6) + c10);
+                              if (polyc_lane1 >= polyc_own)
+                                sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t s = ((c2 + c6) + c10);
+                                const int64_t d = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t s = ((c2 + c6) + c10);
+                                sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t s = ((c2 + c6) + c10);
+                                polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
+                              }
+                            }
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t s = ((c2 + c6) + c10);
+                                const int64_t d = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t s = ((c2 + c6) + c10);
+                                sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 > 8)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t s = ((c2 + c6) + c10);
+                                    const int64_t d = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t s = ((c2 + c6) + c10);
+                                    if (polyc_lane1 >= polyc_own)
+                                      sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t s = ((c2 + c6) + c10);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? sc[((b) * Q + q) * S + s] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t s = ((c2 + c6) + c10);
+                                    const int64_t d = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t s = ((c2 + c6) + c10);
+                                    if (polyc_lane1 >= polyc_own)
+                                      sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  const int64_t d = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * ((polyc_lane1 < polyc_count1) ? Km_t021[((b) * D + d) * S + s] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  if (polyc_lane1 < polyc_count1)
+                                    sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? sc[((b) * Q + q) * S + s] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  const int64_t d = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * ((polyc_lane1 < polyc_count1) ? Km_t021[((b) * D + d) * S + s] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  if (polyc_lane1 < polyc_count1)
+                                    sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                  }
+                }
+              }
+            }
+          }
+        }
+        for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
+        {
+          #pragma omp simd
+          for (int64_t c7 = 0; c7 <= polyc_min(63, ((S - c2) - 1)); c7 += 1)
+          {
+            const int64_t b = c0;
+            const int64_t q = (c1 + c5);
+            const int64_t s = (c2 + c7);
+            sc[((b) * Q + q) * S + s] = (sc[((b) * Q + q) * S + s] / sqrtf(((float)((D)))));
+          }
+        }
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status_at, int64_t B, int64_t Q, int64_t S, float *restrict sc, float *restrict mx, float *restrict p, float *restrict z)
+{
+  #pragma omp for collapse(2) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < B; c0 += 1)
+  {
+    for (int64_t c1 = 0; c1 < Q; c1 += 1)
+    {
+      {
+        const int64_t b = c0;
+        const int64_t q = c1;
+        mx[(b) * Q + q] = (-INFINITY);
+      }
+      {
+        const int64_t b = c0;
+        const int64_t q = c1;
+        float polyc_acc = mx[(b) * Q + q];
+        int polyc_nan = polyc_acc != polyc_acc;
+        #pragma omp simd reduction(max:polyc_acc) reduction(|:polyc_nan)
+        for (int64_t c2 = 0; c2 < S; c2 += 1)
+        {
+          const int64_t s = c2;
+          const float polyc_v = sc[((b) * Q + q) * S + s];
+          polyc_acc = polyc_v > polyc_acc ? polyc_v : polyc_acc;
+          polyc_nan |= polyc_v != polyc_v;
+        }
+        mx[(b) * Q + q] = polyc_nan ? (float)NAN : polyc_acc;
+      }
+      {
+        const int64_t b = c0;
+        const int64_t q = c1;
+        z[(b) * Q + q] = 0.0f;
+      }
+      #pragma omp simd
+      for (int64_t c2 = S; c2 < (2 * S); c2 += 1)
+      {
+        const int64_t b = c0;
+        const int64_t q = c1;
+        const int64_t s = ((-S) + c2);
+        p[((b) * Q + q) * S + s] = expf((sc[((b) * Q + q) * S + s] - mx[(b) * Q + q]));
+      }
+      {
+        const int64_t b = c0;
+        const int64_t q = c1;
+        float polyc_acc = z[(b) * Q + q];
+        #pragma omp simd reduction(+:polyc_acc)
+        for (int64_t c2 = S; c2 < (2 * S); c2 += 1)
+        {
+          const int64_t s = ((-S) + c2);
+          polyc_acc = (polyc_acc + p[((b) * Q + q) * S + s]);
+        }
+        z[(b) * Q + q] = polyc_acc;
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status_at, int64_t B, int64_t Q, int64_t S, int64_t E, const float *restrict Vm, float *restrict O, float *restrict p, float *restrict z)
+{
+  #pragma omp for collapse(3) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < B; c0 += 1)
+  {
+    for (int64_t c1 = 0; c1 < Q; c1 += 768)
+    {
+      for (int64_t c2 = 0; c2 < E; c2 += 64)
+      {
+        {
+          if (!(((1 * S + -1 >= 0) && (-1 * E + 16 >= 0))))
+          {
+            for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
+            {
+              #pragma omp simd
+              for (int64_t c7 = 0; c7 <= polyc_min(63, ((E - c2) - 1)); c7 += 1)
+              {
+                const int64_t b = c0;
+                const int64_t q = (c1 + c5);
+                const int64_t e = (c2 + c7);
+                O[((b) * Q + q) * E + e] = 0.0f;
+              }
+            }
+          }
+          for (int64_t c3 = 0; c3 < S; c3 += 512)
+          {
+            _Alignas(64) float polyc_panel_Vm_storage[32768];
+            float *restrict polyc_panel_Vm = polyc_panel_Vm_storage;
+            {
+              for (int64_t polyc_p1 = polyc_max(0, 0 - c0); polyc_p1 < polyc_min(1, B - c0); polyc_p1 += 1)
+              {
+                for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, S - c3); polyc_p2 += 1)
+                {
+                  const int64_t polyc_start = polyc_max(0, 0 - c2);
+                  const int64_t polyc_end = polyc_min(64, E - c2);
+                  for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                  {
+                    const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                    const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                    if (polyc_first == 0 && polyc_last == 16)
+                    {
+                      {
+                        if (polyc_p2 + 8 < polyc_min(512, S - c3))
+                        {
+                          const int64_t e = c2 + polyc_block * 16;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t s = c3 + polyc_p2 + 8;
+                          __builtin_prefetch(&Vm[((b) * S + s) * E + e] + 0, 0, 3);
+                        }
+                        #pragma omp simd
+                        for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                        {
+                          const int64_t e = c2 + polyc_block * 16 + polyc_lane;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t s = c3 + polyc_p2;
+                          polyc_panel_Vm[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Vm[((b) * S + s) * E + e];
+                        }
+                      }
+                    }
+                    else
+                    {
+                      for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                      {
+                        const int64_t e = c2 + polyc_block * 16 + polyc_lane;
+                        const int64_t b = c0 + polyc_p1;
+                        const int64_t s = c3 + polyc_p2;
+                        polyc_panel_Vm[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Vm[((b) * S + s) * E + e];
+                      }
+                    }
+                  }
+                }
+              }
+            }
+            for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 6)
+            {
+              for (int64_t c6 = 0; c6 <= polyc_min(63, ((E - c2) - 1)); c6 += 16)
+              {
+                if (((((Q - c1) - c5) - 1) >= 5) && ((((E - c2) - c6) - 1) >= 15))
+                  if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                        }
+                      }
+                    }
+                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t q = ((c1 + c5) + c8);
+                          const int64_t e = ((c2 + c6) + c10);
+                          const int64_t s = (c3 + c7);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t q = ((c1 + c5) + c8);
+                          const int64_t e = ((c2 + c6) + c10);
+                          O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                  else
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t q = ((c1 + c5) + c8);
+                          const int64_t e = ((c2 + c6) + c10);
+                          polyc_acc[polyc_lane0][polyc_lane1] = O[((b) * Q + q) * E + e];
+                        }
+                      }
+                    }
+                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t q = ((c1 + c5) + c8);
+                          const int64_t e = ((c2 + c6) + c10);
+                          const int64_t s = (c3 + c7);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_lane0;
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t q = ((c1 + c5) + c8);
+                          const int64_t e = ((c2 + c6) + c10);
+                          O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                else
+                {
+                  const int64_t polyc_count0 = polyc_min(5, (((Q - c1) - c5) - 1)) + 1;
+                  const int64_t polyc_count1 = polyc_min(15, (((E - c2) - c6) - 1)) + 1;
+                  if (polyc_count0 > 0 && polyc_count1 > 0)
+                  {
+                    int64_t polyc_shift = 0;
+                    {
+                      const int64_t c10 = -(16 - polyc_count1);
+                      const int64_t e = ((c2 + c6) + c10);
+                      if (e >= 0)
+                        polyc_shift = 16 - polyc_count1;
+                    }
+                    if (polyc_shift > 0 || polyc_count1 == 16)
+                    {
+                      const int64_t polyc_base = -polyc_shift;
+                      const int64_t polyc_own = polyc_shift;
+                      if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t q = ((c1 + c5) + c8);
+                              const int64_t e = ((c2 + c6) + c10);
+                              const int64_t s = (c3 + c7);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t q = ((c1 + c5) + c8);
+                              const int64_t e = ((c2 + c6) + c10);
+                              if (polyc_lane1 >= polyc_own)
+                                O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t q = ((c1 + c5) + c8);
+                              const int64_t e = ((c2 + c6) + c10);
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((b) * Q + q) * E + e] : 0.0f);
+                            }
+                          }
+                        }
+                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t q = ((c1 + c5) + c8);
+                              const int64_t e = ((c2 + c6) + c10);
+                              const int64_t s = (c3 + c7);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t b = c0;
+                              const int64_t q = ((c1 + c5) + c8);
+                              const int64_t e = ((c2 + c6) + c10);
+                              if (polyc_lane1 >= polyc_own)
+                                O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t e = ((c2 + c6) + c10);
+                                const int64_t s = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t e = ((c2 + c6) + c10);
+                                O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t e = ((c2 + c6) + c10);
+                                polyc_acc[polyc_lane0][polyc_lane1] = O[((b) * Q + q) * E + e];
+                              }
+                            }
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t e = ((c2 + c6) + c10);
+                                const int64_t s = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t e = ((c2 + c6) + c10);
+                                O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 > 8)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    const int64_t s = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    if (polyc_lane1 >= polyc_own)
+                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((b) * Q + q) * E + e] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    const int64_t s = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1 + polyc_base;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    if (polyc_lane1 >= polyc_own)
+                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t e = ((c2 + c6) + c10);
+                                  const int64_t s = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * ((polyc_lane1 < polyc_count1) ? Vm[((b) * S + s) * E + e] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t e = ((c2 + c6) + c10);
+                                  if (polyc_lane1 < polyc_count1)
+                                    O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t e = ((c2 + c6) + c10);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((b) * Q + q) * E + e] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t e = ((c2 + c6) + c10);
+                                  const int64_t s = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * ((polyc_lane1 < polyc_count1) ? Vm[((b) * S + s) * E + e] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t e = ((c2 + c6) + c10);
+                                  if (polyc_lane1 < polyc_count1)
+                                    O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                  }
+                }
+              }
+            }
+          }
+        }
+        for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
+        {
+          #pragma omp simd
+          for (int64_t c7 = 0; c7 <= polyc_min(63, ((E - c2) - 1)); c7 += 1)
+          {
+            const int64_t b = c0;
+            const int64_t q = (c1 + c5);
+            const int64_t e = (c2 + c7);
+            O[((b) * Q + q) * E + e] = (O[((b) * Q + q) * E + e] / z[(b) * Q + q]);
+          }
+        }
+      }
+    }
+  }
+}
+
+#undef polyc_status
+
 int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const float *restrict Qm, const float *restrict Km, const float *restrict Vm, float *restrict O)
 {
   int polyc_status = 0;
@@ -121,1339 +1474,41 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
     goto polyc_done;
   }
   {
-    #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < B; c0 += 1)
+    if (polyc_work >= 32768)
     {
-      for (int64_t c1 = 0; c1 < D; c1 += 256)
-      {
-        for (int64_t c2 = 0; c2 < S; c2 += 256)
-        {
-          for (int64_t c4 = 0; c4 <= polyc_min(255, ((D - c1) - 1)); c4 += 1)
-          {
-            for (int64_t c5 = 0; c5 <= polyc_min(255, ((S - c2) - 1)); c5 += 1)
-            {
-              const int64_t t0 = c0;
-              const int64_t t2 = (c1 + c4);
-              const int64_t t1 = (c2 + c5);
-              Km_t021[((t0) * D + t2) * S + t1] = Km[((t0) * S + t1) * D + t2];
-            }
-          }
-        }
-      }
+      #pragma omp parallel
+      polyc_attention_region0(&polyc_status, B, D, S, Km, Km_t021);
     }
-    #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < B; c0 += 1)
+    else
     {
-      for (int64_t c1 = 0; c1 < Q; c1 += 768)
-      {
-        for (int64_t c2 = 0; c2 < S; c2 += 64)
-        {
-          {
-            if (!(((1 * D + -1 >= 0) && (-1 * S + 16 >= 0))))
-            {
-              for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
-              {
-                #pragma omp simd
-                for (int64_t c7 = 0; c7 <= polyc_min(63, ((S - c2) - 1)); c7 += 1)
-                {
-                  const int64_t b = c0;
-                  const int64_t q = (c1 + c5);
-                  const int64_t s = (c2 + c7);
-                  sc[((b) * Q + q) * S + s] = 0.0f;
-                }
-              }
-            }
-            for (int64_t c3 = 0; c3 < D; c3 += 512)
-            {
-              _Alignas(64) float polyc_panel_Km_t021_storage[32768];
-              float *restrict polyc_panel_Km_t021 = polyc_panel_Km_t021_storage;
-              {
-                for (int64_t polyc_p1 = polyc_max(0, 0 - c0); polyc_p1 < polyc_min(1, B - c0); polyc_p1 += 1)
-                {
-                  for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, D - c3); polyc_p2 += 1)
-                  {
-                    const int64_t polyc_start = polyc_max(0, 0 - c2);
-                    const int64_t polyc_end = polyc_min(64, S - c2);
-                    for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
-                    {
-                      const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                      const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                      if (polyc_first == 0 && polyc_last == 16)
-                      {
-                        {
-                          if (polyc_p2 + 8 < polyc_min(512, D - c3))
-                          {
-                            const int64_t s = c2 + polyc_block * 16;
-                            const int64_t b = c0 + polyc_p1;
-                            const int64_t d = c3 + polyc_p2 + 8;
-                            __builtin_prefetch(&Km_t021[((b) * D + d) * S + s] + 0, 0, 3);
-                          }
-                          #pragma omp simd
-                          for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                          {
-                            const int64_t s = c2 + polyc_block * 16 + polyc_lane;
-                            const int64_t b = c0 + polyc_p1;
-                            const int64_t d = c3 + polyc_p2;
-                            polyc_panel_Km_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Km_t021[((b) * D + d) * S + s];
-                          }
-                        }
-                      }
-                      else
-                      {
-                        for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                        {
-                          const int64_t s = c2 + polyc_block * 16 + polyc_lane;
-                          const int64_t b = c0 + polyc_p1;
-                          const int64_t d = c3 + polyc_p2;
-                          polyc_panel_Km_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Km_t021[((b) * D + d) * S + s];
-                        }
-                      }
-                    }
-                  }
-                }
-              }
-              for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 6)
-              {
-                for (int64_t c6 = 0; c6 <= polyc_min(63, ((S - c2) - 1)); c6 += 16)
-                {
-                  if (((((Q - c1) - c5) - 1) >= 5) && ((((S - c2) - c6) - 1) >= 15))
-                    if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_lane0;
-                            const int64_t c10 = polyc_lane1;
-                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                          }
-                        }
-                      }
-                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_lane0;
-                            const int64_t c10 = polyc_lane1;
-                            const int64_t b = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t s = ((c2 + c6) + c10);
-                            const int64_t d = (c3 + c7);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km_t021[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_lane0;
-                            const int64_t c10 = polyc_lane1;
-                            const int64_t b = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t s = ((c2 + c6) + c10);
-                            sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_lane0;
-                            const int64_t c10 = polyc_lane1;
-                            const int64_t b = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t s = ((c2 + c6) + c10);
-                            polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
-                          }
-                        }
-                      }
-                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_lane0;
-                            const int64_t c10 = polyc_lane1;
-                            const int64_t b = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t s = ((c2 + c6) + c10);
-                            const int64_t d = (c3 + c7);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km_t021[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_lane0;
-                            const int64_t c10 = polyc_lane1;
-                            const int64_t b = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t s = ((c2 + c6) + c10);
-                            sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                  else
-                  {
-                    const int64_t polyc_count0 = polyc_min(5, (((Q - c1) - c5) - 1)) + 1;
-                    const int64_t polyc_count1 = polyc_min(15, (((S - c2) - c6) - 1)) + 1;
-                    if (polyc_count0 > 0 && polyc_count1 > 0)
-                    {
-                      int64_t polyc_shift = 0;
-                      {
-                        const int64_t c10 = -(16 - polyc_count1);
-                        const int64_t s = ((c2 + c6) + c10);
-                        if (s >= 0)
-                          polyc_shift = 16 - polyc_count1;
-                      }
-                      if (polyc_shift > 0 || polyc_count1 == 16)
-                      {
-                        const int64_t polyc_base = -polyc_shift;
-                        const int64_t polyc_own = polyc_shift;
-                        if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1 + polyc_base;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
-                            }
-                          }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1 + polyc_base;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t s = ((c2 + c6) + c10);
-                                const int64_t d = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1 + polyc_base;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t s = ((c2 + c6) + c10);
-                                if (polyc_lane1 >= polyc_own)
-                                  sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1 + polyc_base;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t s = ((c2 + c6) + c10);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? sc[((b) * Q + q) * S + s] : 0.0f);
-                              }
-                            }
-                          }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1 + polyc_base;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t s = ((c2 + c6) + c10);
-                                const int64_t d = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1 + polyc_base;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t s = ((c2 + c6) + c10);
-                                if (polyc_lane1 >= polyc_own)
-                                  sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 == 8)
-                        {
-                          if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  const int64_t d = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  const int64_t d = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                          if (polyc_count1 > 8)
-                          {
-                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                            {
-                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                              const int64_t polyc_own = polyc_sub - polyc_base;
-                              if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t s = ((c2 + c6) + c10);
-                                      const int64_t d = (c3 + c7);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t s = ((c2 + c6) + c10);
-                                      if (polyc_lane1 >= polyc_own)
-                                        sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t s = ((c2 + c6) + c10);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? sc[((b) * Q + q) * S + s] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t s = ((c2 + c6) + c10);
-                                      const int64_t d = (c3 + c7);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t s = ((c2 + c6) + c10);
-                                      if (polyc_lane1 >= polyc_own)
-                                        sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    const int64_t d = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * ((polyc_lane1 < polyc_count1) ? Km_t021[((b) * D + d) * S + s] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? sc[((b) * Q + q) * S + s] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    const int64_t d = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * ((polyc_lane1 < polyc_count1) ? Km_t021[((b) * D + d) * S + s] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                    }
-                  }
-                }
-              }
-            }
-          }
-          for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
-          {
-            #pragma omp simd
-            for (int64_t c7 = 0; c7 <= polyc_min(63, ((S - c2) - 1)); c7 += 1)
-            {
-              const int64_t b = c0;
-              const int64_t q = (c1 + c5);
-              const int64_t s = (c2 + c7);
-              sc[((b) * Q + q) * S + s] = (sc[((b) * Q + q) * S + s] / sqrtf(((float)((D)))));
-            }
-          }
-        }
-      }
+      polyc_attention_region0(&polyc_status, B, D, S, Km, Km_t021);
     }
-    #pragma omp parallel for collapse(2) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < B; c0 += 1)
+    if (polyc_work >= 32768)
     {
-      for (int64_t c1 = 0; c1 < Q; c1 += 1)
-      {
-        {
-          const int64_t b = c0;
-          const int64_t q = c1;
-          mx[(b) * Q + q] = (-INFINITY);
-        }
-        {
-          const int64_t b = c0;
-          const int64_t q = c1;
-          float polyc_acc = mx[(b) * Q + q];
-          int polyc_nan = polyc_acc != polyc_acc;
-          #pragma omp simd reduction(max:polyc_acc) reduction(|:polyc_nan)
-          for (int64_t c2 = 0; c2 < S; c2 += 1)
-          {
-            const int64_t s = c2;
-            const float polyc_v = sc[((b) * Q + q) * S + s];
-            polyc_acc = polyc_v > polyc_acc ? polyc_v : polyc_acc;
-            polyc_nan |= polyc_v != polyc_v;
-          }
-          mx[(b) * Q + q] = polyc_nan ? (float)NAN : polyc_acc;
-        }
-        {
-          const int64_t b = c0;
-          const int64_t q = c1;
-          z[(b) * Q + q] = 0.0f;
-        }
-        #pragma omp simd
-        for (int64_t c2 = S; c2 < (2 * S); c2 += 1)
-        {
-          const int64_t b = c0;
-          const int64_t q = c1;
-          const int64_t s = ((-S) + c2);
-          p[((b) * Q + q) * S + s] = expf((sc[((b) * Q + q) * S + s] - mx[(b) * Q + q]));
-        }
-        {
-          const int64_t b = c0;
-          const int64_t q = c1;
-          float polyc_acc = z[(b) * Q + q];
-          #pragma omp simd reduction(+:polyc_acc)
-          for (int64_t c2 = S; c2 < (2 * S); c2 += 1)
-          {
-            const int64_t s = ((-S) + c2);
-            polyc_acc = (polyc_acc + p[((b) * Q + q) * S + s]);
-          }
-          z[(b) * Q + q] = polyc_acc;
-        }
-      }
+      #pragma omp parallel
+      polyc_attention_region1(&polyc_status, B, Q, D, S, Qm, sc, Km_t021);
     }
-    #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < B; c0 += 1)
+    else
     {
-      for (int64_t c1 = 0; c1 < Q; c1 += 768)
-      {
-        for (int64_t c2 = 0; c2 < E; c2 += 64)
-        {
-          {
-            if (!(((1 * S + -1 >= 0) && (-1 * E + 16 >= 0))))
-            {
-              for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
-              {
-                #pragma omp simd
-                for (int64_t c7 = 0; c7 <= polyc_min(63, ((E - c2) - 1)); c7 += 1)
-                {
-                  const int64_t b = c0;
-                  const int64_t q = (c1 + c5);
-                  const int64_t e = (c2 + c7);
-                  O[((b) * Q + q) * E + e] = 0.0f;
-                }
-              }
-            }
-            for (int64_t c3 = 0; c3 < S; c3 += 512)
-            {
-              _Alignas(64) float polyc_panel_Vm_storage[32768];
-              float *restrict polyc_panel_Vm = polyc_panel_Vm_storage;
-              {
-                for (int64_t polyc_p1 = polyc_max(0, 0 - c0); polyc_p1 < polyc_min(1, B - c0); polyc_p1 += 1)
-                {
-                  for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, S - c3); polyc_p2 += 1)
-                  {
-                    const int64_t polyc_start = polyc_max(0, 0 - c2);
-                    const int64_t polyc_end = polyc_min(64, E - c2);
-                    for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
-                    {
-                      const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                      const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                      if (polyc_first == 0 && polyc_last == 16)
-                      {
-                        {
-                          if (polyc_p2 + 8 < polyc_min(512, S - c3))
-                          {
-                            const int64_t e = c2 + polyc_block * 16;
-                            const int64_t b = c0 + polyc_p1;
-                            const int64_t s = c3 + polyc_p2 + 8;
-                            __builtin_prefetch(&Vm[((b) * S + s) * E + e] + 0, 0, 3);
-                          }
-                          #pragma omp simd
-                          for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                          {
-                            const int64_t e = c2 + polyc_block * 16 + polyc_lane;
-                            const int64_t b = c0 + polyc_p1;
-                            const int64_t s = c3 + polyc_p2;
-                            polyc_panel_Vm[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Vm[((b) * S + s) * E + e];
-                          }
-                        }
-                      }
-                      else
-                      {
-                        for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                        {
-                          const int64_t e = c2 + polyc_block * 16 + polyc_lane;
-                          const int64_t b = c0 + polyc_p1;
-                          const int64_t s = c3 + polyc_p2;
-                          polyc_panel_Vm[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Vm[((b) * S + s) * E + e];
-                        }
-                      }
-                    }
-                  }
-                }
-              }
-              for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 6)
-              {
-                for (int64_t c6 = 0; c6 <= polyc_min(63, ((E - c2) - 1)); c6 += 16)
-                {
-                  if (((((Q - c1) - c5) - 1) >= 5) && ((((E - c2) - c6) - 1) >= 15))
-                    if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_lane0;
-                            const int64_t c10 = polyc_lane1;
-                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                          }
-                        }
-                      }
-                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_lane0;
-                            const int64_t c10 = polyc_lane1;
-                            const int64_t b = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t e = ((c2 + c6) + c10);
-                            const int64_t s = (c3 + c7);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_lane0;
-                            const int64_t c10 = polyc_lane1;
-                            const int64_t b = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t e = ((c2 + c6) + c10);
-                            O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_lane0;
-                            const int64_t c10 = polyc_lane1;
-                            const int64_t b = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t e = ((c2 + c6) + c10);
-                            polyc_acc[polyc_lane0][polyc_lane1] = O[((b) * Q + q) * E + e];
-                          }
-                        }
-                      }
-                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_lane0;
-                            const int64_t c10 = polyc_lane1;
-                            const int64_t b = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t e = ((c2 + c6) + c10);
-                            const int64_t s = (c3 + c7);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_lane0;
-                            const int64_t c10 = polyc_lane1;
-                            const int64_t b = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t e = ((c2 + c6) + c10);
-                            O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                  else
-                  {
-                    const int64_t polyc_count0 = polyc_min(5, (((Q - c1) - c5) - 1)) + 1;
-                    const int64_t polyc_count1 = polyc_min(15, (((E - c2) - c6) - 1)) + 1;
-                    if (polyc_count0 > 0 && polyc_count1 > 0)
-                    {
-                      int64_t polyc_shift = 0;
-                      {
-                        const int64_t c10 = -(16 - polyc_count1);
-                        const int64_t e = ((c2 + c6) + c10);
-                        if (e >= 0)
-                          polyc_shift = 16 - polyc_count1;
-                      }
-                      if (polyc_shift > 0 || polyc_count1 == 16)
-                      {
-                        const int64_t polyc_base = -polyc_shift;
-                        const int64_t polyc_own = polyc_shift;
-                        if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1 + polyc_base;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
-                            }
-                          }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1 + polyc_base;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t e = ((c2 + c6) + c10);
-                                const int64_t s = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1 + polyc_base;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t e = ((c2 + c6) + c10);
-                                if (polyc_lane1 >= polyc_own)
-                                  O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1 + polyc_base;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t e = ((c2 + c6) + c10);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((b) * Q + q) * E + e] : 0.0f);
-                              }
-                            }
-                          }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1 + polyc_base;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t e = ((c2 + c6) + c10);
-                                const int64_t s = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1 + polyc_base;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t e = ((c2 + c6) + c10);
-                                if (polyc_lane1 >= polyc_own)
-                                  O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 == 8)
-                        {
-                          if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t e = ((c2 + c6) + c10);
-                                  const int64_t s = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t e = ((c2 + c6) + c10);
-                                  O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t e = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = O[((b) * Q + q) * E + e];
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t e = ((c2 + c6) + c10);
-                                  const int64_t s = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t e = ((c2 + c6) + c10);
-                                  O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                          if (polyc_count1 > 8)
-                          {
-                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                            {
-                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                              const int64_t polyc_own = polyc_sub - polyc_base;
-                              if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      const int64_t s = (c3 + c7);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      if (polyc_lane1 >= polyc_own)
-                                        O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((b) * Q + q) * E + e] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      const int64_t s = (c3 + c7);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      if (polyc_lane1 >= polyc_own)
-                                        O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    const int64_t s = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * ((polyc_lane1 < polyc_count1) ? Vm[((b) * S + s) * E + e] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((b) * Q + q) * E + e] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    const int64_t s = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * ((polyc_lane1 < polyc_count1) ? Vm[((b) * S + s) * E + e] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                    }
-                  }
-                }
-              }
-            }
-          }
-          for (int64_t c5 = 0; c5 <= polyc_min(767, ((Q - c1) - 1)); c5 += 1)
-          {
-            #pragma omp simd
-            for (int64_t c7 = 0; c7 <= polyc_min(63, ((E - c2) - 1)); c7 += 1)
-            {
-              const int64_t b = c0;
-              const int64_t q = (c1 + c5);
-              const int64_t e = (c2 + c7);
-              O[((b) * Q + q) * E + e] = (O[((b) * Q + q) * E + e] / z[(b) * Q + q]);
-            }
-          }
-        }
-      }
+      polyc_attention_region1(&polyc_status, B, Q, D, S, Qm, sc, Km_t021);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_attention_region2(&polyc_status, B, Q, S, sc, mx, p, z);
+    }
+    else
+    {
+      polyc_attention_region2(&polyc_status, B, Q, S, sc, mx, p, z);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_attention_region3(&polyc_status, B, Q, S, E, Vm, O, p, z);
+    }
+    else
+    {
+      polyc_attention_region3(&polyc_status, B, Q, S, E, Vm, O, p, z);
     }
   }
   polyc_done:

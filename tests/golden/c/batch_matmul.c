@@ -77,11 +77,10 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_batch_matmul(int64_t B, int64_t M, int64_t K, int64_t N, const float *restrict X, const float *restrict Y, float *restrict Z)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_batch_matmul_region0(int * polyc_status_at, int64_t B, int64_t M, int64_t K, int64_t N, const float *restrict X, const float *restrict Y, float *restrict Z)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(M) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
-  #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
+  #pragma omp for collapse(3) schedule(static) nowait
   for (int64_t c0 = 0; c0 < B; c0 += 1)
   {
     for (int64_t c1 = 0; c1 < M; c1 += 768)
@@ -698,6 +697,23 @@ int polyc_batch_matmul(int64_t B, int64_t M, int64_t K, int64_t N, const float *
         }
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_batch_matmul(int64_t B, int64_t M, int64_t K, int64_t N, const float *restrict X, const float *restrict Y, float *restrict Z)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(M) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_batch_matmul_region0(&polyc_status, B, M, K, N, X, Y, Z);
+  }
+  else
+  {
+    polyc_batch_matmul_region0(&polyc_status, B, M, K, N, X, Y, Z);
   }
   return polyc_status;
 }

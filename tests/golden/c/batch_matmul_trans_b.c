@@ -78,96 +78,81 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const float *restrict X, const float *restrict Y, float *restrict Z)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * polyc_status_at, int64_t B, int64_t K, int64_t N, const float *restrict Y, float *restrict Y_t021)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(K) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(M) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
-  float *restrict Y_t021 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(K) * polyc_extent(N)));
-  if (!Y_t021)
+  #pragma omp for collapse(3) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < B; c0 += 1)
   {
-    polyc_status = 1;
-    goto polyc_done;
-  }
-  {
-    #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < B; c0 += 1)
+    for (int64_t c1 = 0; c1 < K; c1 += 256)
     {
-      for (int64_t c1 = 0; c1 < K; c1 += 256)
+      for (int64_t c2 = 0; c2 < N; c2 += 256)
       {
-        for (int64_t c2 = 0; c2 < N; c2 += 256)
+        for (int64_t c4 = 0; c4 <= polyc_min(255, ((K - c1) - 1)); c4 += 1)
         {
-          for (int64_t c4 = 0; c4 <= polyc_min(255, ((K - c1) - 1)); c4 += 1)
+          for (int64_t c5 = 0; c5 <= polyc_min(255, ((N - c2) - 1)); c5 += 1)
           {
-            for (int64_t c5 = 0; c5 <= polyc_min(255, ((N - c2) - 1)); c5 += 1)
-            {
-              const int64_t t0 = c0;
-              const int64_t t2 = (c1 + c4);
-              const int64_t t1 = (c2 + c5);
-              Y_t021[((t0) * K + t2) * N + t1] = Y[((t0) * N + t1) * K + t2];
-            }
+            const int64_t t0 = c0;
+            const int64_t t2 = (c1 + c4);
+            const int64_t t1 = (c2 + c5);
+            Y_t021[((t0) * K + t2) * N + t1] = Y[((t0) * N + t1) * K + t2];
           }
         }
       }
     }
-    #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < B; c0 += 1)
+  }
+}
+
+static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * polyc_status_at, int64_t B, int64_t M, int64_t K, int64_t N, const float *restrict X, float *restrict Z, float *restrict Y_t021)
+{
+  #pragma omp for collapse(3) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < B; c0 += 1)
+  {
+    for (int64_t c1 = 0; c1 < M; c1 += 768)
     {
-      for (int64_t c1 = 0; c1 < M; c1 += 768)
+      for (int64_t c2 = 0; c2 < N; c2 += 64)
       {
-        for (int64_t c2 = 0; c2 < N; c2 += 64)
+        if (!(((1 * K + -1 >= 0) && (-1 * N + 16 >= 0))))
         {
-          if (!(((1 * K + -1 >= 0) && (-1 * N + 16 >= 0))))
+          for (int64_t c5 = 0; c5 <= polyc_min(767, ((M - c1) - 1)); c5 += 1)
           {
-            for (int64_t c5 = 0; c5 <= polyc_min(767, ((M - c1) - 1)); c5 += 1)
+            #pragma omp simd
+            for (int64_t c7 = 0; c7 <= polyc_min(63, ((N - c2) - 1)); c7 += 1)
             {
-              #pragma omp simd
-              for (int64_t c7 = 0; c7 <= polyc_min(63, ((N - c2) - 1)); c7 += 1)
-              {
-                const int64_t b = c0;
-                const int64_t m = (c1 + c5);
-                const int64_t n = (c2 + c7);
-                Z[((b) * M + m) * N + n] = 0.0f;
-              }
+              const int64_t b = c0;
+              const int64_t m = (c1 + c5);
+              const int64_t n = (c2 + c7);
+              Z[((b) * M + m) * N + n] = 0.0f;
             }
           }
-          for (int64_t c3 = 0; c3 < K; c3 += 512)
+        }
+        for (int64_t c3 = 0; c3 < K; c3 += 512)
+        {
+          _Alignas(64) float polyc_panel_Y_t021_storage[32768];
+          float *restrict polyc_panel_Y_t021 = polyc_panel_Y_t021_storage;
           {
-            _Alignas(64) float polyc_panel_Y_t021_storage[32768];
-            float *restrict polyc_panel_Y_t021 = polyc_panel_Y_t021_storage;
+            for (int64_t polyc_p1 = polyc_max(0, 0 - c0); polyc_p1 < polyc_min(1, B - c0); polyc_p1 += 1)
             {
-              for (int64_t polyc_p1 = polyc_max(0, 0 - c0); polyc_p1 < polyc_min(1, B - c0); polyc_p1 += 1)
+              for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, K - c3); polyc_p2 += 1)
               {
-                for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, K - c3); polyc_p2 += 1)
+                const int64_t polyc_start = polyc_max(0, 0 - c2);
+                const int64_t polyc_end = polyc_min(64, N - c2);
+                for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
                 {
-                  const int64_t polyc_start = polyc_max(0, 0 - c2);
-                  const int64_t polyc_end = polyc_min(64, N - c2);
-                  for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                  const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                  const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                  if (polyc_first == 0 && polyc_last == 16)
                   {
-                    const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                    const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                    if (polyc_first == 0 && polyc_last == 16)
                     {
+                      if (polyc_p2 + 8 < polyc_min(512, K - c3))
                       {
-                        if (polyc_p2 + 8 < polyc_min(512, K - c3))
-                        {
-                          const int64_t n = c2 + polyc_block * 16;
-                          const int64_t b = c0 + polyc_p1;
-                          const int64_t k = c3 + polyc_p2 + 8;
-                          __builtin_prefetch(&Y_t021[((b) * K + k) * N + n] + 0, 0, 3);
-                        }
-                        #pragma omp simd
-                        for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                        {
-                          const int64_t n = c2 + polyc_block * 16 + polyc_lane;
-                          const int64_t b = c0 + polyc_p1;
-                          const int64_t k = c3 + polyc_p2;
-                          polyc_panel_Y_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Y_t021[((b) * K + k) * N + n];
-                        }
+                        const int64_t n = c2 + polyc_block * 16;
+                        const int64_t b = c0 + polyc_p1;
+                        const int64_t k = c3 + polyc_p2 + 8;
+                        __builtin_prefetch(&Y_t021[((b) * K + k) * N + n] + 0, 0, 3);
                       }
-                    }
-                    else
-                    {
-                      for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
                       {
                         const int64_t n = c2 + polyc_block * 16 + polyc_lane;
                         const int64_t b = c0 + polyc_p1;
@@ -176,141 +161,257 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                       }
                     }
                   }
+                  else
+                  {
+                    for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                    {
+                      const int64_t n = c2 + polyc_block * 16 + polyc_lane;
+                      const int64_t b = c0 + polyc_p1;
+                      const int64_t k = c3 + polyc_p2;
+                      polyc_panel_Y_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Y_t021[((b) * K + k) * N + n];
+                    }
+                  }
                 }
               }
             }
-            for (int64_t c5 = 0; c5 <= polyc_min(767, ((M - c1) - 1)); c5 += 6)
+          }
+          for (int64_t c5 = 0; c5 <= polyc_min(767, ((M - c1) - 1)); c5 += 6)
+          {
+            for (int64_t c6 = 0; c6 <= polyc_min(63, ((N - c2) - 1)); c6 += 16)
             {
-              for (int64_t c6 = 0; c6 <= polyc_min(63, ((N - c2) - 1)); c6 += 16)
-              {
-                if (((((M - c1) - c5) - 1) >= 5) && ((((N - c2) - c6) - 1) >= 15))
-                  if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
+              if (((((M - c1) - c5) - 1) >= 5) && ((((N - c2) - c6) - 1) >= 15))
+                if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
+                {
+                  float polyc_acc[6][16];
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                      }
+                    }
+                  }
+                  for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t b = c0;
+                        const int64_t m = ((c1 + c5) + c8);
+                        const int64_t n = ((c2 + c6) + c10);
+                        const int64_t k = (c3 + c7);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y_t021[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t b = c0;
+                        const int64_t m = ((c1 + c5) + c8);
+                        const int64_t n = ((c2 + c6) + c10);
+                        Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
+                else
+                {
+                  float polyc_acc[6][16];
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t b = c0;
+                        const int64_t m = ((c1 + c5) + c8);
+                        const int64_t n = ((c2 + c6) + c10);
+                        polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
+                      }
+                    }
+                  }
+                  for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t b = c0;
+                        const int64_t m = ((c1 + c5) + c8);
+                        const int64_t n = ((c2 + c6) + c10);
+                        const int64_t k = (c3 + c7);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y_t021[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t b = c0;
+                        const int64_t m = ((c1 + c5) + c8);
+                        const int64_t n = ((c2 + c6) + c10);
+                        Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
+              else
+              {
+                const int64_t polyc_count0 = polyc_min(5, (((M - c1) - c5) - 1)) + 1;
+                const int64_t polyc_count1 = polyc_min(15, (((N - c2) - c6) - 1)) + 1;
+                if (polyc_count0 > 0 && polyc_count1 > 0)
+                {
+                  int64_t polyc_shift = 0;
+                  {
+                    const int64_t c10 = -(16 - polyc_count1);
+                    const int64_t n = ((c2 + c6) + c10);
+                    if (n >= 0)
+                      polyc_shift = 16 - polyc_count1;
+                  }
+                  if (polyc_shift > 0 || polyc_count1 == 16)
+                  {
+                    const int64_t polyc_base = -polyc_shift;
+                    const int64_t polyc_own = polyc_shift;
+                    if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
+                    {
+                      float polyc_acc[6][16];
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1 + polyc_base;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1 + polyc_base;
+                            const int64_t b = c0;
+                            const int64_t m = ((c1 + c5) + c8);
+                            const int64_t n = ((c2 + c6) + c10);
+                            const int64_t k = (c3 + c7);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1 + polyc_base;
+                            const int64_t b = c0;
+                            const int64_t m = ((c1 + c5) + c8);
+                            const int64_t n = ((c2 + c6) + c10);
+                            if (polyc_lane1 >= polyc_own)
+                              Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
                         }
                       }
                     }
-                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                    else
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      float polyc_acc[6][16];
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t m = ((c1 + c5) + c8);
-                          const int64_t n = ((c2 + c6) + c10);
-                          const int64_t k = (c3 + c7);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y_t021[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1 + polyc_base;
+                            const int64_t b = c0;
+                            const int64_t m = ((c1 + c5) + c8);
+                            const int64_t n = ((c2 + c6) + c10);
+                            polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Z[((b) * M + m) * N + n] : 0.0f);
+                          }
                         }
                       }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t m = ((c1 + c5) + c8);
-                          const int64_t n = ((c2 + c6) + c10);
-                          Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1 + polyc_base;
+                            const int64_t b = c0;
+                            const int64_t m = ((c1 + c5) + c8);
+                            const int64_t n = ((c2 + c6) + c10);
+                            const int64_t k = (c3 + c7);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1 + polyc_base;
+                            const int64_t b = c0;
+                            const int64_t m = ((c1 + c5) + c8);
+                            const int64_t n = ((c2 + c6) + c10);
+                            if (polyc_lane1 >= polyc_own)
+                              Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
                         }
                       }
                     }
                   }
                   else
-                  {
-                    float polyc_acc[6][16];
+                    if (polyc_count1 == 8)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t m = ((c1 + c5) + c8);
-                          const int64_t n = ((c2 + c6) + c10);
-                          polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
-                        }
-                      }
-                    }
-                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t m = ((c1 + c5) + c8);
-                          const int64_t n = ((c2 + c6) + c10);
-                          const int64_t k = (c3 + c7);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y_t021[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t m = ((c1 + c5) + c8);
-                          const int64_t n = ((c2 + c6) + c10);
-                          Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
-                      }
-                    }
-                  }
-                else
-                {
-                  const int64_t polyc_count0 = polyc_min(5, (((M - c1) - c5) - 1)) + 1;
-                  const int64_t polyc_count1 = polyc_min(15, (((N - c2) - c6) - 1)) + 1;
-                  if (polyc_count0 > 0 && polyc_count1 > 0)
-                  {
-                    int64_t polyc_shift = 0;
-                    {
-                      const int64_t c10 = -(16 - polyc_count1);
-                      const int64_t n = ((c2 + c6) + c10);
-                      if (n >= 0)
-                        polyc_shift = 16 - polyc_count1;
-                    }
-                    if (polyc_shift > 0 || polyc_count1 == 16)
-                    {
-                      const int64_t polyc_base = -polyc_shift;
-                      const int64_t polyc_own = polyc_shift;
                       if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                       {
-                        float polyc_acc[6][16];
+                        float polyc_acc[6][8];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t c10 = polyc_lane1;
                               polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                             }
                           }
@@ -320,10 +421,10 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t c10 = polyc_lane1;
                               const int64_t b = c0;
                               const int64_t m = ((c1 + c5) + c8);
                               const int64_t n = ((c2 + c6) + c10);
@@ -336,34 +437,33 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t c10 = polyc_lane1;
                               const int64_t b = c0;
                               const int64_t m = ((c1 + c5) + c8);
                               const int64_t n = ((c2 + c6) + c10);
-                              if (polyc_lane1 >= polyc_own)
-                                Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
                       }
                       else
                       {
-                        float polyc_acc[6][16];
+                        float polyc_acc[6][8];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t c10 = polyc_lane1;
                               const int64_t b = c0;
                               const int64_t m = ((c1 + c5) + c8);
                               const int64_t n = ((c2 + c6) + c10);
-                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Z[((b) * M + m) * N + n] : 0.0f);
+                              polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
                             }
                           }
                         }
@@ -372,10 +472,10 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t c10 = polyc_lane1;
                               const int64_t b = c0;
                               const int64_t m = ((c1 + c5) + c8);
                               const int64_t n = ((c2 + c6) + c10);
@@ -388,31 +488,139 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t c10 = polyc_lane1;
                               const int64_t b = c0;
                               const int64_t m = ((c1 + c5) + c8);
                               const int64_t n = ((c2 + c6) + c10);
-                              if (polyc_lane1 >= polyc_own)
-                                Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
                       }
                     }
                     else
-                      if (polyc_count1 == 8)
+                      if (polyc_count1 > 8)
+                      {
+                        for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                        {
+                          const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                          const int64_t polyc_own = polyc_sub - polyc_base;
+                          if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1 + polyc_base;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1 + polyc_base;
+                                  const int64_t b = c0;
+                                  const int64_t m = ((c1 + c5) + c8);
+                                  const int64_t n = ((c2 + c6) + c10);
+                                  const int64_t k = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1 + polyc_base;
+                                  const int64_t b = c0;
+                                  const int64_t m = ((c1 + c5) + c8);
+                                  const int64_t n = ((c2 + c6) + c10);
+                                  if (polyc_lane1 >= polyc_own)
+                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1 + polyc_base;
+                                  const int64_t b = c0;
+                                  const int64_t m = ((c1 + c5) + c8);
+                                  const int64_t n = ((c2 + c6) + c10);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Z[((b) * M + m) * N + n] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1 + polyc_base;
+                                  const int64_t b = c0;
+                                  const int64_t m = ((c1 + c5) + c8);
+                                  const int64_t n = ((c2 + c6) + c10);
+                                  const int64_t k = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1 + polyc_base;
+                                  const int64_t b = c0;
+                                  const int64_t m = ((c1 + c5) + c8);
+                                  const int64_t n = ((c2 + c6) + c10);
+                                  if (polyc_lane1 >= polyc_own)
+                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
                       {
                         if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
-                          float polyc_acc[6][8];
+                          float polyc_acc[6][16];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -425,7 +633,7 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -433,7 +641,7 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                                 const int64_t m = ((c1 + c5) + c8);
                                 const int64_t n = ((c2 + c6) + c10);
                                 const int64_t k = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * ((polyc_lane1 < polyc_count1) ? Y_t021[((b) * K + k) * N + n] : 0.0f)));
                               }
                             }
                           }
@@ -441,33 +649,34 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
                                 const int64_t b = c0;
                                 const int64_t m = ((c1 + c5) + c8);
                                 const int64_t n = ((c2 + c6) + c10);
-                                Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                if (polyc_lane1 < polyc_count1)
+                                  Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
-                          float polyc_acc[6][8];
+                          float polyc_acc[6][16];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
                                 const int64_t b = c0;
                                 const int64_t m = ((c1 + c5) + c8);
                                 const int64_t n = ((c2 + c6) + c10);
-                                polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
                               }
                             }
                           }
@@ -476,7 +685,7 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -484,7 +693,7 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                                 const int64_t m = ((c1 + c5) + c8);
                                 const int64_t n = ((c2 + c6) + c10);
                                 const int64_t k = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * ((polyc_lane1 < polyc_count1) ? Y_t021[((b) * K + k) * N + n] : 0.0f)));
                               }
                             }
                           }
@@ -492,240 +701,60 @@ int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
                                 const int64_t b = c0;
                                 const int64_t m = ((c1 + c5) + c8);
                                 const int64_t n = ((c2 + c6) + c10);
-                                Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                if (polyc_lane1 < polyc_count1)
+                                  Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                       }
-                      else
-                        if (polyc_count1 > 8)
-                        {
-                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                          {
-                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                            const int64_t polyc_own = polyc_sub - polyc_base;
-                            if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t m = ((c1 + c5) + c8);
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    const int64_t k = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t m = ((c1 + c5) + c8);
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    if (polyc_lane1 >= polyc_own)
-                                      Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t m = ((c1 + c5) + c8);
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Z[((b) * M + m) * N + n] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t m = ((c1 + c5) + c8);
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    const int64_t k = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t m = ((c1 + c5) + c8);
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    if (polyc_lane1 >= polyc_own)
-                                      Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
-                          {
-                            float polyc_acc[6][16];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * ((polyc_lane1 < polyc_count1) ? Y_t021[((b) * K + k) * N + n] : 0.0f)));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][16];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * ((polyc_lane1 < polyc_count1) ? Y_t021[((b) * K + k) * N + n] : 0.0f)));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                  }
                 }
               }
             }
           }
         }
       }
+    }
+  }
+}
+
+#undef polyc_status
+
+int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const float *restrict X, const float *restrict Y, float *restrict Z)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(K) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(M) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
+  float *restrict Y_t021 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(K) * polyc_extent(N)));
+  if (!Y_t021)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  {
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_batch_matmul_trans_b_region0(&polyc_status, B, K, N, Y, Y_t021);
+    }
+    else
+    {
+      polyc_batch_matmul_trans_b_region0(&polyc_status, B, K, N, Y, Y_t021);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_batch_matmul_trans_b_region1(&polyc_status, B, M, K, N, X, Z, Y_t021);
+    }
+    else
+    {
+      polyc_batch_matmul_trans_b_region1(&polyc_status, B, M, K, N, X, Z, Y_t021);
     }
   }
   polyc_done:

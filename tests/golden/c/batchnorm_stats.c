@@ -80,11 +80,10 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_batchnorm_stats(int64_t N, int64_t C, int64_t H, int64_t W, const float *restrict X, float *restrict mean, float *restrict var)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_status_at, int64_t N, int64_t C, int64_t H, int64_t W, const float *restrict X, float *restrict mean, float *restrict var)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(C)) + (polyc_extent(C) * polyc_extent(N) * polyc_extent(H) * polyc_extent(W)) + (polyc_extent(C)) + (polyc_extent(C)) + (polyc_extent(C) * polyc_extent(N) * polyc_extent(H) * polyc_extent(W)) + (polyc_extent(C));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < C; c0 += 1)
   {
     {
@@ -137,6 +136,23 @@ int polyc_batchnorm_stats(int64_t N, int64_t C, int64_t H, int64_t W, const floa
       const int64_t c = c0;
       var[c] = (var[c] / ((float)((((N) * (H)) * (W)))));
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_batchnorm_stats(int64_t N, int64_t C, int64_t H, int64_t W, const float *restrict X, float *restrict mean, float *restrict var)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(C)) + (polyc_extent(C) * polyc_extent(N) * polyc_extent(H) * polyc_extent(W)) + (polyc_extent(C)) + (polyc_extent(C)) + (polyc_extent(C) * polyc_extent(N) * polyc_extent(H) * polyc_extent(W)) + (polyc_extent(C));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_batchnorm_stats_region0(&polyc_status, N, C, H, W, X, mean, var);
+  }
+  else
+  {
+    polyc_batchnorm_stats_region0(&polyc_status, N, C, H, W, X, mean, var);
   }
   return polyc_status;
 }

@@ -78,16 +78,307 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_bicg_region0(int * polyc_status_at, int64_t M, float *restrict s)
+{
+  #pragma omp for simd schedule(static) nowait
+  for (int64_t c0 = 0; c0 < M; c0 += 1)
+  {
+    const int64_t j = c0;
+    s[j] = 0.0f;
+  }
+}
+
+static __attribute__((noinline)) void polyc_bicg_region1(int * polyc_status_at, int64_t N, int64_t M, const float *restrict A, const float *restrict r, float *restrict s, float *restrict polyc_private_s)
+{
+  {
+    float *restrict polyc_mine_s = polyc_private_s + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, polyc_extent(M));
+    for (int64_t polyc_e = 0; polyc_e < polyc_extent(M); polyc_e += 1)
+      polyc_mine_s[polyc_e] = 0.0f;
+    #pragma omp for schedule(static)
+    for (int64_t c0 = 0; c0 < N; c0 += 8)
+    {
+      if ((((N - c0) - 1) >= 7))
+      {
+        #pragma omp simd
+        for (int64_t c1 = 0; c1 < M; c1 += 1)
+        {
+          {
+            const int64_t c2 = 0;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
+            }
+          }
+          {
+            const int64_t c2 = 1;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
+            }
+          }
+          {
+            const int64_t c2 = 2;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
+            }
+          }
+          {
+            const int64_t c2 = 3;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
+            }
+          }
+          {
+            const int64_t c2 = 4;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
+            }
+          }
+          {
+            const int64_t c2 = 5;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
+            }
+          }
+          {
+            const int64_t c2 = 6;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
+            }
+          }
+          {
+            const int64_t c2 = 7;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
+            }
+          }
+        }
+      }
+      else
+      {
+        #pragma omp simd
+        for (int64_t c1 = 0; c1 < M; c1 += 1)
+        {
+          for (int64_t c2 = 0; c2 <= polyc_min(7, ((N - c0) - 1)); c2 += 1)
+          {
+            const int64_t j = c1;
+            const int64_t i = (c0 + c2);
+            polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
+          }
+        }
+      }
+    }
+    #pragma omp critical
+    {
+      for (int64_t polyc_e = 0; polyc_e < polyc_extent(M); polyc_e += 1)
+        s[polyc_e] = (s[polyc_e] + polyc_mine_s[polyc_e]);
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_bicg_region2(int * polyc_status_at, int64_t N, float *restrict q)
+{
+  #pragma omp for simd schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
+  {
+    const int64_t i = c0;
+    q[i] = 0.0f;
+  }
+}
+
+static __attribute__((noinline)) void polyc_bicg_region3(int * polyc_status_at, int64_t N, int64_t M, const float *restrict A, const float *restrict p, float *restrict q)
+{
+  #pragma omp for schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 8)
+  {
+    if ((((N - c0) - 1) >= 7))
+    {
+      float polyc_acc0;
+      {
+        const int64_t c2 = 0;
+        const int64_t i = (c0 + c2);
+        polyc_acc0 = q[i];
+      }
+      float polyc_acc1;
+      {
+        const int64_t c2 = 1;
+        const int64_t i = (c0 + c2);
+        polyc_acc1 = q[i];
+      }
+      float polyc_acc2;
+      {
+        const int64_t c2 = 2;
+        const int64_t i = (c0 + c2);
+        polyc_acc2 = q[i];
+      }
+      float polyc_acc3;
+      {
+        const int64_t c2 = 3;
+        const int64_t i = (c0 + c2);
+        polyc_acc3 = q[i];
+      }
+      float polyc_acc4;
+      {
+        const int64_t c2 = 4;
+        const int64_t i = (c0 + c2);
+        polyc_acc4 = q[i];
+      }
+      float polyc_acc5;
+      {
+        const int64_t c2 = 5;
+        const int64_t i = (c0 + c2);
+        polyc_acc5 = q[i];
+      }
+      float polyc_acc6;
+      {
+        const int64_t c2 = 6;
+        const int64_t i = (c0 + c2);
+        polyc_acc6 = q[i];
+      }
+      float polyc_acc7;
+      {
+        const int64_t c2 = 7;
+        const int64_t i = (c0 + c2);
+        polyc_acc7 = q[i];
+      }
+      #pragma omp simd reduction(+:polyc_acc0, polyc_acc1, polyc_acc2, polyc_acc3, polyc_acc4, polyc_acc5, polyc_acc6, polyc_acc7)
+      for (int64_t c1 = 0; c1 < M; c1 += 1)
+      {
+        {
+          const int64_t c2 = 0;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc0 = (polyc_acc0 + (A[(i) * M + j] * p[j]));
+        }
+        {
+          const int64_t c2 = 1;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc1 = (polyc_acc1 + (A[(i) * M + j] * p[j]));
+        }
+        {
+          const int64_t c2 = 2;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc2 = (polyc_acc2 + (A[(i) * M + j] * p[j]));
+        }
+        {
+          const int64_t c2 = 3;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc3 = (polyc_acc3 + (A[(i) * M + j] * p[j]));
+        }
+        {
+          const int64_t c2 = 4;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc4 = (polyc_acc4 + (A[(i) * M + j] * p[j]));
+        }
+        {
+          const int64_t c2 = 5;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc5 = (polyc_acc5 + (A[(i) * M + j] * p[j]));
+        }
+        {
+          const int64_t c2 = 6;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc6 = (polyc_acc6 + (A[(i) * M + j] * p[j]));
+        }
+        {
+          const int64_t c2 = 7;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc7 = (polyc_acc7 + (A[(i) * M + j] * p[j]));
+        }
+      }
+      {
+        const int64_t c2 = 0;
+        const int64_t i = (c0 + c2);
+        q[i] = polyc_acc0;
+      }
+      {
+        const int64_t c2 = 1;
+        const int64_t i = (c0 + c2);
+        q[i] = polyc_acc1;
+      }
+      {
+        const int64_t c2 = 2;
+        const int64_t i = (c0 + c2);
+        q[i] = polyc_acc2;
+      }
+      {
+        const int64_t c2 = 3;
+        const int64_t i = (c0 + c2);
+        q[i] = polyc_acc3;
+      }
+      {
+        const int64_t c2 = 4;
+        const int64_t i = (c0 + c2);
+        q[i] = polyc_acc4;
+      }
+      {
+        const int64_t c2 = 5;
+        const int64_t i = (c0 + c2);
+        q[i] = polyc_acc5;
+      }
+      {
+        const int64_t c2 = 6;
+        const int64_t i = (c0 + c2);
+        q[i] = polyc_acc6;
+      }
+      {
+        const int64_t c2 = 7;
+        const int64_t i = (c0 + c2);
+        q[i] = polyc_acc7;
+      }
+    }
+    else
+    {
+      for (int64_t c1 = 0; c1 < M; c1 += 1)
+      {
+        for (int64_t c2 = 0; c2 <= polyc_min(7, ((N - c0) - 1)); c2 += 1)
+        {
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          q[i] = (q[i] + (A[(i) * M + j] * p[j]));
+        }
+      }
+    }
+  }
+}
+
+#undef polyc_status
+
 int polyc_bicg(int64_t N, int64_t M, const float *restrict A, const float *restrict r, const float *restrict p, float *restrict s, float *restrict q)
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(M)) + (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(M));
   {
-    #pragma omp parallel for simd schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < M; c0 += 1)
+    if (polyc_work >= 32768)
     {
-      const int64_t j = c0;
-      s[j] = 0.0f;
+      #pragma omp parallel
+      polyc_bicg_region0(&polyc_status, M, s);
+    }
+    else
+    {
+      polyc_bicg_region0(&polyc_status, M, s);
     }
     {
       float *restrict polyc_private_s = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M)) * (size_t)omp_get_max_threads());
@@ -95,272 +386,35 @@ int polyc_bicg(int64_t N, int64_t M, const float *restrict A, const float *restr
         polyc_status = 1;
       else
       {
-        #pragma omp parallel if(polyc_work >= 32768)
+        if (polyc_work >= 32768)
         {
-          float *restrict polyc_mine_s = polyc_private_s + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, polyc_extent(M));
-          for (int64_t polyc_e = 0; polyc_e < polyc_extent(M); polyc_e += 1)
-            polyc_mine_s[polyc_e] = 0.0f;
-          #pragma omp for schedule(static)
-          for (int64_t c0 = 0; c0 < N; c0 += 8)
-          {
-            if ((((N - c0) - 1) >= 7))
-            {
-              #pragma omp simd
-              for (int64_t c1 = 0; c1 < M; c1 += 1)
-              {
-                {
-                  const int64_t c2 = 0;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 1;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 2;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 3;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 4;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 5;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 6;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 7;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
-                  }
-                }
-              }
-            }
-            else
-            {
-              #pragma omp simd
-              for (int64_t c1 = 0; c1 < M; c1 += 1)
-              {
-                for (int64_t c2 = 0; c2 <= polyc_min(7, ((N - c0) - 1)); c2 += 1)
-                {
-                  const int64_t j = c1;
-                  const int64_t i = (c0 + c2);
-                  polyc_mine_s[j] = (polyc_mine_s[j] + (r[i] * A[(i) * M + j]));
-                }
-              }
-            }
-          }
-          #pragma omp critical
-          {
-            for (int64_t polyc_e = 0; polyc_e < polyc_extent(M); polyc_e += 1)
-              s[polyc_e] = (s[polyc_e] + polyc_mine_s[polyc_e]);
-          }
+          #pragma omp parallel
+          polyc_bicg_region1(&polyc_status, N, M, A, r, s, polyc_private_s);
+        }
+        else
+        {
+          polyc_bicg_region1(&polyc_status, N, M, A, r, s, polyc_private_s);
         }
       }
       free(polyc_private_s);
     }
-    #pragma omp parallel for simd schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    if (polyc_work >= 32768)
     {
-      const int64_t i = c0;
-      q[i] = 0.0f;
+      #pragma omp parallel
+      polyc_bicg_region2(&polyc_status, N, q);
     }
-    #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 8)
+    else
     {
-      if ((((N - c0) - 1) >= 7))
-      {
-        float polyc_acc0;
-        {
-          const int64_t c2 = 0;
-          const int64_t i = (c0 + c2);
-          polyc_acc0 = q[i];
-        }
-        float polyc_acc1;
-        {
-          const int64_t c2 = 1;
-          const int64_t i = (c0 + c2);
-          polyc_acc1 = q[i];
-        }
-        float polyc_acc2;
-        {
-          const int64_t c2 = 2;
-          const int64_t i = (c0 + c2);
-          polyc_acc2 = q[i];
-        }
-        float polyc_acc3;
-        {
-          const int64_t c2 = 3;
-          const int64_t i = (c0 + c2);
-          polyc_acc3 = q[i];
-        }
-        float polyc_acc4;
-        {
-          const int64_t c2 = 4;
-          const int64_t i = (c0 + c2);
-          polyc_acc4 = q[i];
-        }
-        float polyc_acc5;
-        {
-          const int64_t c2 = 5;
-          const int64_t i = (c0 + c2);
-          polyc_acc5 = q[i];
-        }
-        float polyc_acc6;
-        {
-          const int64_t c2 = 6;
-          const int64_t i = (c0 + c2);
-          polyc_acc6 = q[i];
-        }
-        float polyc_acc7;
-        {
-          const int64_t c2 = 7;
-          const int64_t i = (c0 + c2);
-          polyc_acc7 = q[i];
-        }
-        #pragma omp simd reduction(+:polyc_acc0, polyc_acc1, polyc_acc2, polyc_acc3, polyc_acc4, polyc_acc5, polyc_acc6, polyc_acc7)
-        for (int64_t c1 = 0; c1 < M; c1 += 1)
-        {
-          {
-            const int64_t c2 = 0;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc0 = (polyc_acc0 + (A[(i) * M + j] * p[j]));
-          }
-          {
-            const int64_t c2 = 1;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc1 = (polyc_acc1 + (A[(i) * M + j] * p[j]));
-          }
-          {
-            const int64_t c2 = 2;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc2 = (polyc_acc2 + (A[(i) * M + j] * p[j]));
-          }
-          {
-            const int64_t c2 = 3;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc3 = (polyc_acc3 + (A[(i) * M + j] * p[j]));
-          }
-          {
-            const int64_t c2 = 4;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc4 = (polyc_acc4 + (A[(i) * M + j] * p[j]));
-          }
-          {
-            const int64_t c2 = 5;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc5 = (polyc_acc5 + (A[(i) * M + j] * p[j]));
-          }
-          {
-            const int64_t c2 = 6;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc6 = (polyc_acc6 + (A[(i) * M + j] * p[j]));
-          }
-          {
-            const int64_t c2 = 7;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc7 = (polyc_acc7 + (A[(i) * M + j] * p[j]));
-          }
-        }
-        {
-          const int64_t c2 = 0;
-          const int64_t i = (c0 + c2);
-          q[i] = polyc_acc0;
-        }
-        {
-          const int64_t c2 = 1;
-          const int64_t i = (c0 + c2);
-          q[i] = polyc_acc1;
-        }
-        {
-          const int64_t c2 = 2;
-          const int64_t i = (c0 + c2);
-          q[i] = polyc_acc2;
-        }
-        {
-          const int64_t c2 = 3;
-          const int64_t i = (c0 + c2);
-          q[i] = polyc_acc3;
-        }
-        {
-          const int64_t c2 = 4;
-          const int64_t i = (c0 + c2);
-          q[i] = polyc_acc4;
-        }
-        {
-          const int64_t c2 = 5;
-          const int64_t i = (c0 + c2);
-          q[i] = polyc_acc5;
-        }
-        {
-          const int64_t c2 = 6;
-          const int64_t i = (c0 + c2);
-          q[i] = polyc_acc6;
-        }
-        {
-          const int64_t c2 = 7;
-          const int64_t i = (c0 + c2);
-          q[i] = polyc_acc7;
-        }
-      }
-      else
-      {
-        for (int64_t c1 = 0; c1 < M; c1 += 1)
-        {
-          for (int64_t c2 = 0; c2 <= polyc_min(7, ((N - c0) - 1)); c2 += 1)
-          {
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            q[i] = (q[i] + (A[(i) * M + j] * p[j]));
-          }
-        }
-      }
+      polyc_bicg_region2(&polyc_status, N, q);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_bicg_region3(&polyc_status, N, M, A, p, q);
+    }
+    else
+    {
+      polyc_bicg_region3(&polyc_status, N, M, A, p, q);
     }
   }
   return polyc_status;

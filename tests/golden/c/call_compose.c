@@ -127,11 +127,10 @@ static inline void polyc_stream_fence(void) {
 
 
 
-int polyc_zscore(int64_t N, int64_t M, const float *restrict X, float *restrict Y)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at, int64_t N, int64_t M, const float *restrict X, float *restrict Y)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(M)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(M)) + (polyc_extent(N) * polyc_extent(M));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 1)
   {
     float Q[1];
@@ -238,6 +237,23 @@ int polyc_zscore(int64_t N, int64_t M, const float *restrict X, float *restrict 
         }
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_zscore(int64_t N, int64_t M, const float *restrict X, float *restrict Y)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(M)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(M)) + (polyc_extent(N) * polyc_extent(M));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_zscore_region0(&polyc_status, N, M, X, Y);
+  }
+  else
+  {
+    polyc_zscore_region0(&polyc_status, N, M, X, Y);
   }
   return polyc_status;
 }

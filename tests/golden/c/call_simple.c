@@ -78,11 +78,10 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_main(int64_t R, int64_t S, const float *restrict A, const float *restrict v, float *restrict P, float *restrict Q)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_main_region0(int * polyc_status_at, int64_t R, int64_t S, const float *restrict A, const float *restrict v, float *restrict P, float *restrict Q)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(R) * polyc_extent(S)) + (polyc_extent(R)) + (polyc_extent(R) * polyc_extent(S));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < R; c0 += 8)
   {
     for (int64_t c1 = 0; c1 <= polyc_min(7, ((R - c0) - 1)); c1 += 1)
@@ -255,6 +254,23 @@ int polyc_main(int64_t R, int64_t S, const float *restrict A, const float *restr
         }
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_main(int64_t R, int64_t S, const float *restrict A, const float *restrict v, float *restrict P, float *restrict Q)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(R) * polyc_extent(S)) + (polyc_extent(R)) + (polyc_extent(R) * polyc_extent(S));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_main_region0(&polyc_status, R, S, A, v, P, Q);
+  }
+  else
+  {
+    polyc_main_region0(&polyc_status, R, S, A, v, P, Q);
   }
   return polyc_status;
 }

@@ -77,16 +77,134 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_col_min_region0(int * polyc_status_at, int64_t N, float *restrict O)
+{
+  #pragma omp for simd schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
+  {
+    const int64_t j = c0;
+    O[j] = INFINITY;
+  }
+}
+
+static __attribute__((noinline)) void polyc_col_min_region1(int * polyc_status_at, int64_t M, int64_t N, const float *restrict X, float *restrict O, float *restrict polyc_private_O)
+{
+  {
+    float *restrict polyc_mine_O = polyc_private_O + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, polyc_extent(N));
+    for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
+      polyc_mine_O[polyc_e] = INFINITY;
+    #pragma omp for schedule(static)
+    for (int64_t c0 = 0; c0 < M; c0 += 8)
+    {
+      if ((((M - c0) - 1) >= 7))
+      {
+        #pragma omp simd
+        for (int64_t c1 = 0; c1 < N; c1 += 1)
+        {
+          {
+            const int64_t c2 = 0;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
+            }
+          }
+          {
+            const int64_t c2 = 1;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
+            }
+          }
+          {
+            const int64_t c2 = 2;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
+            }
+          }
+          {
+            const int64_t c2 = 3;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
+            }
+          }
+          {
+            const int64_t c2 = 4;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
+            }
+          }
+          {
+            const int64_t c2 = 5;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
+            }
+          }
+          {
+            const int64_t c2 = 6;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
+            }
+          }
+          {
+            const int64_t c2 = 7;
+            {
+              const int64_t j = c1;
+              const int64_t i = (c0 + c2);
+              polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
+            }
+          }
+        }
+      }
+      else
+      {
+        #pragma omp simd
+        for (int64_t c1 = 0; c1 < N; c1 += 1)
+        {
+          for (int64_t c2 = 0; c2 <= polyc_min(7, ((M - c0) - 1)); c2 += 1)
+          {
+            const int64_t j = c1;
+            const int64_t i = (c0 + c2);
+            polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
+          }
+        }
+      }
+    }
+    #pragma omp critical
+    {
+      for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
+        O[polyc_e] = polyc_minf(O[polyc_e], polyc_mine_O[polyc_e]);
+    }
+  }
+}
+
+#undef polyc_status
+
 int polyc_col_min(int64_t M, int64_t N, const float *restrict X, float *restrict O)
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(M));
   {
-    #pragma omp parallel for simd schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    if (polyc_work >= 32768)
     {
-      const int64_t j = c0;
-      O[j] = INFINITY;
+      #pragma omp parallel
+      polyc_col_min_region0(&polyc_status, N, O);
+    }
+    else
+    {
+      polyc_col_min_region0(&polyc_status, N, O);
     }
     {
       float *restrict polyc_private_O = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N)) * (size_t)omp_get_max_threads());
@@ -94,104 +212,14 @@ int polyc_col_min(int64_t M, int64_t N, const float *restrict X, float *restrict
         polyc_status = 1;
       else
       {
-        #pragma omp parallel if(polyc_work >= 32768)
+        if (polyc_work >= 32768)
         {
-          float *restrict polyc_mine_O = polyc_private_O + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, polyc_extent(N));
-          for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
-            polyc_mine_O[polyc_e] = INFINITY;
-          #pragma omp for schedule(static)
-          for (int64_t c0 = 0; c0 < M; c0 += 8)
-          {
-            if ((((M - c0) - 1) >= 7))
-            {
-              #pragma omp simd
-              for (int64_t c1 = 0; c1 < N; c1 += 1)
-              {
-                {
-                  const int64_t c2 = 0;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
-                  }
-                }
-                {
-                  const int64_t c2 = 1;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
-                  }
-                }
-                {
-                  const int64_t c2 = 2;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
-                  }
-                }
-                {
-                  const int64_t c2 = 3;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
-                  }
-                }
-                {
-                  const int64_t c2 = 4;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
-                  }
-                }
-                {
-                  const int64_t c2 = 5;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
-                  }
-                }
-                {
-                  const int64_t c2 = 6;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
-                  }
-                }
-                {
-                  const int64_t c2 = 7;
-                  {
-                    const int64_t j = c1;
-                    const int64_t i = (c0 + c2);
-                    polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
-                  }
-                }
-              }
-            }
-            else
-            {
-              #pragma omp simd
-              for (int64_t c1 = 0; c1 < N; c1 += 1)
-              {
-                for (int64_t c2 = 0; c2 <= polyc_min(7, ((M - c0) - 1)); c2 += 1)
-                {
-                  const int64_t j = c1;
-                  const int64_t i = (c0 + c2);
-                  polyc_mine_O[j] = polyc_minf(polyc_mine_O[j], X[(i) * N + j]);
-                }
-              }
-            }
-          }
-          #pragma omp critical
-          {
-            for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
-              O[polyc_e] = polyc_minf(O[polyc_e], polyc_mine_O[polyc_e]);
-          }
+          #pragma omp parallel
+          polyc_col_min_region1(&polyc_status, M, N, X, O, polyc_private_O);
+        }
+        else
+        {
+          polyc_col_min_region1(&polyc_status, M, N, X, O, polyc_private_O);
         }
       }
       free(polyc_private_O);

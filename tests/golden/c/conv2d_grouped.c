@@ -78,232 +78,359 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, const float *restrict I, const float *restrict W1, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_conv2d_grouped_region0(int * polyc_status_at, int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, const float *restrict I, float *restrict I_t01324)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(G) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(N) * polyc_extent(G) * polyc_extent(F) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1)) + (polyc_extent(N) * polyc_extent(G) * polyc_extent(F) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1) * polyc_extent(C) * polyc_extent(KH) * polyc_extent(KW));
-  float *restrict I_t01324 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(G) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
-  if (!I_t01324)
+  #pragma omp for collapse(4) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
   {
-    polyc_status = 1;
-    goto polyc_done;
-  }
-  {
-    #pragma omp parallel for collapse(4) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    for (int64_t c1 = 0; c1 < G; c1 += 1)
     {
-      for (int64_t c1 = 0; c1 < G; c1 += 1)
+      for (int64_t c2 = 0; c2 < H; c2 += 1)
       {
-        for (int64_t c2 = 0; c2 < H; c2 += 1)
+        for (int64_t c3 = 0; c3 < C; c3 += 1)
         {
-          for (int64_t c3 = 0; c3 < C; c3 += 1)
+          #pragma omp simd
+          for (int64_t c4 = 0; c4 < W; c4 += 1)
           {
-            #pragma omp simd
-            for (int64_t c4 = 0; c4 < W; c4 += 1)
-            {
-              const int64_t t0 = c0;
-              const int64_t t1 = c1;
-              const int64_t t3 = c2;
-              const int64_t t2 = c3;
-              const int64_t t4 = c4;
-              I_t01324[((((t0) * G + t1) * H + t3) * C + t2) * W + t4] = I[((((t0) * G + t1) * C + t2) * H + t3) * W + t4];
-            }
+            const int64_t t0 = c0;
+            const int64_t t1 = c1;
+            const int64_t t3 = c2;
+            const int64_t t2 = c3;
+            const int64_t t4 = c4;
+            I_t01324[((((t0) * G + t1) * H + t3) * C + t2) * W + t4] = I[((((t0) * G + t1) * C + t2) * H + t3) * W + t4];
           }
         }
       }
     }
-    #pragma omp parallel for collapse(5) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+  }
+}
+
+static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_status_at, int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, const float *restrict W1, float *restrict O, float *restrict I_t01324)
+{
+  #pragma omp for collapse(5) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
+  {
+    for (int64_t c1 = 0; c1 < G; c1 += 1)
     {
-      for (int64_t c1 = 0; c1 < G; c1 += 1)
+      for (int64_t c2 = 0; c2 < F; c2 += 6)
       {
-        for (int64_t c2 = 0; c2 < F; c2 += 6)
+        for (int64_t c3 = 0; c3 <= (H - KH); c3 += 8)
         {
-          for (int64_t c3 = 0; c3 <= (H - KH); c3 += 8)
+          for (int64_t c4 = 0; c4 <= (W - KW); c4 += 16)
           {
-            for (int64_t c4 = 0; c4 <= (W - KW); c4 += 16)
+            if (!(((1 * C + -1 >= 0) && (1 * KH + -1 >= 0) && (-1 * W + 1 * KW + 15 >= 0) && (1 * KW + -1 >= 0))))
             {
-              if (!(((1 * C + -1 >= 0) && (1 * KH + -1 >= 0) && (-1 * W + 1 * KW + 15 >= 0) && (1 * KW + -1 >= 0))))
+              for (int64_t c10 = 0; c10 <= polyc_min(5, ((F - c2) - 1)); c10 += 1)
               {
-                for (int64_t c10 = 0; c10 <= polyc_min(5, ((F - c2) - 1)); c10 += 1)
+                for (int64_t c11 = 0; c11 <= polyc_min(7, ((H - KH) - c3)); c11 += 1)
                 {
-                  for (int64_t c11 = 0; c11 <= polyc_min(7, ((H - KH) - c3)); c11 += 1)
+                  #pragma omp simd
+                  for (int64_t c15 = 0; c15 <= polyc_min(15, ((W - KW) - c4)); c15 += 1)
                   {
-                    #pragma omp simd
-                    for (int64_t c15 = 0; c15 <= polyc_min(15, ((W - KW) - c4)); c15 += 1)
-                    {
-                      const int64_t n = c0;
-                      const int64_t g = c1;
-                      const int64_t f = (c2 + c10);
-                      const int64_t h = (c3 + c11);
-                      const int64_t w = (c4 + c15);
-                      O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = 0.0f;
-                    }
+                    const int64_t n = c0;
+                    const int64_t g = c1;
+                    const int64_t f = (c2 + c10);
+                    const int64_t h = (c3 + c11);
+                    const int64_t w = (c4 + c15);
+                    O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = 0.0f;
                   }
                 }
               }
-              for (int64_t c5 = 0; c5 < C; c5 += 256)
+            }
+            for (int64_t c5 = 0; c5 < C; c5 += 256)
+            {
+              for (int64_t c6 = 0; c6 < KH; c6 += 8)
               {
-                for (int64_t c6 = 0; c6 < KH; c6 += 8)
+                for (int64_t c7 = 0; c7 < KW; c7 += 8)
                 {
-                  for (int64_t c7 = 0; c7 < KW; c7 += 8)
+                  for (int64_t c10 = 0; c10 <= polyc_min(7, ((H - KH) - c3)); c10 += 1)
                   {
-                    for (int64_t c10 = 0; c10 <= polyc_min(7, ((H - KH) - c3)); c10 += 1)
-                    {
-                      if ((((F - c2) - 1) >= 5) && (((W - KW) - c4) >= 15))
-                        if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                    if ((((F - c2) - 1) >= 5) && (((W - KW) - c4) >= 15))
+                      if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                      {
+                        float polyc_acc[6][16];
                         {
-                          float polyc_acc[6][16];
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c16 = polyc_lane0;
-                                const int64_t c20 = polyc_lane1;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
+                              const int64_t c16 = polyc_lane0;
+                              const int64_t c20 = polyc_lane1;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                             }
                           }
-                          for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                        }
+                        for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                        {
+                          for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
                           {
-                            for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                            for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
                             {
-                              for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c16 = polyc_lane0;
-                                    const int64_t c20 = polyc_lane1;
-                                    const int64_t n = c0;
-                                    const int64_t g = c1;
-                                    const int64_t f = (c2 + c16);
-                                    const int64_t h = (c3 + c10);
-                                    const int64_t w = (c4 + c20);
-                                    const int64_t c = (c5 + c15);
-                                    const int64_t kh = (c6 + c13);
-                                    const int64_t kw = (c7 + c14);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
-                                  }
+                                  const int64_t c16 = polyc_lane0;
+                                  const int64_t c20 = polyc_lane1;
+                                  const int64_t n = c0;
+                                  const int64_t g = c1;
+                                  const int64_t f = (c2 + c16);
+                                  const int64_t h = (c3 + c10);
+                                  const int64_t w = (c4 + c20);
+                                  const int64_t c = (c5 + c15);
+                                  const int64_t kh = (c6 + c13);
+                                  const int64_t kw = (c7 + c14);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
                                 }
                               }
                             }
                           }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              const int64_t c16 = polyc_lane0;
+                              const int64_t c20 = polyc_lane1;
+                              const int64_t n = c0;
+                              const int64_t g = c1;
+                              const int64_t f = (c2 + c16);
+                              const int64_t h = (c3 + c10);
+                              const int64_t w = (c4 + c20);
+                              O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c16 = polyc_lane0;
+                              const int64_t c20 = polyc_lane1;
+                              const int64_t n = c0;
+                              const int64_t g = c1;
+                              const int64_t f = (c2 + c16);
+                              const int64_t h = (c3 + c10);
+                              const int64_t w = (c4 + c20);
+                              polyc_acc[polyc_lane0][polyc_lane1] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
+                            }
+                          }
+                        }
+                        for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                        {
+                          for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                          {
+                            for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                const int64_t c16 = polyc_lane0;
-                                const int64_t c20 = polyc_lane1;
-                                const int64_t n = c0;
-                                const int64_t g = c1;
-                                const int64_t f = (c2 + c16);
-                                const int64_t h = (c3 + c10);
-                                const int64_t w = (c4 + c20);
-                                O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c16 = polyc_lane0;
+                                  const int64_t c20 = polyc_lane1;
+                                  const int64_t n = c0;
+                                  const int64_t g = c1;
+                                  const int64_t f = (c2 + c16);
+                                  const int64_t h = (c3 + c10);
+                                  const int64_t w = (c4 + c20);
+                                  const int64_t c = (c5 + c15);
+                                  const int64_t kh = (c6 + c13);
+                                  const int64_t kw = (c7 + c14);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                }
+                              }
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c16 = polyc_lane0;
+                              const int64_t c20 = polyc_lane1;
+                              const int64_t n = c0;
+                              const int64_t g = c1;
+                              const int64_t f = (c2 + c16);
+                              const int64_t h = (c3 + c10);
+                              const int64_t w = (c4 + c20);
+                              O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                    else
+                    {
+                      const int64_t polyc_count0 = polyc_min(5, ((F - c2) - 1)) + 1;
+                      const int64_t polyc_count1 = polyc_min(15, ((W - KW) - c4)) + 1;
+                      if (polyc_count0 > 0 && polyc_count1 > 0)
+                      {
+                        int64_t polyc_shift = 0;
+                        {
+                          const int64_t c20 = -(16 - polyc_count1);
+                          const int64_t w = (c4 + c20);
+                          if (w >= 0)
+                            polyc_shift = 16 - polyc_count1;
+                        }
+                        if (polyc_shift > 0 || polyc_count1 == 16)
+                        {
+                          const int64_t polyc_base = -polyc_shift;
+                          const int64_t polyc_own = polyc_shift;
+                          if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c20 = polyc_lane1 + polyc_base;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                            {
+                              for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                              {
+                                for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c20 = polyc_lane1 + polyc_base;
+                                      const int64_t n = c0;
+                                      const int64_t g = c1;
+                                      const int64_t f = (c2 + c16);
+                                      const int64_t h = (c3 + c10);
+                                      const int64_t w = (c4 + c20);
+                                      const int64_t c = (c5 + c15);
+                                      const int64_t kh = (c6 + c13);
+                                      const int64_t kw = (c7 + c14);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c20 = polyc_lane1 + polyc_base;
+                                  const int64_t n = c0;
+                                  const int64_t g = c1;
+                                  const int64_t f = (c2 + c16);
+                                  const int64_t h = (c3 + c10);
+                                  const int64_t w = (c4 + c20);
+                                  if (polyc_lane1 >= polyc_own)
+                                    O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c20 = polyc_lane1 + polyc_base;
+                                  const int64_t n = c0;
+                                  const int64_t g = c1;
+                                  const int64_t f = (c2 + c16);
+                                  const int64_t h = (c3 + c10);
+                                  const int64_t w = (c4 + c20);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                            {
+                              for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                              {
+                                for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c20 = polyc_lane1 + polyc_base;
+                                      const int64_t n = c0;
+                                      const int64_t g = c1;
+                                      const int64_t f = (c2 + c16);
+                                      const int64_t h = (c3 + c10);
+                                      const int64_t w = (c4 + c20);
+                                      const int64_t c = (c5 + c15);
+                                      const int64_t kh = (c6 + c13);
+                                      const int64_t kw = (c7 + c14);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c20 = polyc_lane1 + polyc_base;
+                                  const int64_t n = c0;
+                                  const int64_t g = c1;
+                                  const int64_t f = (c2 + c16);
+                                  const int64_t h = (c3 + c10);
+                                  const int64_t w = (c4 + c20);
+                                  if (polyc_lane1 >= polyc_own)
+                                    O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
                               }
                             }
                           }
                         }
                         else
-                        {
-                          float polyc_acc[6][16];
+                          if (polyc_count1 == 8)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c16 = polyc_lane0;
-                                const int64_t c20 = polyc_lane1;
-                                const int64_t n = c0;
-                                const int64_t g = c1;
-                                const int64_t f = (c2 + c16);
-                                const int64_t h = (c3 + c10);
-                                const int64_t w = (c4 + c20);
-                                polyc_acc[polyc_lane0][polyc_lane1] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
-                              }
-                            }
-                          }
-                          for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                          {
-                            for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                            {
-                              for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c16 = polyc_lane0;
-                                    const int64_t c20 = polyc_lane1;
-                                    const int64_t n = c0;
-                                    const int64_t g = c1;
-                                    const int64_t f = (c2 + c16);
-                                    const int64_t h = (c3 + c10);
-                                    const int64_t w = (c4 + c20);
-                                    const int64_t c = (c5 + c15);
-                                    const int64_t kh = (c6 + c13);
-                                    const int64_t kw = (c7 + c14);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c16 = polyc_lane0;
-                                const int64_t c20 = polyc_lane1;
-                                const int64_t n = c0;
-                                const int64_t g = c1;
-                                const int64_t f = (c2 + c16);
-                                const int64_t h = (c3 + c10);
-                                const int64_t w = (c4 + c20);
-                                O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      else
-                      {
-                        const int64_t polyc_count0 = polyc_min(5, ((F - c2) - 1)) + 1;
-                        const int64_t polyc_count1 = polyc_min(15, ((W - KW) - c4)) + 1;
-                        if (polyc_count0 > 0 && polyc_count1 > 0)
-                        {
-                          int64_t polyc_shift = 0;
-                          {
-                            const int64_t c20 = -(16 - polyc_count1);
-                            const int64_t w = (c4 + c20);
-                            if (w >= 0)
-                              polyc_shift = 16 - polyc_count1;
-                          }
-                          if (polyc_shift > 0 || polyc_count1 == 16)
-                          {
-                            const int64_t polyc_base = -polyc_shift;
-                            const int64_t polyc_own = polyc_shift;
                             if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                             {
-                              float polyc_acc[6][16];
+                              float polyc_acc[6][8];
                               {
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
                                     const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c20 = polyc_lane1 + polyc_base;
+                                    const int64_t c20 = polyc_lane1;
                                     polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                   }
                                 }
@@ -317,10 +444,10 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
                                       #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                       {
                                         const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1 + polyc_base;
+                                        const int64_t c20 = polyc_lane1;
                                         const int64_t n = c0;
                                         const int64_t g = c1;
                                         const int64_t f = (c2 + c16);
@@ -339,38 +466,37 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
                                     const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c20 = polyc_lane1 + polyc_base;
+                                    const int64_t c20 = polyc_lane1;
                                     const int64_t n = c0;
                                     const int64_t g = c1;
                                     const int64_t f = (c2 + c16);
                                     const int64_t h = (c3 + c10);
                                     const int64_t w = (c4 + c20);
-                                    if (polyc_lane1 >= polyc_own)
-                                      O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                   }
                                 }
                               }
                             }
                             else
                             {
-                              float polyc_acc[6][16];
+                              float polyc_acc[6][8];
                               {
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
                                     const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c20 = polyc_lane1 + polyc_base;
+                                    const int64_t c20 = polyc_lane1;
                                     const int64_t n = c0;
                                     const int64_t g = c1;
                                     const int64_t f = (c2 + c16);
                                     const int64_t h = (c3 + c10);
                                     const int64_t w = (c4 + c20);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
                                   }
                                 }
                               }
@@ -383,10 +509,10 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
                                       #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                       {
                                         const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1 + polyc_base;
+                                        const int64_t c20 = polyc_lane1;
                                         const int64_t n = c0;
                                         const int64_t g = c1;
                                         const int64_t f = (c2 + c16);
@@ -405,33 +531,167 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
                                     const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c20 = polyc_lane1 + polyc_base;
+                                    const int64_t c20 = polyc_lane1;
                                     const int64_t n = c0;
                                     const int64_t g = c1;
                                     const int64_t f = (c2 + c16);
                                     const int64_t h = (c3 + c10);
                                     const int64_t w = (c4 + c20);
-                                    if (polyc_lane1 >= polyc_own)
-                                      O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                   }
                                 }
                               }
                             }
                           }
                           else
-                            if (polyc_count1 == 8)
+                            if (polyc_count1 > 8)
+                            {
+                              for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                              {
+                                const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                                const int64_t polyc_own = polyc_sub - polyc_base;
+                                if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                                {
+                                  float polyc_acc[6][8];
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c20 = polyc_lane1 + polyc_base;
+                                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                      }
+                                    }
+                                  }
+                                  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                                  {
+                                    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                                    {
+                                      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                                      {
+                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                        {
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                          {
+                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c20 = polyc_lane1 + polyc_base;
+                                            const int64_t n = c0;
+                                            const int64_t g = c1;
+                                            const int64_t f = (c2 + c16);
+                                            const int64_t h = (c3 + c10);
+                                            const int64_t w = (c4 + c20);
+                                            const int64_t c = (c5 + c15);
+                                            const int64_t kh = (c6 + c13);
+                                            const int64_t kw = (c7 + c14);
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                          }
+                                        }
+                                      }
+                                    }
+                                  }
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c20 = polyc_lane1 + polyc_base;
+                                        const int64_t n = c0;
+                                        const int64_t g = c1;
+                                        const int64_t f = (c2 + c16);
+                                        const int64_t h = (c3 + c10);
+                                        const int64_t w = (c4 + c20);
+                                        if (polyc_lane1 >= polyc_own)
+                                          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      }
+                                    }
+                                  }
+                                }
+                                else
+                                {
+                                  float polyc_acc[6][8];
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c20 = polyc_lane1 + polyc_base;
+                                        const int64_t n = c0;
+                                        const int64_t g = c1;
+                                        const int64_t f = (c2 + c16);
+                                        const int64_t h = (c3 + c10);
+                                        const int64_t w = (c4 + c20);
+                                        polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
+                                      }
+                                    }
+                                  }
+                                  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                                  {
+                                    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                                    {
+                                      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                                      {
+                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                        {
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                          {
+                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c20 = polyc_lane1 + polyc_base;
+                                            const int64_t n = c0;
+                                            const int64_t g = c1;
+                                            const int64_t f = (c2 + c16);
+                                            const int64_t h = (c3 + c10);
+                                            const int64_t w = (c4 + c20);
+                                            const int64_t c = (c5 + c15);
+                                            const int64_t kh = (c6 + c13);
+                                            const int64_t kw = (c7 + c14);
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                          }
+                                        }
+                                      }
+                                    }
+                                  }
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c20 = polyc_lane1 + polyc_base;
+                                        const int64_t n = c0;
+                                        const int64_t g = c1;
+                                        const int64_t f = (c2 + c16);
+                                        const int64_t h = (c3 + c10);
+                                        const int64_t w = (c4 + c20);
+                                        if (polyc_lane1 >= polyc_own)
+                                          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                            else
                             {
                               if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                               {
-                                float polyc_acc[6][8];
+                                float polyc_acc[6][16];
                                 {
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
                                     #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                     {
                                       const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                       const int64_t c20 = polyc_lane1;
@@ -448,7 +708,7 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                       for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                       {
                                         #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                         {
                                           const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                           const int64_t c20 = polyc_lane1;
@@ -460,7 +720,7 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                           const int64_t c = (c5 + c15);
                                           const int64_t kh = (c6 + c13);
                                           const int64_t kw = (c7 + c14);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
                                         }
                                       }
                                     }
@@ -470,7 +730,7 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
                                     #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                     {
                                       const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                       const int64_t c20 = polyc_lane1;
@@ -479,19 +739,20 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                       const int64_t f = (c2 + c16);
                                       const int64_t h = (c3 + c10);
                                       const int64_t w = (c4 + c20);
-                                      O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      if (polyc_lane1 < polyc_count1)
+                                        O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                     }
                                   }
                                 }
                               }
                               else
                               {
-                                float polyc_acc[6][8];
+                                float polyc_acc[6][16];
                                 {
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
                                     #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                     {
                                       const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                       const int64_t c20 = polyc_lane1;
@@ -500,7 +761,7 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                       const int64_t f = (c2 + c16);
                                       const int64_t h = (c3 + c10);
                                       const int64_t w = (c4 + c20);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
+                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
                                     }
                                   }
                                 }
@@ -513,7 +774,7 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                       for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                       {
                                         #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                         {
                                           const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                           const int64_t c20 = polyc_lane1;
@@ -525,7 +786,7 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                           const int64_t c = (c5 + c15);
                                           const int64_t kh = (c6 + c13);
                                           const int64_t kw = (c7 + c14);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
                                         }
                                       }
                                     }
@@ -535,7 +796,7 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
                                     #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                     {
                                       const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                       const int64_t c20 = polyc_lane1;
@@ -544,279 +805,13 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
                                       const int64_t f = (c2 + c16);
                                       const int64_t h = (c3 + c10);
                                       const int64_t w = (c4 + c20);
-                                      O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      if (polyc_lane1 < polyc_count1)
+                                        O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                     }
                                   }
                                 }
                               }
                             }
-                            else
-                              if (polyc_count1 > 8)
-                              {
-                                for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                                {
-                                  const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                                  const int64_t polyc_own = polyc_sub - polyc_base;
-                                  if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
-                                  {
-                                    float polyc_acc[6][8];
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1 + polyc_base;
-                                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                        }
-                                      }
-                                    }
-                                    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                                    {
-                                      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                                      {
-                                        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                                        {
-                                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                          {
-                                            #pragma omp simd
-                                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                            {
-                                              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                              const int64_t c20 = polyc_lane1 + polyc_base;
-                                              const int64_t n = c0;
-                                              const int64_t g = c1;
-                                              const int64_t f = (c2 + c16);
-                                              const int64_t h = (c3 + c10);
-                                              const int64_t w = (c4 + c20);
-                                              const int64_t c = (c5 + c15);
-                                              const int64_t kh = (c6 + c13);
-                                              const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
-                                            }
-                                          }
-                                        }
-                                      }
-                                    }
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1 + polyc_base;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          if (polyc_lane1 >= polyc_own)
-                                            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                        }
-                                      }
-                                    }
-                                  }
-                                  else
-                                  {
-                                    float polyc_acc[6][8];
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1 + polyc_base;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-                                        }
-                                      }
-                                    }
-                                    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                                    {
-                                      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                                      {
-                                        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                                        {
-                                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                          {
-                                            #pragma omp simd
-                                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                            {
-                                              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                              const int64_t c20 = polyc_lane1 + polyc_base;
-                                              const int64_t n = c0;
-                                              const int64_t g = c1;
-                                              const int64_t f = (c2 + c16);
-                                              const int64_t h = (c3 + c10);
-                                              const int64_t w = (c4 + c20);
-                                              const int64_t c = (c5 + c15);
-                                              const int64_t kh = (c6 + c13);
-                                              const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
-                                            }
-                                          }
-                                        }
-                                      }
-                                    }
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1 + polyc_base;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          if (polyc_lane1 >= polyc_own)
-                                            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                        }
-                                      }
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
-                                {
-                                  float polyc_acc[6][16];
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
-                                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                      }
-                                    }
-                                  }
-                                  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                                  {
-                                    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                                    {
-                                      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                                      {
-                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                        {
-                                          #pragma omp simd
-                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                          {
-                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                            const int64_t c20 = polyc_lane1;
-                                            const int64_t n = c0;
-                                            const int64_t g = c1;
-                                            const int64_t f = (c2 + c16);
-                                            const int64_t h = (c3 + c10);
-                                            const int64_t w = (c4 + c20);
-                                            const int64_t c = (c5 + c15);
-                                            const int64_t kh = (c6 + c13);
-                                            const int64_t kw = (c7 + c14);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
-                                          }
-                                        }
-                                      }
-                                    }
-                                  }
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t g = c1;
-                                        const int64_t f = (c2 + c16);
-                                        const int64_t h = (c3 + c10);
-                                        const int64_t w = (c4 + c20);
-                                        if (polyc_lane1 < polyc_count1)
-                                          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                      }
-                                    }
-                                  }
-                                }
-                                else
-                                {
-                                  float polyc_acc[6][16];
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t g = c1;
-                                        const int64_t f = (c2 + c16);
-                                        const int64_t h = (c3 + c10);
-                                        const int64_t w = (c4 + c20);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-                                      }
-                                    }
-                                  }
-                                  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                                  {
-                                    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                                    {
-                                      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                                      {
-                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                        {
-                                          #pragma omp simd
-                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                          {
-                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                            const int64_t c20 = polyc_lane1;
-                                            const int64_t n = c0;
-                                            const int64_t g = c1;
-                                            const int64_t f = (c2 + c16);
-                                            const int64_t h = (c3 + c10);
-                                            const int64_t w = (c4 + c20);
-                                            const int64_t c = (c5 + c15);
-                                            const int64_t kh = (c6 + c13);
-                                            const int64_t kw = (c7 + c14);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
-                                          }
-                                        }
-                                      }
-                                    }
-                                  }
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t g = c1;
-                                        const int64_t f = (c2 + c16);
-                                        const int64_t h = (c3 + c10);
-                                        const int64_t w = (c4 + c20);
-                                        if (polyc_lane1 < polyc_count1)
-                                          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                      }
-                                    }
-                                  }
-                                }
-                              }
-                        }
                       }
                     }
                   }
@@ -826,6 +821,40 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
           }
         }
       }
+    }
+  }
+}
+
+#undef polyc_status
+
+int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, const float *restrict I, const float *restrict W1, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(G) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(N) * polyc_extent(G) * polyc_extent(F) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1)) + (polyc_extent(N) * polyc_extent(G) * polyc_extent(F) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1) * polyc_extent(C) * polyc_extent(KH) * polyc_extent(KW));
+  float *restrict I_t01324 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(G) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
+  if (!I_t01324)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  {
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_conv2d_grouped_region0(&polyc_status, N, G, C, H, W, I, I_t01324);
+    }
+    else
+    {
+      polyc_conv2d_grouped_region0(&polyc_status, N, G, C, H, W, I, I_t01324);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_conv2d_grouped_region1(&polyc_status, N, G, C, H, W, F, KH, KW, W1, O, I_t01324);
+    }
+    else
+    {
+      polyc_conv2d_grouped_region1(&polyc_status, N, G, C, H, W, F, KH, KW, W1, O, I_t01324);
     }
   }
   polyc_done:

@@ -78,220 +78,342 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW, const float *restrict I, const float *restrict W1, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_conv2d_strided_region0(int * polyc_status_at, int64_t N, int64_t C, int64_t H, int64_t W, const float *restrict I, float *restrict I_t0213)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(polyc_floordiv(H - KH, 2) + 1) * polyc_extent(polyc_floordiv(W - KW, 2) + 1)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(polyc_floordiv(H - KH, 2) + 1) * polyc_extent(polyc_floordiv(W - KW, 2) + 1) * polyc_extent(C) * polyc_extent(KH) * polyc_extent(KW));
-  float *restrict I_t0213 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
-  if (!I_t0213)
+  #pragma omp for collapse(3) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
   {
-    polyc_status = 1;
-    goto polyc_done;
-  }
-  {
-    #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    for (int64_t c1 = 0; c1 < H; c1 += 1)
     {
-      for (int64_t c1 = 0; c1 < H; c1 += 1)
+      for (int64_t c2 = 0; c2 < C; c2 += 1)
       {
-        for (int64_t c2 = 0; c2 < C; c2 += 1)
+        #pragma omp simd
+        for (int64_t c3 = 0; c3 < W; c3 += 1)
         {
-          #pragma omp simd
-          for (int64_t c3 = 0; c3 < W; c3 += 1)
-          {
-            const int64_t t0 = c0;
-            const int64_t t2 = c1;
-            const int64_t t1 = c2;
-            const int64_t t3 = c3;
-            I_t0213[(((t0) * H + t2) * C + t1) * W + t3] = I[(((t0) * C + t1) * H + t2) * W + t3];
-          }
+          const int64_t t0 = c0;
+          const int64_t t2 = c1;
+          const int64_t t1 = c2;
+          const int64_t t3 = c3;
+          I_t0213[(((t0) * H + t2) * C + t1) * W + t3] = I[(((t0) * C + t1) * H + t2) * W + t3];
         }
       }
     }
-    #pragma omp parallel for collapse(4) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+  }
+}
+
+static __attribute__((noinline)) void polyc_conv2d_strided_region1(int * polyc_status_at, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW, const float *restrict W1, float *restrict O, float *restrict I_t0213)
+{
+  #pragma omp for collapse(4) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
+  {
+    for (int64_t c1 = 0; c1 < M; c1 += 6)
     {
-      for (int64_t c1 = 0; c1 < M; c1 += 6)
+      for (int64_t c2 = 0; c2 <= ((-KH) + ((H + KH) / 2)); c2 += 2)
       {
-        for (int64_t c2 = 0; c2 <= ((-KH) + ((H + KH) / 2)); c2 += 2)
+        for (int64_t c3 = 0; c3 <= ((-KW) + ((W + KW) / 2)); c3 += 16)
         {
-          for (int64_t c3 = 0; c3 <= ((-KW) + ((W + KW) / 2)); c3 += 16)
+          if (!(((1 * C + -1 >= 0) && (1 * KH + -1 >= 0) && (-1 * W + 1 * KW + 31 >= 0) && (1 * KW + -1 >= 0))))
           {
-            if (!(((1 * C + -1 >= 0) && (1 * KH + -1 >= 0) && (-1 * W + 1 * KW + 31 >= 0) && (1 * KW + -1 >= 0))))
+            for (int64_t c8 = 0; c8 <= polyc_min(5, ((M - c1) - 1)); c8 += 1)
             {
-              for (int64_t c8 = 0; c8 <= polyc_min(5, ((M - c1) - 1)); c8 += 1)
+              for (int64_t c9 = 0; c9 <= polyc_min(1, (((-KH) - c2) + ((H + KH) / 2))); c9 += 1)
               {
-                for (int64_t c9 = 0; c9 <= polyc_min(1, (((-KH) - c2) + ((H + KH) / 2))); c9 += 1)
+                #pragma omp simd
+                for (int64_t c13 = 0; c13 <= polyc_min(15, (((-KW) - c3) + ((W + KW) / 2))); c13 += 1)
                 {
-                  #pragma omp simd
-                  for (int64_t c13 = 0; c13 <= polyc_min(15, (((-KW) - c3) + ((W + KW) / 2))); c13 += 1)
-                  {
-                    const int64_t n = c0;
-                    const int64_t m = (c1 + c8);
-                    const int64_t h = (c2 + c9);
-                    const int64_t w = (c3 + c13);
-                    O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = 0.0f;
-                  }
+                  const int64_t n = c0;
+                  const int64_t m = (c1 + c8);
+                  const int64_t h = (c2 + c9);
+                  const int64_t w = (c3 + c13);
+                  O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = 0.0f;
                 }
               }
             }
-            for (int64_t c4 = 0; c4 < C; c4 += 256)
+          }
+          for (int64_t c4 = 0; c4 < C; c4 += 256)
+          {
+            for (int64_t c5 = 0; c5 < KH; c5 += 8)
             {
-              for (int64_t c5 = 0; c5 < KH; c5 += 8)
+              for (int64_t c6 = 0; c6 < KW; c6 += 8)
               {
-                for (int64_t c6 = 0; c6 < KW; c6 += 8)
+                for (int64_t c8 = 0; c8 <= polyc_min(1, (((-KH) - c2) + ((H + KH) / 2))); c8 += 1)
                 {
-                  for (int64_t c8 = 0; c8 <= polyc_min(1, (((-KH) - c2) + ((H + KH) / 2))); c8 += 1)
-                  {
-                    if ((((M - c1) - 1) >= 5) && ((((-KW) - c3) + ((W + KW) / 2)) >= 15))
-                      if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
+                  if ((((M - c1) - 1) >= 5) && ((((-KW) - c3) + ((W + KW) / 2)) >= 15))
+                    if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
+                    {
+                      float polyc_acc[6][16];
                       {
-                        float polyc_acc[6][16];
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c14 = polyc_lane0;
-                              const int64_t c18 = polyc_lane1;
-                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                            }
+                            const int64_t c14 = polyc_lane0;
+                            const int64_t c18 = polyc_lane1;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                           }
                         }
-                        for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                      }
+                      for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                      {
+                        for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
                         {
-                          for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                           {
-                            for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c14 = polyc_lane0;
-                                  const int64_t c18 = polyc_lane1;
-                                  const int64_t n = c0;
-                                  const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
-                                  const int64_t c = (c4 + c13);
-                                  const int64_t kh = (c5 + c11);
-                                  const int64_t kw = (c6 + c12);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
-                                }
+                                const int64_t c14 = polyc_lane0;
+                                const int64_t c18 = polyc_lane1;
+                                const int64_t n = c0;
+                                const int64_t m = (c1 + c14);
+                                const int64_t h = (c2 + c8);
+                                const int64_t w = (c3 + c18);
+                                const int64_t c = (c4 + c13);
+                                const int64_t kh = (c5 + c11);
+                                const int64_t kw = (c6 + c12);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
                               }
                             }
                           }
                         }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            const int64_t c14 = polyc_lane0;
+                            const int64_t c18 = polyc_lane1;
+                            const int64_t n = c0;
+                            const int64_t m = (c1 + c14);
+                            const int64_t h = (c2 + c8);
+                            const int64_t w = (c3 + c18);
+                            O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                    else
+                    {
+                      float polyc_acc[6][16];
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c14 = polyc_lane0;
+                            const int64_t c18 = polyc_lane1;
+                            const int64_t n = c0;
+                            const int64_t m = (c1 + c14);
+                            const int64_t h = (c2 + c8);
+                            const int64_t w = (c3 + c18);
+                            polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w];
+                          }
+                        }
+                      }
+                      for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                      {
+                        for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                        {
+                          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              const int64_t c14 = polyc_lane0;
-                              const int64_t c18 = polyc_lane1;
-                              const int64_t n = c0;
-                              const int64_t m = (c1 + c14);
-                              const int64_t h = (c2 + c8);
-                              const int64_t w = (c3 + c18);
-                              O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c14 = polyc_lane0;
+                                const int64_t c18 = polyc_lane1;
+                                const int64_t n = c0;
+                                const int64_t m = (c1 + c14);
+                                const int64_t h = (c2 + c8);
+                                const int64_t w = (c3 + c18);
+                                const int64_t c = (c4 + c13);
+                                const int64_t kh = (c5 + c11);
+                                const int64_t kw = (c6 + c12);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                              }
+                            }
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c14 = polyc_lane0;
+                            const int64_t c18 = polyc_lane1;
+                            const int64_t n = c0;
+                            const int64_t m = (c1 + c14);
+                            const int64_t h = (c2 + c8);
+                            const int64_t w = (c3 + c18);
+                            O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                  else
+                  {
+                    const int64_t polyc_count0 = polyc_min(5, ((M - c1) - 1)) + 1;
+                    const int64_t polyc_count1 = polyc_min(15, (((-KW) - c3) + ((W + KW) / 2))) + 1;
+                    if (polyc_count0 > 0 && polyc_count1 > 0)
+                    {
+                      int64_t polyc_shift = 0;
+                      {
+                        const int64_t c18 = -(16 - polyc_count1);
+                        const int64_t w = (c3 + c18);
+                        if (w >= 0)
+                          polyc_shift = 16 - polyc_count1;
+                      }
+                      if (polyc_shift > 0 || polyc_count1 == 16)
+                      {
+                        const int64_t polyc_base = -polyc_shift;
+                        const int64_t polyc_own = polyc_shift;
+                        if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c18 = polyc_lane1 + polyc_base;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                          {
+                            for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                            {
+                              for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c18 = polyc_lane1 + polyc_base;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = (c2 + c8);
+                                    const int64_t w = (c3 + c18);
+                                    const int64_t c = (c4 + c13);
+                                    const int64_t kh = (c5 + c11);
+                                    const int64_t kw = (c6 + c12);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c18 = polyc_lane1 + polyc_base;
+                                const int64_t n = c0;
+                                const int64_t m = (c1 + c14);
+                                const int64_t h = (c2 + c8);
+                                const int64_t w = (c3 + c18);
+                                if (polyc_lane1 >= polyc_own)
+                                  O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c18 = polyc_lane1 + polyc_base;
+                                const int64_t n = c0;
+                                const int64_t m = (c1 + c14);
+                                const int64_t h = (c2 + c8);
+                                const int64_t w = (c3 + c18);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] : 0.0f);
+                              }
+                            }
+                          }
+                          for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                          {
+                            for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                            {
+                              for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c18 = polyc_lane1 + polyc_base;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = (c2 + c8);
+                                    const int64_t w = (c3 + c18);
+                                    const int64_t c = (c4 + c13);
+                                    const int64_t kh = (c5 + c11);
+                                    const int64_t kw = (c6 + c12);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c18 = polyc_lane1 + polyc_base;
+                                const int64_t n = c0;
+                                const int64_t m = (c1 + c14);
+                                const int64_t h = (c2 + c8);
+                                const int64_t w = (c3 + c18);
+                                if (polyc_lane1 >= polyc_own)
+                                  O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
                             }
                           }
                         }
                       }
                       else
-                      {
-                        float polyc_acc[6][16];
+                        if (polyc_count1 == 8)
                         {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c14 = polyc_lane0;
-                              const int64_t c18 = polyc_lane1;
-                              const int64_t n = c0;
-                              const int64_t m = (c1 + c14);
-                              const int64_t h = (c2 + c8);
-                              const int64_t w = (c3 + c18);
-                              polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w];
-                            }
-                          }
-                        }
-                        for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                        {
-                          for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                          {
-                            for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c14 = polyc_lane0;
-                                  const int64_t c18 = polyc_lane1;
-                                  const int64_t n = c0;
-                                  const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
-                                  const int64_t c = (c4 + c13);
-                                  const int64_t kh = (c5 + c11);
-                                  const int64_t kw = (c6 + c12);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
-                                }
-                              }
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c14 = polyc_lane0;
-                              const int64_t c18 = polyc_lane1;
-                              const int64_t n = c0;
-                              const int64_t m = (c1 + c14);
-                              const int64_t h = (c2 + c8);
-                              const int64_t w = (c3 + c18);
-                              O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                    else
-                    {
-                      const int64_t polyc_count0 = polyc_min(5, ((M - c1) - 1)) + 1;
-                      const int64_t polyc_count1 = polyc_min(15, (((-KW) - c3) + ((W + KW) / 2))) + 1;
-                      if (polyc_count0 > 0 && polyc_count1 > 0)
-                      {
-                        int64_t polyc_shift = 0;
-                        {
-                          const int64_t c18 = -(16 - polyc_count1);
-                          const int64_t w = (c3 + c18);
-                          if (w >= 0)
-                            polyc_shift = 16 - polyc_count1;
-                        }
-                        if (polyc_shift > 0 || polyc_count1 == 16)
-                        {
-                          const int64_t polyc_base = -polyc_shift;
-                          const int64_t polyc_own = polyc_shift;
                           if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                           {
-                            float polyc_acc[6][16];
+                            float polyc_acc[6][8];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1 + polyc_base;
+                                  const int64_t c18 = polyc_lane1;
                                   polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                 }
                               }
@@ -305,10 +427,10 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
                                     #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                     {
                                       const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1 + polyc_base;
+                                      const int64_t c18 = polyc_lane1;
                                       const int64_t n = c0;
                                       const int64_t m = (c1 + c14);
                                       const int64_t h = (c2 + c8);
@@ -326,36 +448,35 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1 + polyc_base;
+                                  const int64_t c18 = polyc_lane1;
                                   const int64_t n = c0;
                                   const int64_t m = (c1 + c14);
                                   const int64_t h = (c2 + c8);
                                   const int64_t w = (c3 + c18);
-                                  if (polyc_lane1 >= polyc_own)
-                                    O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            float polyc_acc[6][8];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1 + polyc_base;
+                                  const int64_t c18 = polyc_lane1;
                                   const int64_t n = c0;
                                   const int64_t m = (c1 + c14);
                                   const int64_t h = (c2 + c8);
                                   const int64_t w = (c3 + c18);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] : 0.0f);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w];
                                 }
                               }
                             }
@@ -368,10 +489,10 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
                                     #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                     {
                                       const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1 + polyc_base;
+                                      const int64_t c18 = polyc_lane1;
                                       const int64_t n = c0;
                                       const int64_t m = (c1 + c14);
                                       const int64_t h = (c2 + c8);
@@ -389,32 +510,161 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1 + polyc_base;
+                                  const int64_t c18 = polyc_lane1;
                                   const int64_t n = c0;
                                   const int64_t m = (c1 + c14);
                                   const int64_t h = (c2 + c8);
                                   const int64_t w = (c3 + c18);
-                                  if (polyc_lane1 >= polyc_own)
-                                    O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                         }
                         else
-                          if (polyc_count1 == 8)
+                          if (polyc_count1 > 8)
+                          {
+                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                            {
+                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                              const int64_t polyc_own = polyc_sub - polyc_base;
+                              if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c18 = polyc_lane1 + polyc_base;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                    }
+                                  }
+                                }
+                                for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                                {
+                                  for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                                  {
+                                    for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                    {
+                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      {
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                        {
+                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c18 = polyc_lane1 + polyc_base;
+                                          const int64_t n = c0;
+                                          const int64_t m = (c1 + c14);
+                                          const int64_t h = (c2 + c8);
+                                          const int64_t w = (c3 + c18);
+                                          const int64_t c = (c4 + c13);
+                                          const int64_t kh = (c5 + c11);
+                                          const int64_t kw = (c6 + c12);
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c18 = polyc_lane1 + polyc_base;
+                                      const int64_t n = c0;
+                                      const int64_t m = (c1 + c14);
+                                      const int64_t h = (c2 + c8);
+                                      const int64_t w = (c3 + c18);
+                                      if (polyc_lane1 >= polyc_own)
+                                        O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                              else
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c18 = polyc_lane1 + polyc_base;
+                                      const int64_t n = c0;
+                                      const int64_t m = (c1 + c14);
+                                      const int64_t h = (c2 + c8);
+                                      const int64_t w = (c3 + c18);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] : 0.0f);
+                                    }
+                                  }
+                                }
+                                for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                                {
+                                  for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                                  {
+                                    for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                    {
+                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      {
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                        {
+                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c18 = polyc_lane1 + polyc_base;
+                                          const int64_t n = c0;
+                                          const int64_t m = (c1 + c14);
+                                          const int64_t h = (c2 + c8);
+                                          const int64_t w = (c3 + c18);
+                                          const int64_t c = (c4 + c13);
+                                          const int64_t kh = (c5 + c11);
+                                          const int64_t kw = (c6 + c12);
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c18 = polyc_lane1 + polyc_base;
+                                      const int64_t n = c0;
+                                      const int64_t m = (c1 + c14);
+                                      const int64_t h = (c2 + c8);
+                                      const int64_t w = (c3 + c18);
+                                      if (polyc_lane1 >= polyc_own)
+                                        O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else
                           {
                             if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                             {
-                              float polyc_acc[6][8];
+                              float polyc_acc[6][16];
                               {
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                   {
                                     const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c18 = polyc_lane1;
@@ -431,7 +681,7 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
                                       #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                       {
                                         const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                         const int64_t c18 = polyc_lane1;
@@ -442,7 +692,7 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                                         const int64_t c = (c4 + c13);
                                         const int64_t kh = (c5 + c11);
                                         const int64_t kw = (c6 + c12);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] : 0.0f) * W1[(((m) * C + c) * KH + kh) * KW + kw]));
                                       }
                                     }
                                   }
@@ -452,7 +702,7 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                   {
                                     const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c18 = polyc_lane1;
@@ -460,19 +710,20 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                                     const int64_t m = (c1 + c14);
                                     const int64_t h = (c2 + c8);
                                     const int64_t w = (c3 + c18);
-                                    O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                   }
                                 }
                               }
                             }
                             else
                             {
-                              float polyc_acc[6][8];
+                              float polyc_acc[6][16];
                               {
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                   {
                                     const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c18 = polyc_lane1;
@@ -480,7 +731,7 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                                     const int64_t m = (c1 + c14);
                                     const int64_t h = (c2 + c8);
                                     const int64_t w = (c3 + c18);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w];
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] : 0.0f);
                                   }
                                 }
                               }
@@ -493,7 +744,7 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
                                       #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                       {
                                         const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                         const int64_t c18 = polyc_lane1;
@@ -504,7 +755,7 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                                         const int64_t c = (c4 + c13);
                                         const int64_t kh = (c5 + c11);
                                         const int64_t kw = (c6 + c12);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] : 0.0f) * W1[(((m) * C + c) * KH + kh) * KW + kw]));
                                       }
                                     }
                                   }
@@ -514,7 +765,7 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                   {
                                     const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c18 = polyc_lane1;
@@ -522,269 +773,13 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
                                     const int64_t m = (c1 + c14);
                                     const int64_t h = (c2 + c8);
                                     const int64_t w = (c3 + c18);
-                                    O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                   }
                                 }
                               }
                             }
                           }
-                          else
-                            if (polyc_count1 > 8)
-                            {
-                              for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                              {
-                                const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                                const int64_t polyc_own = polyc_sub - polyc_base;
-                                if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
-                                {
-                                  float polyc_acc[6][8];
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c18 = polyc_lane1 + polyc_base;
-                                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                      }
-                                    }
-                                  }
-                                  for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                                  {
-                                    for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                                    {
-                                      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                                      {
-                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                        {
-                                          #pragma omp simd
-                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                          {
-                                            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                            const int64_t c18 = polyc_lane1 + polyc_base;
-                                            const int64_t n = c0;
-                                            const int64_t m = (c1 + c14);
-                                            const int64_t h = (c2 + c8);
-                                            const int64_t w = (c3 + c18);
-                                            const int64_t c = (c4 + c13);
-                                            const int64_t kh = (c5 + c11);
-                                            const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
-                                          }
-                                        }
-                                      }
-                                    }
-                                  }
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c18 = polyc_lane1 + polyc_base;
-                                        const int64_t n = c0;
-                                        const int64_t m = (c1 + c14);
-                                        const int64_t h = (c2 + c8);
-                                        const int64_t w = (c3 + c18);
-                                        if (polyc_lane1 >= polyc_own)
-                                          O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                      }
-                                    }
-                                  }
-                                }
-                                else
-                                {
-                                  float polyc_acc[6][8];
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c18 = polyc_lane1 + polyc_base;
-                                        const int64_t n = c0;
-                                        const int64_t m = (c1 + c14);
-                                        const int64_t h = (c2 + c8);
-                                        const int64_t w = (c3 + c18);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] : 0.0f);
-                                      }
-                                    }
-                                  }
-                                  for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                                  {
-                                    for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                                    {
-                                      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                                      {
-                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                        {
-                                          #pragma omp simd
-                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                          {
-                                            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                            const int64_t c18 = polyc_lane1 + polyc_base;
-                                            const int64_t n = c0;
-                                            const int64_t m = (c1 + c14);
-                                            const int64_t h = (c2 + c8);
-                                            const int64_t w = (c3 + c18);
-                                            const int64_t c = (c4 + c13);
-                                            const int64_t kh = (c5 + c11);
-                                            const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
-                                          }
-                                        }
-                                      }
-                                    }
-                                  }
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c18 = polyc_lane1 + polyc_base;
-                                        const int64_t n = c0;
-                                        const int64_t m = (c1 + c14);
-                                        const int64_t h = (c2 + c8);
-                                        const int64_t w = (c3 + c18);
-                                        if (polyc_lane1 >= polyc_own)
-                                          O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                      }
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
-                              {
-                                float polyc_acc[6][16];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                                {
-                                  for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                                  {
-                                    for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c18 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t m = (c1 + c14);
-                                          const int64_t h = (c2 + c8);
-                                          const int64_t w = (c3 + c18);
-                                          const int64_t c = (c4 + c13);
-                                          const int64_t kh = (c5 + c11);
-                                          const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] : 0.0f) * W1[(((m) * C + c) * KH + kh) * KW + kw]));
-                                        }
-                                      }
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                float polyc_acc[6][16];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                                {
-                                  for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                                  {
-                                    for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c18 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t m = (c1 + c14);
-                                          const int64_t h = (c2 + c8);
-                                          const int64_t w = (c3 + c18);
-                                          const int64_t c = (c4 + c13);
-                                          const int64_t kh = (c5 + c11);
-                                          const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] : 0.0f) * W1[(((m) * C + c) * KH + kh) * KW + kw]));
-                                        }
-                                      }
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                      }
                     }
                   }
                 }
@@ -793,6 +788,40 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
           }
         }
       }
+    }
+  }
+}
+
+#undef polyc_status
+
+int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW, const float *restrict I, const float *restrict W1, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(polyc_floordiv(H - KH, 2) + 1) * polyc_extent(polyc_floordiv(W - KW, 2) + 1)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(polyc_floordiv(H - KH, 2) + 1) * polyc_extent(polyc_floordiv(W - KW, 2) + 1) * polyc_extent(C) * polyc_extent(KH) * polyc_extent(KW));
+  float *restrict I_t0213 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
+  if (!I_t0213)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  {
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_conv2d_strided_region0(&polyc_status, N, C, H, W, I, I_t0213);
+    }
+    else
+    {
+      polyc_conv2d_strided_region0(&polyc_status, N, C, H, W, I, I_t0213);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_conv2d_strided_region1(&polyc_status, N, C, H, W, M, KH, KW, W1, O, I_t0213);
+    }
+    else
+    {
+      polyc_conv2d_strided_region1(&polyc_status, N, C, H, W, M, KH, KW, W1, O, I_t0213);
     }
   }
   polyc_done:

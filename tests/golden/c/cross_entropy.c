@@ -84,6 +84,70 @@ float expf(float);
 #pragma omp declare simd notinbranch
 float logf(float);
 
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_cross_entropy_region0(int * polyc_status_at, int64_t B, int64_t C, const float *restrict X, float *restrict mx, float *restrict s)
+{
+  #pragma omp for schedule(static) nowait
+  for (int64_t c0 = 0; c0 < B; c0 += 1)
+  {
+    {
+      const int64_t b = c0;
+      mx[b] = (-INFINITY);
+    }
+    {
+      const int64_t b = c0;
+      float polyc_acc = mx[b];
+      int polyc_nan = polyc_acc != polyc_acc;
+      #pragma omp simd reduction(max:polyc_acc) reduction(|:polyc_nan)
+      for (int64_t c1 = 0; c1 < C; c1 += 1)
+      {
+        const int64_t c = c1;
+        const float polyc_v = X[(b) * C + c];
+        polyc_acc = polyc_v > polyc_acc ? polyc_v : polyc_acc;
+        polyc_nan |= polyc_v != polyc_v;
+      }
+      mx[b] = polyc_nan ? (float)NAN : polyc_acc;
+    }
+    {
+      const int64_t b = c0;
+      s[b] = 0.0f;
+    }
+    {
+      const int64_t b = c0;
+      float polyc_acc = s[b];
+      #pragma omp simd reduction(+:polyc_acc)
+      for (int64_t c1 = C; c1 < (2 * C); c1 += 1)
+      {
+        const int64_t c = ((-C) + c1);
+        polyc_acc = (polyc_acc + expf((X[(b) * C + c] - mx[b])));
+      }
+      s[b] = polyc_acc;
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_cross_entropy_region1(int * polyc_status_at, int64_t B, int64_t C, const float *restrict X, const int32_t *restrict T, float *restrict loss, float *restrict mx, float *restrict s, float *restrict polyc_private_loss)
+{
+  {
+    float *restrict polyc_mine_loss = polyc_private_loss + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, 1);
+    for (int64_t polyc_e = 0; polyc_e < 1; polyc_e += 1)
+      polyc_mine_loss[polyc_e] = 0.0f;
+    #pragma omp for schedule(static)
+    for (int64_t c0 = 0; c0 < B; c0 += 1)
+    {
+      const int64_t b = c0;
+      polyc_mine_loss[0] = (polyc_mine_loss[0] + ((logf(s[b]) + mx[b]) - X[(b) * C + polyc_gather_index(((int64_t)(T[b])), C, &polyc_status)]));
+    }
+    #pragma omp critical
+    {
+      for (int64_t polyc_e = 0; polyc_e < 1; polyc_e += 1)
+        loss[polyc_e] = (loss[polyc_e] + polyc_mine_loss[polyc_e]);
+    }
+  }
+}
+
+#undef polyc_status
+
 int polyc_cross_entropy(int64_t B, int64_t C, const float *restrict X, const int32_t *restrict T, float *restrict loss)
 {
   int polyc_status = 0;
@@ -101,42 +165,14 @@ int polyc_cross_entropy(int64_t B, int64_t C, const float *restrict X, const int
     goto polyc_done;
   }
   {
-    #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < B; c0 += 1)
+    if (polyc_work >= 32768)
     {
-      {
-        const int64_t b = c0;
-        mx[b] = (-INFINITY);
-      }
-      {
-        const int64_t b = c0;
-        float polyc_acc = mx[b];
-        int polyc_nan = polyc_acc != polyc_acc;
-        #pragma omp simd reduction(max:polyc_acc) reduction(|:polyc_nan)
-        for (int64_t c1 = 0; c1 < C; c1 += 1)
-        {
-          const int64_t c = c1;
-          const float polyc_v = X[(b) * C + c];
-          polyc_acc = polyc_v > polyc_acc ? polyc_v : polyc_acc;
-          polyc_nan |= polyc_v != polyc_v;
-        }
-        mx[b] = polyc_nan ? (float)NAN : polyc_acc;
-      }
-      {
-        const int64_t b = c0;
-        s[b] = 0.0f;
-      }
-      {
-        const int64_t b = c0;
-        float polyc_acc = s[b];
-        #pragma omp simd reduction(+:polyc_acc)
-        for (int64_t c1 = C; c1 < (2 * C); c1 += 1)
-        {
-          const int64_t c = ((-C) + c1);
-          polyc_acc = (polyc_acc + expf((X[(b) * C + c] - mx[b])));
-        }
-        s[b] = polyc_acc;
-      }
+      #pragma omp parallel
+      polyc_cross_entropy_region0(&polyc_status, B, C, X, mx, s);
+    }
+    else
+    {
+      polyc_cross_entropy_region0(&polyc_status, B, C, X, mx, s);
     }
     {
       loss[0] = 0.0f;
@@ -147,22 +183,14 @@ int polyc_cross_entropy(int64_t B, int64_t C, const float *restrict X, const int
         polyc_status = 1;
       else
       {
-        #pragma omp parallel if(polyc_work >= 32768)
+        if (polyc_work >= 32768)
         {
-          float *restrict polyc_mine_loss = polyc_private_loss + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, 1);
-          for (int64_t polyc_e = 0; polyc_e < 1; polyc_e += 1)
-            polyc_mine_loss[polyc_e] = 0.0f;
-          #pragma omp for schedule(static)
-          for (int64_t c0 = 0; c0 < B; c0 += 1)
-          {
-            const int64_t b = c0;
-            polyc_mine_loss[0] = (polyc_mine_loss[0] + ((logf(s[b]) + mx[b]) - X[(b) * C + polyc_gather_index(((int64_t)(T[b])), C, &polyc_status)]));
-          }
-          #pragma omp critical
-          {
-            for (int64_t polyc_e = 0; polyc_e < 1; polyc_e += 1)
-              loss[polyc_e] = (loss[polyc_e] + polyc_mine_loss[polyc_e]);
-          }
+          #pragma omp parallel
+          polyc_cross_entropy_region1(&polyc_status, B, C, X, T, loss, mx, s, polyc_private_loss);
+        }
+        else
+        {
+          polyc_cross_entropy_region1(&polyc_status, B, C, X, T, loss, mx, s, polyc_private_loss);
         }
       }
       free(polyc_private_loss);

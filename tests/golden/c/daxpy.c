@@ -77,15 +77,31 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_daxpy(int64_t N, double alpha, const double *restrict x, const double *restrict y, double *restrict z)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_daxpy_region0(int * polyc_status_at, int64_t N, double alpha, const double *restrict x, const double *restrict y, double *restrict z)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N));
-  #pragma omp parallel for simd schedule(static) if(polyc_work >= 32768)
+  #pragma omp for simd schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 1)
   {
     const int64_t i = c0;
     z[i] = ((alpha * x[i]) + y[i]);
+  }
+}
+
+#undef polyc_status
+
+int polyc_daxpy(int64_t N, double alpha, const double *restrict x, const double *restrict y, double *restrict z)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(N));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_daxpy_region0(&polyc_status, N, alpha, x, y, z);
+  }
+  else
+  {
+    polyc_daxpy_region0(&polyc_status, N, alpha, x, y, z);
   }
   return polyc_status;
 }

@@ -106,11 +106,9 @@ static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *
 
 
 
-int polyc_doitgen(int64_t NR, int64_t NQ, int64_t NP, const float *restrict A, const float *restrict C4, float *restrict S)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_at, int64_t NR, int64_t NQ, int64_t NP, const float *restrict A, const float *restrict C4, float *restrict S)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(NR) * polyc_extent(NQ) * polyc_extent(NP)) + (polyc_extent(NR) * polyc_extent(NQ) * polyc_extent(NP) * polyc_extent(NP));
-  #pragma omp parallel if(polyc_work >= 32768)
   {
     const int64_t polyc_first0 = 0;
     const int64_t polyc_first1 = 0;
@@ -701,6 +699,23 @@ int polyc_doitgen(int64_t NR, int64_t NQ, int64_t NP, const float *restrict A, c
         }
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_doitgen(int64_t NR, int64_t NQ, int64_t NP, const float *restrict A, const float *restrict C4, float *restrict S)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(NR) * polyc_extent(NQ) * polyc_extent(NP)) + (polyc_extent(NR) * polyc_extent(NQ) * polyc_extent(NP) * polyc_extent(NP));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_doitgen_region0(&polyc_status, NR, NQ, NP, A, C4, S);
+  }
+  else
+  {
+    polyc_doitgen_region0(&polyc_status, NR, NQ, NP, A, C4, S);
   }
   return polyc_status;
 }

@@ -77,11 +77,10 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_embedding_bag(int64_t V, int64_t D, int64_t B, int64_t L, const float *restrict LUT, const int32_t *restrict I, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_embedding_bag_region0(int * polyc_status_at, int64_t V, int64_t D, int64_t B, int64_t L, const float *restrict LUT, const int32_t *restrict I, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(D)) + (polyc_extent(B) * polyc_extent(D) * polyc_extent(L));
-  #pragma omp parallel for collapse(2) schedule(static) if(polyc_work >= 32768)
+  #pragma omp for collapse(2) schedule(static) nowait
   for (int64_t c0 = 0; c0 < B; c0 += 1)
   {
     for (int64_t c1 = 0; c1 < D; c1 += 16)
@@ -108,6 +107,23 @@ int polyc_embedding_bag(int64_t V, int64_t D, int64_t B, int64_t L, const float 
         }
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_embedding_bag(int64_t V, int64_t D, int64_t B, int64_t L, const float *restrict LUT, const int32_t *restrict I, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(D)) + (polyc_extent(B) * polyc_extent(D) * polyc_extent(L));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_embedding_bag_region0(&polyc_status, V, D, B, L, LUT, I, O);
+  }
+  else
+  {
+    polyc_embedding_bag_region0(&polyc_status, V, D, B, L, LUT, I, O);
   }
   return polyc_status;
 }

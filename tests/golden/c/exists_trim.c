@@ -125,11 +125,10 @@ static inline void polyc_stream_fence(void) {
 
 
 
-int polyc_exists_trim(int64_t B, int64_t N, const float *restrict X, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_exists_trim_region0(int * polyc_status_at, int64_t B, int64_t N, const float *restrict X, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(N - 2));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < B; c0 += 1)
   {
     if ((int64_t)sizeof(float) * polyc_extent(B) * polyc_extent(N - 2) >= 8388608)
@@ -166,6 +165,23 @@ int polyc_exists_trim(int64_t B, int64_t N, const float *restrict X, float *rest
         O[(b) * (N - 2) + i] = (2.0f * X[(b) * N + i]);
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_exists_trim(int64_t B, int64_t N, const float *restrict X, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(N - 2));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_exists_trim_region0(&polyc_status, B, N, X, O);
+  }
+  else
+  {
+    polyc_exists_trim_region0(&polyc_status, B, N, X, O);
   }
   return polyc_status;
 }

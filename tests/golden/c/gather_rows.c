@@ -125,11 +125,10 @@ static inline void polyc_stream_fence(void) {
 
 
 
-int polyc_gather_rows(int64_t V, int64_t D, int64_t K, const float *restrict T, const int64_t *restrict idx, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_gather_rows_region0(int * polyc_status_at, int64_t V, int64_t D, int64_t K, const float *restrict T, const int64_t *restrict idx, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(K) * polyc_extent(D));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < K; c0 += 1)
   {
     if ((int64_t)sizeof(float) * polyc_extent(K) * polyc_extent(D) >= 8388608)
@@ -166,6 +165,23 @@ int polyc_gather_rows(int64_t V, int64_t D, int64_t K, const float *restrict T, 
         O[(k) * D + d] = T[(polyc_gather_index(idx[k], V, &polyc_status)) * D + d];
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_gather_rows(int64_t V, int64_t D, int64_t K, const float *restrict T, const int64_t *restrict idx, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(K) * polyc_extent(D));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_gather_rows_region0(&polyc_status, V, D, K, T, idx, O);
+  }
+  else
+  {
+    polyc_gather_rows_region0(&polyc_status, V, D, K, T, idx, O);
   }
   return polyc_status;
 }

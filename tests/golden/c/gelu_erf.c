@@ -79,15 +79,31 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 #pragma omp declare simd notinbranch
 float erff(float);
 
-int polyc_gelu_erf(int64_t N, const float *restrict X, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_gelu_erf_region0(int * polyc_status_at, int64_t N, const float *restrict X, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N));
-  #pragma omp parallel for simd schedule(static) if(polyc_work >= 32768)
+  #pragma omp for simd schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 1)
   {
     const int64_t i = c0;
     O[i] = ((0.5f * X[i]) * (1.0f + erff((X[i] / sqrtf(2.0f)))));
+  }
+}
+
+#undef polyc_status
+
+int polyc_gelu_erf(int64_t N, const float *restrict X, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(N));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_gelu_erf_region0(&polyc_status, N, X, O);
+  }
+  else
+  {
+    polyc_gelu_erf_region0(&polyc_status, N, X, O);
   }
   return polyc_status;
 }

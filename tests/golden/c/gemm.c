@@ -107,11 +107,9 @@ static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *
 
 
 
-int polyc_gemm(int64_t M, int64_t K, int64_t N, float alpha, float beta, const float *restrict A, const float *restrict B, const float *restrict C0, float *restrict C)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, int64_t M, int64_t K, int64_t N, float alpha, float beta, const float *restrict A, const float *restrict B, const float *restrict C0, float *restrict C)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N) * polyc_extent(K)) + (polyc_extent(M) * polyc_extent(N));
-  #pragma omp parallel if(polyc_work >= 32768)
   {
     const int64_t polyc_first0 = 0;
     const int64_t polyc_first1 = 0;
@@ -723,6 +721,23 @@ int polyc_gemm(int64_t M, int64_t K, int64_t N, float alpha, float beta, const f
         }
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_gemm(int64_t M, int64_t K, int64_t N, float alpha, float beta, const float *restrict A, const float *restrict B, const float *restrict C0, float *restrict C)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N) * polyc_extent(K)) + (polyc_extent(M) * polyc_extent(N));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_gemm_region0(&polyc_status, M, K, N, alpha, beta, A, B, C0, C);
+  }
+  else
+  {
+    polyc_gemm_region0(&polyc_status, M, K, N, alpha, beta, A, B, C0, C);
   }
   return polyc_status;
 }

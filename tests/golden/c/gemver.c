@@ -81,27 +81,347 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_gemver_region0(int * polyc_status_at, int64_t N, const float *restrict A, const float *restrict u1, const float *restrict v1, const float *restrict u2, const float *restrict v2, float *restrict Ahat)
+{
+  #pragma omp for schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
+  {
+    #pragma omp simd
+    for (int64_t c1 = 0; c1 < N; c1 += 1)
+    {
+      const int64_t i = c0;
+      const int64_t j = c1;
+      Ahat[(i) * N + j] = ((A[(i) * N + j] + (u1[i] * v1[j])) + (u2[i] * v2[j]));
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_gemver_region1(int * polyc_status_at, int64_t N, float *restrict x)
+{
+  #pragma omp for simd schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
+  {
+    const int64_t i = c0;
+    x[i] = 0.0f;
+  }
+}
+
+static __attribute__((noinline)) void polyc_gemver_region2(int * polyc_status_at, int64_t N, const float *restrict y, float *restrict Ahat, float *restrict x, float *restrict polyc_private_x)
+{
+  {
+    float *restrict polyc_mine_x = polyc_private_x + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, polyc_extent(N));
+    for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
+      polyc_mine_x[polyc_e] = 0.0f;
+    #pragma omp for schedule(static)
+    for (int64_t c0 = 0; c0 < N; c0 += 8)
+    {
+      if ((((N - c0) - 1) >= 7))
+      {
+        #pragma omp simd
+        for (int64_t c1 = 0; c1 < N; c1 += 1)
+        {
+          {
+            const int64_t c2 = 0;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
+            }
+          }
+          {
+            const int64_t c2 = 1;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
+            }
+          }
+          {
+            const int64_t c2 = 2;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
+            }
+          }
+          {
+            const int64_t c2 = 3;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
+            }
+          }
+          {
+            const int64_t c2 = 4;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
+            }
+          }
+          {
+            const int64_t c2 = 5;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
+            }
+          }
+          {
+            const int64_t c2 = 6;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
+            }
+          }
+          {
+            const int64_t c2 = 7;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
+            }
+          }
+        }
+      }
+      else
+      {
+        #pragma omp simd
+        for (int64_t c1 = 0; c1 < N; c1 += 1)
+        {
+          for (int64_t c2 = 0; c2 <= polyc_min(7, ((N - c0) - 1)); c2 += 1)
+          {
+            const int64_t i = c1;
+            const int64_t j = (c0 + c2);
+            polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
+          }
+        }
+      }
+    }
+    #pragma omp critical
+    {
+      for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
+        x[polyc_e] = (x[polyc_e] + polyc_mine_x[polyc_e]);
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_gemver_region3(int * polyc_status_at, int64_t N, float beta, const float *restrict z, float *restrict x, float *restrict w)
+{
+  #pragma omp for simd schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
+  {
+    {
+      const int64_t i = c0;
+      x[i] = ((beta * x[i]) + z[i]);
+    }
+    {
+      const int64_t i = c0;
+      w[i] = 0.0f;
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_gemver_region4(int * polyc_status_at, int64_t N, float *restrict Ahat, float *restrict x, float *restrict w)
+{
+  #pragma omp for schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 8)
+  {
+    if ((((N - c0) - 1) >= 7))
+    {
+      float polyc_acc0;
+      {
+        const int64_t c2 = 0;
+        const int64_t i = (c0 + c2);
+        polyc_acc0 = w[i];
+      }
+      float polyc_acc1;
+      {
+        const int64_t c2 = 1;
+        const int64_t i = (c0 + c2);
+        polyc_acc1 = w[i];
+      }
+      float polyc_acc2;
+      {
+        const int64_t c2 = 2;
+        const int64_t i = (c0 + c2);
+        polyc_acc2 = w[i];
+      }
+      float polyc_acc3;
+      {
+        const int64_t c2 = 3;
+        const int64_t i = (c0 + c2);
+        polyc_acc3 = w[i];
+      }
+      float polyc_acc4;
+      {
+        const int64_t c2 = 4;
+        const int64_t i = (c0 + c2);
+        polyc_acc4 = w[i];
+      }
+      float polyc_acc5;
+      {
+        const int64_t c2 = 5;
+        const int64_t i = (c0 + c2);
+        polyc_acc5 = w[i];
+      }
+      float polyc_acc6;
+      {
+        const int64_t c2 = 6;
+        const int64_t i = (c0 + c2);
+        polyc_acc6 = w[i];
+      }
+      float polyc_acc7;
+      {
+        const int64_t c2 = 7;
+        const int64_t i = (c0 + c2);
+        polyc_acc7 = w[i];
+      }
+      #pragma omp simd reduction(+:polyc_acc0, polyc_acc1, polyc_acc2, polyc_acc3, polyc_acc4, polyc_acc5, polyc_acc6, polyc_acc7)
+      for (int64_t c1 = 0; c1 < N; c1 += 1)
+      {
+        {
+          const int64_t c2 = 0;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc0 = (polyc_acc0 + (Ahat[(i) * N + j] * x[j]));
+        }
+        {
+          const int64_t c2 = 1;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc1 = (polyc_acc1 + (Ahat[(i) * N + j] * x[j]));
+        }
+        {
+          const int64_t c2 = 2;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc2 = (polyc_acc2 + (Ahat[(i) * N + j] * x[j]));
+        }
+        {
+          const int64_t c2 = 3;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc3 = (polyc_acc3 + (Ahat[(i) * N + j] * x[j]));
+        }
+        {
+          const int64_t c2 = 4;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc4 = (polyc_acc4 + (Ahat[(i) * N + j] * x[j]));
+        }
+        {
+          const int64_t c2 = 5;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc5 = (polyc_acc5 + (Ahat[(i) * N + j] * x[j]));
+        }
+        {
+          const int64_t c2 = 6;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc6 = (polyc_acc6 + (Ahat[(i) * N + j] * x[j]));
+        }
+        {
+          const int64_t c2 = 7;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc7 = (polyc_acc7 + (Ahat[(i) * N + j] * x[j]));
+        }
+      }
+      {
+        const int64_t c2 = 0;
+        const int64_t i = (c0 + c2);
+        w[i] = polyc_acc0;
+      }
+      {
+        const int64_t c2 = 1;
+        const int64_t i = (c0 + c2);
+        w[i] = polyc_acc1;
+      }
+      {
+        const int64_t c2 = 2;
+        const int64_t i = (c0 + c2);
+        w[i] = polyc_acc2;
+      }
+      {
+        const int64_t c2 = 3;
+        const int64_t i = (c0 + c2);
+        w[i] = polyc_acc3;
+      }
+      {
+        const int64_t c2 = 4;
+        const int64_t i = (c0 + c2);
+        w[i] = polyc_acc4;
+      }
+      {
+        const int64_t c2 = 5;
+        const int64_t i = (c0 + c2);
+        w[i] = polyc_acc5;
+      }
+      {
+        const int64_t c2 = 6;
+        const int64_t i = (c0 + c2);
+        w[i] = polyc_acc6;
+      }
+      {
+        const int64_t c2 = 7;
+        const int64_t i = (c0 + c2);
+        w[i] = polyc_acc7;
+      }
+    }
+    else
+    {
+      for (int64_t c1 = 0; c1 < N; c1 += 1)
+      {
+        for (int64_t c2 = 0; c2 <= polyc_min(7, ((N - c0) - 1)); c2 += 1)
+        {
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          w[i] = (w[i] + (Ahat[(i) * N + j] * x[j]));
+        }
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_gemver_region5(int * polyc_status_at, int64_t N, float alpha, float *restrict w)
+{
+  #pragma omp for simd schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
+  {
+    const int64_t i = c0;
+    w[i] = (alpha * w[i]);
+  }
+}
+
+#undef polyc_status
+
 int polyc_gemver(int64_t N, float alpha, float beta, const float *restrict A, const float *restrict u1, const float *restrict v1, const float *restrict u2, const float *restrict v2, const float *restrict y, const float *restrict z, float *restrict Ahat, float *restrict x, float *restrict w)
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(N) * polyc_extent(N)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(N)) + (polyc_extent(N)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(N)) + (polyc_extent(N));
   {
-    #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    if (polyc_work >= 32768)
     {
-      #pragma omp simd
-      for (int64_t c1 = 0; c1 < N; c1 += 1)
-      {
-        const int64_t i = c0;
-        const int64_t j = c1;
-        Ahat[(i) * N + j] = ((A[(i) * N + j] + (u1[i] * v1[j])) + (u2[i] * v2[j]));
-      }
+      #pragma omp parallel
+      polyc_gemver_region0(&polyc_status, N, A, u1, v1, u2, v2, Ahat);
     }
-    #pragma omp parallel for simd schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    else
     {
-      const int64_t i = c0;
-      x[i] = 0.0f;
+      polyc_gemver_region0(&polyc_status, N, A, u1, v1, u2, v2, Ahat);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_gemver_region1(&polyc_status, N, x);
+    }
+    else
+    {
+      polyc_gemver_region1(&polyc_status, N, x);
     }
     {
       float *restrict polyc_private_x = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N)) * (size_t)omp_get_max_threads());
@@ -109,284 +429,44 @@ int polyc_gemver(int64_t N, float alpha, float beta, const float *restrict A, co
         polyc_status = 1;
       else
       {
-        #pragma omp parallel if(polyc_work >= 32768)
+        if (polyc_work >= 32768)
         {
-          float *restrict polyc_mine_x = polyc_private_x + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, polyc_extent(N));
-          for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
-            polyc_mine_x[polyc_e] = 0.0f;
-          #pragma omp for schedule(static)
-          for (int64_t c0 = 0; c0 < N; c0 += 8)
-          {
-            if ((((N - c0) - 1) >= 7))
-            {
-              #pragma omp simd
-              for (int64_t c1 = 0; c1 < N; c1 += 1)
-              {
-                {
-                  const int64_t c2 = 0;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 1;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 2;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 3;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 4;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 5;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 6;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 7;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
-                  }
-                }
-              }
-            }
-            else
-            {
-              #pragma omp simd
-              for (int64_t c1 = 0; c1 < N; c1 += 1)
-              {
-                for (int64_t c2 = 0; c2 <= polyc_min(7, ((N - c0) - 1)); c2 += 1)
-                {
-                  const int64_t i = c1;
-                  const int64_t j = (c0 + c2);
-                  polyc_mine_x[i] = (polyc_mine_x[i] + (Ahat[(j) * N + i] * y[j]));
-                }
-              }
-            }
-          }
-          #pragma omp critical
-          {
-            for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
-              x[polyc_e] = (x[polyc_e] + polyc_mine_x[polyc_e]);
-          }
+          #pragma omp parallel
+          polyc_gemver_region2(&polyc_status, N, y, Ahat, x, polyc_private_x);
+        }
+        else
+        {
+          polyc_gemver_region2(&polyc_status, N, y, Ahat, x, polyc_private_x);
         }
       }
       free(polyc_private_x);
     }
-    #pragma omp parallel for simd schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    if (polyc_work >= 32768)
     {
-      {
-        const int64_t i = c0;
-        x[i] = ((beta * x[i]) + z[i]);
-      }
-      {
-        const int64_t i = c0;
-        w[i] = 0.0f;
-      }
+      #pragma omp parallel
+      polyc_gemver_region3(&polyc_status, N, beta, z, x, w);
     }
-    #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 8)
+    else
     {
-      if ((((N - c0) - 1) >= 7))
-      {
-        float polyc_acc0;
-        {
-          const int64_t c2 = 0;
-          const int64_t i = (c0 + c2);
-          polyc_acc0 = w[i];
-        }
-        float polyc_acc1;
-        {
-          const int64_t c2 = 1;
-          const int64_t i = (c0 + c2);
-          polyc_acc1 = w[i];
-        }
-        float polyc_acc2;
-        {
-          const int64_t c2 = 2;
-          const int64_t i = (c0 + c2);
-          polyc_acc2 = w[i];
-        }
-        float polyc_acc3;
-        {
-          const int64_t c2 = 3;
-          const int64_t i = (c0 + c2);
-          polyc_acc3 = w[i];
-        }
-        float polyc_acc4;
-        {
-          const int64_t c2 = 4;
-          const int64_t i = (c0 + c2);
-          polyc_acc4 = w[i];
-        }
-        float polyc_acc5;
-        {
-          const int64_t c2 = 5;
-          const int64_t i = (c0 + c2);
-          polyc_acc5 = w[i];
-        }
-        float polyc_acc6;
-        {
-          const int64_t c2 = 6;
-          const int64_t i = (c0 + c2);
-          polyc_acc6 = w[i];
-        }
-        float polyc_acc7;
-        {
-          const int64_t c2 = 7;
-          const int64_t i = (c0 + c2);
-          polyc_acc7 = w[i];
-        }
-        #pragma omp simd reduction(+:polyc_acc0, polyc_acc1, polyc_acc2, polyc_acc3, polyc_acc4, polyc_acc5, polyc_acc6, polyc_acc7)
-        for (int64_t c1 = 0; c1 < N; c1 += 1)
-        {
-          {
-            const int64_t c2 = 0;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc0 = (polyc_acc0 + (Ahat[(i) * N + j] * x[j]));
-          }
-          {
-            const int64_t c2 = 1;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc1 = (polyc_acc1 + (Ahat[(i) * N + j] * x[j]));
-          }
-          {
-            const int64_t c2 = 2;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc2 = (polyc_acc2 + (Ahat[(i) * N + j] * x[j]));
-          }
-          {
-            const int64_t c2 = 3;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc3 = (polyc_acc3 + (Ahat[(i) * N + j] * x[j]));
-          }
-          {
-            const int64_t c2 = 4;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc4 = (polyc_acc4 + (Ahat[(i) * N + j] * x[j]));
-          }
-          {
-            const int64_t c2 = 5;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc5 = (polyc_acc5 + (Ahat[(i) * N + j] * x[j]));
-          }
-          {
-            const int64_t c2 = 6;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc6 = (polyc_acc6 + (Ahat[(i) * N + j] * x[j]));
-          }
-          {
-            const int64_t c2 = 7;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc7 = (polyc_acc7 + (Ahat[(i) * N + j] * x[j]));
-          }
-        }
-        {
-          const int64_t c2 = 0;
-          const int64_t i = (c0 + c2);
-          w[i] = polyc_acc0;
-        }
-        {
-          const int64_t c2 = 1;
-          const int64_t i = (c0 + c2);
-          w[i] = polyc_acc1;
-        }
-        {
-          const int64_t c2 = 2;
-          const int64_t i = (c0 + c2);
-          w[i] = polyc_acc2;
-        }
-        {
-          const int64_t c2 = 3;
-          const int64_t i = (c0 + c2);
-          w[i] = polyc_acc3;
-        }
-        {
-          const int64_t c2 = 4;
-          const int64_t i = (c0 + c2);
-          w[i] = polyc_acc4;
-        }
-        {
-          const int64_t c2 = 5;
-          const int64_t i = (c0 + c2);
-          w[i] = polyc_acc5;
-        }
-        {
-          const int64_t c2 = 6;
-          const int64_t i = (c0 + c2);
-          w[i] = polyc_acc6;
-        }
-        {
-          const int64_t c2 = 7;
-          const int64_t i = (c0 + c2);
-          w[i] = polyc_acc7;
-        }
-      }
-      else
-      {
-        for (int64_t c1 = 0; c1 < N; c1 += 1)
-        {
-          for (int64_t c2 = 0; c2 <= polyc_min(7, ((N - c0) - 1)); c2 += 1)
-          {
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            w[i] = (w[i] + (Ahat[(i) * N + j] * x[j]));
-          }
-        }
-      }
+      polyc_gemver_region3(&polyc_status, N, beta, z, x, w);
     }
-    #pragma omp parallel for simd schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    if (polyc_work >= 32768)
     {
-      const int64_t i = c0;
-      w[i] = (alpha * w[i]);
+      #pragma omp parallel
+      polyc_gemver_region4(&polyc_status, N, Ahat, x, w);
+    }
+    else
+    {
+      polyc_gemver_region4(&polyc_status, N, Ahat, x, w);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_gemver_region5(&polyc_status, N, alpha, w);
+    }
+    else
+    {
+      polyc_gemver_region5(&polyc_status, N, alpha, w);
     }
   }
   return polyc_status;

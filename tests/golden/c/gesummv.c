@@ -79,11 +79,10 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_gesummv(int64_t N, float alpha, float beta, const float *restrict A, const float *restrict B, const float *restrict x, float *restrict y)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_gesummv_region0(int * polyc_status_at, int64_t N, float alpha, float beta, const float *restrict A, const float *restrict B, const float *restrict x, float *restrict y)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(N)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(N)) + (polyc_extent(N));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 8)
   {
     float t[8];
@@ -414,6 +413,23 @@ int polyc_gesummv(int64_t N, float alpha, float beta, const float *restrict A, c
         y[i] = ((alpha * t[(i) % 8]) + (beta * y[i]));
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_gesummv(int64_t N, float alpha, float beta, const float *restrict A, const float *restrict B, const float *restrict x, float *restrict y)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(N)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(N)) + (polyc_extent(N));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_gesummv_region0(&polyc_status, N, alpha, beta, A, B, x, y);
+  }
+  else
+  {
+    polyc_gesummv_region0(&polyc_status, N, alpha, beta, A, B, x, y);
   }
   return polyc_status;
 }

@@ -125,11 +125,10 @@ static inline void polyc_stream_fence(void) {
 
 
 
-int polyc_int32_elementwise(int64_t M, int64_t N, const int32_t *restrict X, const int32_t *restrict Y, int32_t *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_int32_elementwise_region0(int * polyc_status_at, int64_t M, int64_t N, const int32_t *restrict X, const int32_t *restrict Y, int32_t *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < M; c0 += 1)
   {
     if ((int64_t)sizeof(int32_t) * polyc_extent(M) * polyc_extent(N) >= 8388608)
@@ -166,6 +165,23 @@ int polyc_int32_elementwise(int64_t M, int64_t N, const int32_t *restrict X, con
         O[(i) * N + j] = (((3 * X[(i) * N + j]) - Y[(i) * N + j]) + ((X[(i) * N + j]) > (Y[(i) * N + j]) ? (X[(i) * N + j]) : (Y[(i) * N + j])));
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_int32_elementwise(int64_t M, int64_t N, const int32_t *restrict X, const int32_t *restrict Y, int32_t *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_int32_elementwise_region0(&polyc_status, M, N, X, Y, O);
+  }
+  else
+  {
+    polyc_int32_elementwise_region0(&polyc_status, M, N, X, Y, O);
   }
   return polyc_status;
 }

@@ -78,11 +78,10 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_int32_reductions(int64_t M, int64_t N, const int32_t *restrict X, int32_t *restrict S, int32_t *restrict Mx)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_int32_reductions_region0(int * polyc_status_at, int64_t M, int64_t N, const int32_t *restrict X, int32_t *restrict S, int32_t *restrict Mx)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(M)) + (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M)) + (polyc_extent(M) * polyc_extent(N));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < M; c0 += 1)
   {
     {
@@ -115,6 +114,23 @@ int polyc_int32_reductions(int64_t M, int64_t N, const int32_t *restrict X, int3
       }
       Mx[i] = polyc_acc;
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_int32_reductions(int64_t M, int64_t N, const int32_t *restrict X, int32_t *restrict S, int32_t *restrict Mx)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(M)) + (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M)) + (polyc_extent(M) * polyc_extent(N));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_int32_reductions_region0(&polyc_status, M, N, X, S, Mx);
+  }
+  else
+  {
+    polyc_int32_reductions_region0(&polyc_status, M, N, X, S, Mx);
   }
   return polyc_status;
 }

@@ -125,11 +125,10 @@ static inline void polyc_stream_fence(void) {
 
 
 
-int polyc_int_to_float_cast(int64_t M, int64_t N, const int32_t *restrict X, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_int_to_float_cast_region0(int * polyc_status_at, int64_t M, int64_t N, const int32_t *restrict X, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < M; c0 += 1)
   {
     if ((int64_t)sizeof(float) * polyc_extent(M) * polyc_extent(N) >= 8388608)
@@ -166,6 +165,23 @@ int polyc_int_to_float_cast(int64_t M, int64_t N, const int32_t *restrict X, flo
         O[(i) * N + j] = (((float)(X[(i) * N + j])) / 4.0f);
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_int_to_float_cast(int64_t M, int64_t N, const int32_t *restrict X, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_int_to_float_cast_region0(&polyc_status, M, N, X, O);
+  }
+  else
+  {
+    polyc_int_to_float_cast_region0(&polyc_status, M, N, X, O);
   }
   return polyc_status;
 }

@@ -78,202 +78,308 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, const float *restrict X, const float *restrict W, float *restrict Y)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_status_at, int64_t R, int64_t D, const float *restrict W, float *restrict W_t10)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(R) * polyc_extent(D)) + (polyc_extent(M) * polyc_extent(N0) * polyc_extent(N1) * polyc_extent(D)) + (polyc_extent(M) * polyc_extent(N0) * polyc_extent(N1) * polyc_extent(D) * polyc_extent(R));
-  float *restrict W_t10 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(R) * polyc_extent(D)));
-  if (!W_t10)
+  #pragma omp for collapse(2) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < R; c0 += 256)
   {
-    polyc_status = 1;
-    goto polyc_done;
-  }
-  {
-    #pragma omp parallel for collapse(2) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < R; c0 += 256)
+    for (int64_t c1 = 0; c1 < D; c1 += 256)
     {
-      for (int64_t c1 = 0; c1 < D; c1 += 256)
+      for (int64_t c2 = 0; c2 <= polyc_min(255, ((R - c0) - 1)); c2 += 1)
       {
-        for (int64_t c2 = 0; c2 <= polyc_min(255, ((R - c0) - 1)); c2 += 1)
+        for (int64_t c3 = 0; c3 <= polyc_min(255, ((D - c1) - 1)); c3 += 1)
         {
-          for (int64_t c3 = 0; c3 <= polyc_min(255, ((D - c1) - 1)); c3 += 1)
-          {
-            const int64_t t1 = (c0 + c2);
-            const int64_t t0 = (c1 + c3);
-            W_t10[(t1) * D + t0] = W[(t0) * R + t1];
-          }
+          const int64_t t1 = (c0 + c2);
+          const int64_t t0 = (c1 + c3);
+          W_t10[(t1) * D + t0] = W[(t0) * R + t1];
         }
       }
     }
-    #pragma omp parallel for collapse(4) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < M; c0 += 6)
+  }
+}
+
+static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_status_at, int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, const float *restrict X, float *restrict Y, float *restrict W_t10)
+{
+  #pragma omp for collapse(4) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < M; c0 += 6)
+  {
+    for (int64_t c1 = 0; c1 < N0; c1 += 8)
     {
-      for (int64_t c1 = 0; c1 < N0; c1 += 8)
+      for (int64_t c2 = 0; c2 < N1; c2 += 4)
       {
-        for (int64_t c2 = 0; c2 < N1; c2 += 4)
+        for (int64_t c3 = 0; c3 < D; c3 += 16)
         {
-          for (int64_t c3 = 0; c3 < D; c3 += 16)
+          if (!(((1 * R + -1 >= 0) && (-1 * D + 16 >= 0))))
           {
-            if (!(((1 * R + -1 >= 0) && (-1 * D + 16 >= 0))))
+            for (int64_t c5 = 0; c5 <= polyc_min(5, ((M - c0) - 1)); c5 += 1)
             {
-              for (int64_t c5 = 0; c5 <= polyc_min(5, ((M - c0) - 1)); c5 += 1)
+              for (int64_t c6 = 0; c6 <= polyc_min(7, ((N0 - c1) - 1)); c6 += 1)
               {
-                for (int64_t c6 = 0; c6 <= polyc_min(7, ((N0 - c1) - 1)); c6 += 1)
+                for (int64_t c7 = 0; c7 <= polyc_min(3, ((N1 - c2) - 1)); c7 += 1)
                 {
-                  for (int64_t c7 = 0; c7 <= polyc_min(3, ((N1 - c2) - 1)); c7 += 1)
+                  #pragma omp simd
+                  for (int64_t c9 = 0; c9 <= polyc_min(15, ((D - c3) - 1)); c9 += 1)
                   {
-                    #pragma omp simd
-                    for (int64_t c9 = 0; c9 <= polyc_min(15, ((D - c3) - 1)); c9 += 1)
-                    {
-                      const int64_t m = (c0 + c5);
-                      const int64_t n0 = (c1 + c6);
-                      const int64_t n1 = (c2 + c7);
-                      const int64_t d = (c3 + c9);
-                      Y[(((m) * N0 + n0) * N1 + n1) * D + d] = 0.0f;
-                    }
+                    const int64_t m = (c0 + c5);
+                    const int64_t n0 = (c1 + c6);
+                    const int64_t n1 = (c2 + c7);
+                    const int64_t d = (c3 + c9);
+                    Y[(((m) * N0 + n0) * N1 + n1) * D + d] = 0.0f;
                   }
                 }
               }
             }
-            for (int64_t c4 = 0; c4 < R; c4 += 256)
+          }
+          for (int64_t c4 = 0; c4 < R; c4 += 256)
+          {
+            for (int64_t c5 = 0; c5 <= polyc_min(7, ((N0 - c1) - 1)); c5 += 1)
             {
-              for (int64_t c5 = 0; c5 <= polyc_min(7, ((N0 - c1) - 1)); c5 += 1)
+              for (int64_t c6 = 0; c6 <= polyc_min(3, ((N1 - c2) - 1)); c6 += 1)
               {
-                for (int64_t c6 = 0; c6 <= polyc_min(3, ((N1 - c2) - 1)); c6 += 1)
-                {
-                  if ((((M - c0) - 1) >= 5) && (((D - c3) - 1) >= 15))
-                    if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
+                if ((((M - c0) - 1) >= 5) && (((D - c3) - 1) >= 15))
+                  if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
+                  {
+                    float polyc_acc[6][16];
                     {
-                      float polyc_acc[6][16];
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          const int64_t c10 = polyc_lane0;
+                          const int64_t c12 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                        }
+                      }
+                    }
+                    for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c10 = polyc_lane0;
+                          const int64_t c12 = polyc_lane1;
+                          const int64_t m = (c0 + c10);
+                          const int64_t n0 = (c1 + c5);
+                          const int64_t n1 = (c2 + c6);
+                          const int64_t d = (c3 + c12);
+                          const int64_t r = (c4 + c9);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c10 = polyc_lane0;
+                          const int64_t c12 = polyc_lane1;
+                          const int64_t m = (c0 + c10);
+                          const int64_t n0 = (c1 + c5);
+                          const int64_t n1 = (c2 + c6);
+                          const int64_t d = (c3 + c12);
+                          Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                  else
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c10 = polyc_lane0;
+                          const int64_t c12 = polyc_lane1;
+                          const int64_t m = (c0 + c10);
+                          const int64_t n0 = (c1 + c5);
+                          const int64_t n1 = (c2 + c6);
+                          const int64_t d = (c3 + c12);
+                          polyc_acc[polyc_lane0][polyc_lane1] = Y[(((m) * N0 + n0) * N1 + n1) * D + d];
+                        }
+                      }
+                    }
+                    for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c10 = polyc_lane0;
+                          const int64_t c12 = polyc_lane1;
+                          const int64_t m = (c0 + c10);
+                          const int64_t n0 = (c1 + c5);
+                          const int64_t n1 = (c2 + c6);
+                          const int64_t d = (c3 + c12);
+                          const int64_t r = (c4 + c9);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c10 = polyc_lane0;
+                          const int64_t c12 = polyc_lane1;
+                          const int64_t m = (c0 + c10);
+                          const int64_t n0 = (c1 + c5);
+                          const int64_t n1 = (c2 + c6);
+                          const int64_t d = (c3 + c12);
+                          Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                else
+                {
+                  const int64_t polyc_count0 = polyc_min(5, ((M - c0) - 1)) + 1;
+                  const int64_t polyc_count1 = polyc_min(15, ((D - c3) - 1)) + 1;
+                  if (polyc_count0 > 0 && polyc_count1 > 0)
+                  {
+                    int64_t polyc_shift = 0;
+                    {
+                      const int64_t c12 = -(16 - polyc_count1);
+                      const int64_t d = (c3 + c12);
+                      if (d >= 0)
+                        polyc_shift = 16 - polyc_count1;
+                    }
+                    if (polyc_shift > 0 || polyc_count1 == 16)
+                    {
+                      const int64_t polyc_base = -polyc_shift;
+                      const int64_t polyc_own = polyc_shift;
+                      if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            const int64_t c10 = polyc_lane0;
-                            const int64_t c12 = polyc_lane1;
-                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c12 = polyc_lane1 + polyc_base;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c12 = polyc_lane1 + polyc_base;
+                              const int64_t m = (c0 + c10);
+                              const int64_t n0 = (c1 + c5);
+                              const int64_t n1 = (c2 + c6);
+                              const int64_t d = (c3 + c12);
+                              const int64_t r = (c4 + c9);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c12 = polyc_lane1 + polyc_base;
+                              const int64_t m = (c0 + c10);
+                              const int64_t n0 = (c1 + c5);
+                              const int64_t n1 = (c2 + c6);
+                              const int64_t d = (c3 + c12);
+                              if (polyc_lane1 >= polyc_own)
+                                Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
                           }
                         }
                       }
-                      for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                      else
                       {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        float polyc_acc[6][16];
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            const int64_t c10 = polyc_lane0;
-                            const int64_t c12 = polyc_lane1;
-                            const int64_t m = (c0 + c10);
-                            const int64_t n0 = (c1 + c5);
-                            const int64_t n1 = (c2 + c6);
-                            const int64_t d = (c3 + c12);
-                            const int64_t r = (c4 + c9);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c12 = polyc_lane1 + polyc_base;
+                              const int64_t m = (c0 + c10);
+                              const int64_t n0 = (c1 + c5);
+                              const int64_t n1 = (c2 + c6);
+                              const int64_t d = (c3 + c12);
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
+                            }
                           }
                         }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            const int64_t c10 = polyc_lane0;
-                            const int64_t c12 = polyc_lane1;
-                            const int64_t m = (c0 + c10);
-                            const int64_t n0 = (c1 + c5);
-                            const int64_t n1 = (c2 + c6);
-                            const int64_t d = (c3 + c12);
-                            Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c12 = polyc_lane1 + polyc_base;
+                              const int64_t m = (c0 + c10);
+                              const int64_t n0 = (c1 + c5);
+                              const int64_t n1 = (c2 + c6);
+                              const int64_t d = (c3 + c12);
+                              const int64_t r = (c4 + c9);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c12 = polyc_lane1 + polyc_base;
+                              const int64_t m = (c0 + c10);
+                              const int64_t n0 = (c1 + c5);
+                              const int64_t n1 = (c2 + c6);
+                              const int64_t d = (c3 + c12);
+                              if (polyc_lane1 >= polyc_own)
+                                Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
                           }
                         }
                       }
                     }
                     else
-                    {
-                      float polyc_acc[6][16];
+                      if (polyc_count1 == 8)
                       {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c10 = polyc_lane0;
-                            const int64_t c12 = polyc_lane1;
-                            const int64_t m = (c0 + c10);
-                            const int64_t n0 = (c1 + c5);
-                            const int64_t n1 = (c2 + c6);
-                            const int64_t d = (c3 + c12);
-                            polyc_acc[polyc_lane0][polyc_lane1] = Y[(((m) * N0 + n0) * N1 + n1) * D + d];
-                          }
-                        }
-                      }
-                      for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c10 = polyc_lane0;
-                            const int64_t c12 = polyc_lane1;
-                            const int64_t m = (c0 + c10);
-                            const int64_t n0 = (c1 + c5);
-                            const int64_t n1 = (c2 + c6);
-                            const int64_t d = (c3 + c12);
-                            const int64_t r = (c4 + c9);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c10 = polyc_lane0;
-                            const int64_t c12 = polyc_lane1;
-                            const int64_t m = (c0 + c10);
-                            const int64_t n0 = (c1 + c5);
-                            const int64_t n1 = (c2 + c6);
-                            const int64_t d = (c3 + c12);
-                            Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                  else
-                  {
-                    const int64_t polyc_count0 = polyc_min(5, ((M - c0) - 1)) + 1;
-                    const int64_t polyc_count1 = polyc_min(15, ((D - c3) - 1)) + 1;
-                    if (polyc_count0 > 0 && polyc_count1 > 0)
-                    {
-                      int64_t polyc_shift = 0;
-                      {
-                        const int64_t c12 = -(16 - polyc_count1);
-                        const int64_t d = (c3 + c12);
-                        if (d >= 0)
-                          polyc_shift = 16 - polyc_count1;
-                      }
-                      if (polyc_shift > 0 || polyc_count1 == 16)
-                      {
-                        const int64_t polyc_base = -polyc_shift;
-                        const int64_t polyc_own = polyc_shift;
                         if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
                         {
-                          float polyc_acc[6][16];
+                          float polyc_acc[6][8];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c12 = polyc_lane1 + polyc_base;
+                                const int64_t c12 = polyc_lane1;
                                 polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
@@ -283,10 +389,10 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c12 = polyc_lane1 + polyc_base;
+                                const int64_t c12 = polyc_lane1;
                                 const int64_t m = (c0 + c10);
                                 const int64_t n0 = (c1 + c5);
                                 const int64_t n1 = (c2 + c6);
@@ -300,36 +406,35 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c12 = polyc_lane1 + polyc_base;
+                                const int64_t c12 = polyc_lane1;
                                 const int64_t m = (c0 + c10);
                                 const int64_t n0 = (c1 + c5);
                                 const int64_t n1 = (c2 + c6);
                                 const int64_t d = (c3 + c12);
-                                if (polyc_lane1 >= polyc_own)
-                                  Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
-                          float polyc_acc[6][16];
+                          float polyc_acc[6][8];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c12 = polyc_lane1 + polyc_base;
+                                const int64_t c12 = polyc_lane1;
                                 const int64_t m = (c0 + c10);
                                 const int64_t n0 = (c1 + c5);
                                 const int64_t n1 = (c2 + c6);
                                 const int64_t d = (c3 + c12);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
+                                polyc_acc[polyc_lane0][polyc_lane1] = Y[(((m) * N0 + n0) * N1 + n1) * D + d];
                               }
                             }
                           }
@@ -338,10 +443,10 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c12 = polyc_lane1 + polyc_base;
+                                const int64_t c12 = polyc_lane1;
                                 const int64_t m = (c0 + c10);
                                 const int64_t n0 = (c1 + c5);
                                 const int64_t n1 = (c2 + c6);
@@ -355,32 +460,145 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c12 = polyc_lane1 + polyc_base;
+                                const int64_t c12 = polyc_lane1;
                                 const int64_t m = (c0 + c10);
                                 const int64_t n0 = (c1 + c5);
                                 const int64_t n1 = (c2 + c6);
                                 const int64_t d = (c3 + c12);
-                                if (polyc_lane1 >= polyc_own)
-                                  Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                       }
                       else
-                        if (polyc_count1 == 8)
+                        if (polyc_count1 > 8)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c12 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c12 = polyc_lane1 + polyc_base;
+                                    const int64_t m = (c0 + c10);
+                                    const int64_t n0 = (c1 + c5);
+                                    const int64_t n1 = (c2 + c6);
+                                    const int64_t d = (c3 + c12);
+                                    const int64_t r = (c4 + c9);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c12 = polyc_lane1 + polyc_base;
+                                    const int64_t m = (c0 + c10);
+                                    const int64_t n0 = (c1 + c5);
+                                    const int64_t n1 = (c2 + c6);
+                                    const int64_t d = (c3 + c12);
+                                    if (polyc_lane1 >= polyc_own)
+                                      Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c12 = polyc_lane1 + polyc_base;
+                                    const int64_t m = (c0 + c10);
+                                    const int64_t n0 = (c1 + c5);
+                                    const int64_t n1 = (c2 + c6);
+                                    const int64_t d = (c3 + c12);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c12 = polyc_lane1 + polyc_base;
+                                    const int64_t m = (c0 + c10);
+                                    const int64_t n0 = (c1 + c5);
+                                    const int64_t n1 = (c2 + c6);
+                                    const int64_t d = (c3 + c12);
+                                    const int64_t r = (c4 + c9);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c12 = polyc_lane1 + polyc_base;
+                                    const int64_t m = (c0 + c10);
+                                    const int64_t n0 = (c1 + c5);
+                                    const int64_t n1 = (c2 + c6);
+                                    const int64_t d = (c3 + c12);
+                                    if (polyc_lane1 >= polyc_own)
+                                      Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
                         {
                           if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
                           {
-                            float polyc_acc[6][8];
+                            float polyc_acc[6][16];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c12 = polyc_lane1;
@@ -393,7 +611,7 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c12 = polyc_lane1;
@@ -402,7 +620,7 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                                   const int64_t n1 = (c2 + c6);
                                   const int64_t d = (c3 + c12);
                                   const int64_t r = (c4 + c9);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
                                 }
                               }
                             }
@@ -410,7 +628,7 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c12 = polyc_lane1;
@@ -418,19 +636,20 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                                   const int64_t n0 = (c1 + c5);
                                   const int64_t n1 = (c2 + c6);
                                   const int64_t d = (c3 + c12);
-                                  Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  if (polyc_lane1 < polyc_count1)
+                                    Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][8];
+                            float polyc_acc[6][16];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c12 = polyc_lane1;
@@ -438,7 +657,7 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                                   const int64_t n0 = (c1 + c5);
                                   const int64_t n1 = (c2 + c6);
                                   const int64_t d = (c3 + c12);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = Y[(((m) * N0 + n0) * N1 + n1) * D + d];
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
                                 }
                               }
                             }
@@ -447,7 +666,7 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c12 = polyc_lane1;
@@ -456,7 +675,7 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                                   const int64_t n1 = (c2 + c6);
                                   const int64_t d = (c3 + c12);
                                   const int64_t r = (c4 + c9);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
                                 }
                               }
                             }
@@ -464,7 +683,7 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c12 = polyc_lane1;
@@ -472,237 +691,13 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
                                   const int64_t n0 = (c1 + c5);
                                   const int64_t n1 = (c2 + c6);
                                   const int64_t d = (c3 + c12);
-                                  Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  if (polyc_lane1 < polyc_count1)
+                                    Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                         }
-                        else
-                          if (polyc_count1 > 8)
-                          {
-                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                            {
-                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                              const int64_t polyc_own = polyc_sub - polyc_base;
-                              if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c12 = polyc_lane1 + polyc_base;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c12 = polyc_lane1 + polyc_base;
-                                      const int64_t m = (c0 + c10);
-                                      const int64_t n0 = (c1 + c5);
-                                      const int64_t n1 = (c2 + c6);
-                                      const int64_t d = (c3 + c12);
-                                      const int64_t r = (c4 + c9);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c12 = polyc_lane1 + polyc_base;
-                                      const int64_t m = (c0 + c10);
-                                      const int64_t n0 = (c1 + c5);
-                                      const int64_t n1 = (c2 + c6);
-                                      const int64_t d = (c3 + c12);
-                                      if (polyc_lane1 >= polyc_own)
-                                        Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c12 = polyc_lane1 + polyc_base;
-                                      const int64_t m = (c0 + c10);
-                                      const int64_t n0 = (c1 + c5);
-                                      const int64_t n1 = (c2 + c6);
-                                      const int64_t d = (c3 + c12);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c12 = polyc_lane1 + polyc_base;
-                                      const int64_t m = (c0 + c10);
-                                      const int64_t n0 = (c1 + c5);
-                                      const int64_t n1 = (c2 + c6);
-                                      const int64_t d = (c3 + c12);
-                                      const int64_t r = (c4 + c9);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c12 = polyc_lane1 + polyc_base;
-                                      const int64_t m = (c0 + c10);
-                                      const int64_t n0 = (c1 + c5);
-                                      const int64_t n1 = (c2 + c6);
-                                      const int64_t d = (c3 + c12);
-                                      if (polyc_lane1 >= polyc_own)
-                                        Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c12 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c12 = polyc_lane1;
-                                    const int64_t m = (c0 + c10);
-                                    const int64_t n0 = (c1 + c5);
-                                    const int64_t n1 = (c2 + c6);
-                                    const int64_t d = (c3 + c12);
-                                    const int64_t r = (c4 + c9);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c12 = polyc_lane1;
-                                    const int64_t m = (c0 + c10);
-                                    const int64_t n0 = (c1 + c5);
-                                    const int64_t n1 = (c2 + c6);
-                                    const int64_t d = (c3 + c12);
-                                    if (polyc_lane1 < polyc_count1)
-                                      Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c12 = polyc_lane1;
-                                    const int64_t m = (c0 + c10);
-                                    const int64_t n0 = (c1 + c5);
-                                    const int64_t n1 = (c2 + c6);
-                                    const int64_t d = (c3 + c12);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c12 = polyc_lane1;
-                                    const int64_t m = (c0 + c10);
-                                    const int64_t n0 = (c1 + c5);
-                                    const int64_t n1 = (c2 + c6);
-                                    const int64_t d = (c3 + c12);
-                                    const int64_t r = (c4 + c9);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c12 = polyc_lane1;
-                                    const int64_t m = (c0 + c10);
-                                    const int64_t n0 = (c1 + c5);
-                                    const int64_t n1 = (c2 + c6);
-                                    const int64_t d = (c3 + c12);
-                                    if (polyc_lane1 < polyc_count1)
-                                      Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                    }
                   }
                 }
               }
@@ -710,6 +705,40 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
           }
         }
       }
+    }
+  }
+}
+
+#undef polyc_status
+
+int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, const float *restrict X, const float *restrict W, float *restrict Y)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(R) * polyc_extent(D)) + (polyc_extent(M) * polyc_extent(N0) * polyc_extent(N1) * polyc_extent(D)) + (polyc_extent(M) * polyc_extent(N0) * polyc_extent(N1) * polyc_extent(D) * polyc_extent(R));
+  float *restrict W_t10 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(R) * polyc_extent(D)));
+  if (!W_t10)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  {
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_kronecker3_region0(&polyc_status, R, D, W, W_t10);
+    }
+    else
+    {
+      polyc_kronecker3_region0(&polyc_status, R, D, W, W_t10);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_kronecker3_region1(&polyc_status, M, N0, N1, R, D, X, Y, W_t10);
+    }
+    else
+    {
+      polyc_kronecker3_region1(&polyc_status, M, N0, N1, R, D, X, Y, W_t10);
     }
   }
   polyc_done:

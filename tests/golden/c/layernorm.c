@@ -130,11 +130,9 @@ static inline void polyc_stream_fence(void) {
 
 
 
-int polyc_layernorm(int64_t N, int64_t D, const float *restrict X, const float *restrict gamma, const float *restrict beta, float eps, float *restrict Y)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status_at, int64_t N, int64_t D, const float *restrict X, const float *restrict gamma, const float *restrict beta, float eps, float *restrict Y)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D));
-  #pragma omp parallel if(polyc_work >= 32768)
   {
     float *restrict xc = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(1) * polyc_extent(D)));
     #pragma omp for schedule(static)
@@ -267,6 +265,23 @@ int polyc_layernorm(int64_t N, int64_t D, const float *restrict X, const float *
       polyc_status = 1;
     }
     free(xc);
+  }
+}
+
+#undef polyc_status
+
+int polyc_layernorm(int64_t N, int64_t D, const float *restrict X, const float *restrict gamma, const float *restrict beta, float eps, float *restrict Y)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_layernorm_region0(&polyc_status, N, D, X, gamma, beta, eps, Y);
+  }
+  else
+  {
+    polyc_layernorm_region0(&polyc_status, N, D, X, gamma, beta, eps, Y);
   }
   return polyc_status;
 }

@@ -131,11 +131,10 @@ float expf(float);
 #pragma omp declare simd notinbranch
 float logf(float);
 
-int polyc_log_softmax(int64_t N, int64_t C, const float *restrict X, float *restrict Y)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_log_softmax_region0(int * polyc_status_at, int64_t N, int64_t C, const float *restrict X, float *restrict Y)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(C)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(C));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 1)
   {
     float mx[1];
@@ -245,6 +244,23 @@ int polyc_log_softmax(int64_t N, int64_t C, const float *restrict X, float *rest
         }
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_log_softmax(int64_t N, int64_t C, const float *restrict X, float *restrict Y)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(C)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(C));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_log_softmax_region0(&polyc_status, N, C, X, Y);
+  }
+  else
+  {
+    polyc_log_softmax_region0(&polyc_status, N, C, X, Y);
   }
   return polyc_status;
 }

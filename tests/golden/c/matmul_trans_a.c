@@ -106,11 +106,9 @@ static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *
 
 
 
-int polyc_matmul_trans_a(int64_t K, int64_t M, int64_t N, const float *restrict A, const float *restrict B, float *restrict C)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_status_at, int64_t K, int64_t M, int64_t N, const float *restrict A, const float *restrict B, float *restrict C)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
-  #pragma omp parallel if(polyc_work >= 32768)
   {
     const int64_t polyc_first0 = 0;
     const int64_t polyc_first1 = 0;
@@ -710,6 +708,23 @@ int polyc_matmul_trans_a(int64_t K, int64_t M, int64_t N, const float *restrict 
         }
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_matmul_trans_a(int64_t K, int64_t M, int64_t N, const float *restrict A, const float *restrict B, float *restrict C)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_matmul_trans_a_region0(&polyc_status, K, M, N, A, B, C);
+  }
+  else
+  {
+    polyc_matmul_trans_a_region0(&polyc_status, K, M, N, A, B, C);
   }
   return polyc_status;
 }

@@ -107,102 +107,87 @@ static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *
 
 
 
-int polyc_matmul_trans_b(int64_t M, int64_t K, int64_t N, const float *restrict A, const float *restrict B, float *restrict C)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_matmul_trans_b_region0(int * polyc_status_at, int64_t K, int64_t N, const float *restrict B, float *restrict B_t10)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(K) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
-  float *restrict B_t10 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(K) * polyc_extent(N)));
-  if (!B_t10)
+  #pragma omp for collapse(2) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < K; c0 += 256)
   {
-    polyc_status = 1;
-    goto polyc_done;
-  }
-  {
-    #pragma omp parallel for collapse(2) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < K; c0 += 256)
+    for (int64_t c1 = 0; c1 < N; c1 += 256)
     {
-      for (int64_t c1 = 0; c1 < N; c1 += 256)
+      for (int64_t c2 = 0; c2 <= polyc_min(255, ((K - c0) - 1)); c2 += 1)
       {
-        for (int64_t c2 = 0; c2 <= polyc_min(255, ((K - c0) - 1)); c2 += 1)
+        for (int64_t c3 = 0; c3 <= polyc_min(255, ((N - c1) - 1)); c3 += 1)
         {
-          for (int64_t c3 = 0; c3 <= polyc_min(255, ((N - c1) - 1)); c3 += 1)
-          {
-            const int64_t t1 = (c0 + c2);
-            const int64_t t0 = (c1 + c3);
-            B_t10[(t1) * N + t0] = B[(t0) * K + t1];
-          }
+          const int64_t t1 = (c0 + c2);
+          const int64_t t0 = (c1 + c3);
+          B_t10[(t1) * N + t0] = B[(t0) * K + t1];
         }
       }
     }
-    #pragma omp parallel if(polyc_work >= 32768)
+  }
+}
+
+static __attribute__((noinline)) void polyc_matmul_trans_b_region1(int * polyc_status_at, int64_t M, int64_t K, int64_t N, const float *restrict A, float *restrict C, float *restrict B_t10)
+{
+  {
+    const int64_t polyc_first0 = 0;
+    const int64_t polyc_first1 = 0;
+    const int64_t polyc_extents[2] = {polyc_max(0, ((M - 1)) - (polyc_first0) + 1), polyc_max(0, ((N - 1)) - (polyc_first1) + 1)};
+    const int64_t polyc_sizes[2] = {6, 64};
+    const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
+    int64_t polyc_parts[2];
+    polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
+    int64_t polyc_place = omp_get_thread_num();
+    const int64_t polyc_t1 = polyc_place % polyc_parts[1];
+    polyc_place /= polyc_parts[1];
+    const int64_t polyc_t0 = polyc_place % polyc_parts[0];
+    polyc_place /= polyc_parts[0];
+    const int64_t polyc_lo0_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
+    const int64_t polyc_hi0_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
+    const int64_t polyc_lo0_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
+    const int64_t polyc_hi0_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
+    for (int64_t c0 = ((-(polyc_lo0_0 % 768)) + polyc_lo0_0); c0 < polyc_min(M, polyc_hi0_0); c0 += 768)
     {
-      const int64_t polyc_first0 = 0;
-      const int64_t polyc_first1 = 0;
-      const int64_t polyc_extents[2] = {polyc_max(0, ((M - 1)) - (polyc_first0) + 1), polyc_max(0, ((N - 1)) - (polyc_first1) + 1)};
-      const int64_t polyc_sizes[2] = {6, 64};
-      const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
-      int64_t polyc_parts[2];
-      polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
-      int64_t polyc_place = omp_get_thread_num();
-      const int64_t polyc_t1 = polyc_place % polyc_parts[1];
-      polyc_place /= polyc_parts[1];
-      const int64_t polyc_t0 = polyc_place % polyc_parts[0];
-      polyc_place /= polyc_parts[0];
-      const int64_t polyc_lo0_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
-      const int64_t polyc_hi0_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
-      const int64_t polyc_lo0_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
-      const int64_t polyc_hi0_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
-      for (int64_t c0 = ((-(polyc_lo0_0 % 768)) + polyc_lo0_0); c0 < polyc_min(M, polyc_hi0_0); c0 += 768)
+      for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(N, polyc_hi0_1); c1 += 64)
       {
-        for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(N, polyc_hi0_1); c1 += 64)
+        if (!(((1 * K + -1 >= 0) && (-1 * N + 16 >= 0))))
         {
-          if (!(((1 * K + -1 >= 0) && (-1 * N + 16 >= 0))))
+          for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((M - c0) - 1)); c3 += 1)
           {
-            for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((M - c0) - 1)); c3 += 1)
+            #pragma omp simd
+            for (int64_t c5 = 0; c5 <= polyc_min(63, ((N - c1) - 1)); c5 += 1)
             {
-              #pragma omp simd
-              for (int64_t c5 = 0; c5 <= polyc_min(63, ((N - c1) - 1)); c5 += 1)
-              {
-                const int64_t m = (c0 + c3);
-                const int64_t n = (c1 + c5);
-                C[(m) * N + n] = 0.0f;
-              }
+              const int64_t m = (c0 + c3);
+              const int64_t n = (c1 + c5);
+              C[(m) * N + n] = 0.0f;
             }
           }
-          for (int64_t c2 = 0; c2 < K; c2 += 512)
+        }
+        for (int64_t c2 = 0; c2 < K; c2 += 512)
+        {
+          _Alignas(64) float polyc_panel_B_t10_storage[32768];
+          float *restrict polyc_panel_B_t10 = polyc_panel_B_t10_storage;
           {
-            _Alignas(64) float polyc_panel_B_t10_storage[32768];
-            float *restrict polyc_panel_B_t10 = polyc_panel_B_t10_storage;
+            for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, K - c2); polyc_p1 += 1)
             {
-              for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, K - c2); polyc_p1 += 1)
+              const int64_t polyc_start = polyc_max(0, 0 - c1);
+              const int64_t polyc_end = polyc_min(64, N - c1);
+              for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
               {
-                const int64_t polyc_start = polyc_max(0, 0 - c1);
-                const int64_t polyc_end = polyc_min(64, N - c1);
-                for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                if (polyc_first == 0 && polyc_last == 16)
                 {
-                  const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                  const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                  if (polyc_first == 0 && polyc_last == 16)
                   {
+                    if (polyc_p1 + 8 < polyc_min(512, K - c2))
                     {
-                      if (polyc_p1 + 8 < polyc_min(512, K - c2))
-                      {
-                        const int64_t n = c1 + polyc_block * 16;
-                        const int64_t k = c2 + polyc_p1 + 8;
-                        __builtin_prefetch(&B_t10[(k) * N + n] + 0, 0, 3);
-                      }
-                      #pragma omp simd
-                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                      {
-                        const int64_t n = c1 + polyc_block * 16 + polyc_lane;
-                        const int64_t k = c2 + polyc_p1;
-                        polyc_panel_B_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B_t10[(k) * N + n];
-                      }
+                      const int64_t n = c1 + polyc_block * 16;
+                      const int64_t k = c2 + polyc_p1 + 8;
+                      __builtin_prefetch(&B_t10[(k) * N + n] + 0, 0, 3);
                     }
-                  }
-                  else
-                  {
-                    for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
                     {
                       const int64_t n = c1 + polyc_block * 16 + polyc_lane;
                       const int64_t k = c2 + polyc_p1;
@@ -210,135 +195,245 @@ int polyc_matmul_trans_b(int64_t M, int64_t K, int64_t N, const float *restrict 
                     }
                   }
                 }
+                else
+                {
+                  for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                  {
+                    const int64_t n = c1 + polyc_block * 16 + polyc_lane;
+                    const int64_t k = c2 + polyc_p1;
+                    polyc_panel_B_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B_t10[(k) * N + n];
+                  }
+                }
               }
             }
-            for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((M - c0) - 1)); c3 += 6)
+          }
+          for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((M - c0) - 1)); c3 += 6)
+          {
+            for (int64_t c4 = 0; c4 <= polyc_min(63, ((N - c1) - 1)); c4 += 16)
             {
-              for (int64_t c4 = 0; c4 <= polyc_min(63, ((N - c1) - 1)); c4 += 16)
-              {
-                if (((((M - c0) - c3) - 1) >= 5) && ((((N - c1) - c4) - 1) >= 15))
-                  if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+              if (((((M - c0) - c3) - 1) >= 5) && ((((N - c1) - c4) - 1) >= 15))
+                if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+                {
+                  float polyc_acc[6][16];
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                      }
+                    }
+                  }
+                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t m = ((c0 + c3) + c6);
+                        const int64_t n = ((c1 + c4) + c8);
+                        const int64_t k = (c2 + c5);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B_t10[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t m = ((c0 + c3) + c6);
+                        const int64_t n = ((c1 + c4) + c8);
+                        C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
+                else
+                {
+                  float polyc_acc[6][16];
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t m = ((c0 + c3) + c6);
+                        const int64_t n = ((c1 + c4) + c8);
+                        polyc_acc[polyc_lane0][polyc_lane1] = C[(m) * N + n];
+                      }
+                    }
+                  }
+                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t m = ((c0 + c3) + c6);
+                        const int64_t n = ((c1 + c4) + c8);
+                        const int64_t k = (c2 + c5);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B_t10[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t m = ((c0 + c3) + c6);
+                        const int64_t n = ((c1 + c4) + c8);
+                        C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
+              else
+              {
+                const int64_t polyc_count0 = polyc_min(5, (((M - c0) - c3) - 1)) + 1;
+                const int64_t polyc_count1 = polyc_min(15, (((N - c1) - c4) - 1)) + 1;
+                if (polyc_count0 > 0 && polyc_count1 > 0)
+                {
+                  int64_t polyc_shift = 0;
+                  {
+                    const int64_t c8 = -(16 - polyc_count1);
+                    const int64_t n = ((c1 + c4) + c8);
+                    if (n >= 0)
+                      polyc_shift = 16 - polyc_count1;
+                  }
+                  if (polyc_shift > 0 || polyc_count1 == 16)
+                  {
+                    const int64_t polyc_base = -polyc_shift;
+                    const int64_t polyc_own = polyc_shift;
+                    if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+                    {
+                      float polyc_acc[6][16];
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t m = ((c0 + c3) + c6);
+                            const int64_t n = ((c1 + c4) + c8);
+                            const int64_t k = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t m = ((c0 + c3) + c6);
+                            const int64_t n = ((c1 + c4) + c8);
+                            if (polyc_lane1 >= polyc_own)
+                              C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
                         }
                       }
                     }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                    else
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      float polyc_acc[6][16];
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t m = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          const int64_t k = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B_t10[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t m = ((c0 + c3) + c6);
+                            const int64_t n = ((c1 + c4) + c8);
+                            polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(m) * N + n] : 0.0f);
+                          }
                         }
                       }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t m = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t m = ((c0 + c3) + c6);
+                            const int64_t n = ((c1 + c4) + c8);
+                            const int64_t k = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t m = ((c0 + c3) + c6);
+                            const int64_t n = ((c1 + c4) + c8);
+                            if (polyc_lane1 >= polyc_own)
+                              C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
                         }
                       }
                     }
                   }
                   else
-                  {
-                    float polyc_acc[6][16];
+                    if (polyc_count1 == 8)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t m = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          polyc_acc[polyc_lane0][polyc_lane1] = C[(m) * N + n];
-                        }
-                      }
-                    }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t m = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          const int64_t k = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B_t10[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t m = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
-                      }
-                    }
-                  }
-                else
-                {
-                  const int64_t polyc_count0 = polyc_min(5, (((M - c0) - c3) - 1)) + 1;
-                  const int64_t polyc_count1 = polyc_min(15, (((N - c1) - c4) - 1)) + 1;
-                  if (polyc_count0 > 0 && polyc_count1 > 0)
-                  {
-                    int64_t polyc_shift = 0;
-                    {
-                      const int64_t c8 = -(16 - polyc_count1);
-                      const int64_t n = ((c1 + c4) + c8);
-                      if (n >= 0)
-                        polyc_shift = 16 - polyc_count1;
-                    }
-                    if (polyc_shift > 0 || polyc_count1 == 16)
-                    {
-                      const int64_t polyc_base = -polyc_shift;
-                      const int64_t polyc_own = polyc_shift;
                       if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                       {
-                        float polyc_acc[6][16];
+                        float polyc_acc[6][8];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                             }
                           }
@@ -348,10 +443,10 @@ int polyc_matmul_trans_b(int64_t M, int64_t K, int64_t N, const float *restrict 
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t m = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
                               const int64_t k = (c2 + c5);
@@ -363,32 +458,31 @@ int polyc_matmul_trans_b(int64_t M, int64_t K, int64_t N, const float *restrict 
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t m = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
-                              if (polyc_lane1 >= polyc_own)
-                                C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
                       }
                       else
                       {
-                        float polyc_acc[6][16];
+                        float polyc_acc[6][8];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t m = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
-                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(m) * N + n] : 0.0f);
+                              polyc_acc[polyc_lane0][polyc_lane1] = C[(m) * N + n];
                             }
                           }
                         }
@@ -397,10 +491,10 @@ int polyc_matmul_trans_b(int64_t M, int64_t K, int64_t N, const float *restrict 
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t m = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
                               const int64_t k = (c2 + c5);
@@ -412,30 +506,133 @@ int polyc_matmul_trans_b(int64_t M, int64_t K, int64_t N, const float *restrict 
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t m = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
-                              if (polyc_lane1 >= polyc_own)
-                                C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
                       }
                     }
                     else
-                      if (polyc_count1 == 8)
+                      if (polyc_count1 > 8)
+                      {
+                        for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                        {
+                          const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                          const int64_t polyc_own = polyc_sub - polyc_base;
+                          if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  const int64_t k = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  if (polyc_lane1 >= polyc_own)
+                                    C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(m) * N + n] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  const int64_t k = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  if (polyc_lane1 >= polyc_own)
+                                    C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
                       {
                         if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
-                          float polyc_acc[6][8];
+                          float polyc_acc[6][16];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -448,14 +645,14 @@ int polyc_matmul_trans_b(int64_t M, int64_t K, int64_t N, const float *restrict 
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t m = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
                                 const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * ((polyc_lane1 < polyc_count1) ? B_t10[(k) * N + n] : 0.0f)));
                               }
                             }
                           }
@@ -463,31 +660,32 @@ int polyc_matmul_trans_b(int64_t M, int64_t K, int64_t N, const float *restrict 
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t m = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
-                                C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                if (polyc_lane1 < polyc_count1)
+                                  C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
-                          float polyc_acc[6][8];
+                          float polyc_acc[6][16];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t m = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = C[(m) * N + n];
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(m) * N + n] : 0.0f);
                               }
                             }
                           }
@@ -496,14 +694,14 @@ int polyc_matmul_trans_b(int64_t M, int64_t K, int64_t N, const float *restrict 
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t m = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
                                 const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * ((polyc_lane1 < polyc_count1) ? B_t10[(k) * N + n] : 0.0f)));
                               }
                             }
                           }
@@ -511,229 +709,59 @@ int polyc_matmul_trans_b(int64_t M, int64_t K, int64_t N, const float *restrict 
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t m = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
-                                C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                if (polyc_lane1 < polyc_count1)
+                                  C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                       }
-                      else
-                        if (polyc_count1 > 8)
-                        {
-                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                          {
-                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                            const int64_t polyc_own = polyc_sub - polyc_base;
-                            if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 >= polyc_own)
-                                      C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(m) * N + n] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B_t10[(k) * N + n]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 >= polyc_own)
-                                      C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
-                          {
-                            float polyc_acc[6][16];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t m = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * ((polyc_lane1 < polyc_count1) ? B_t10[(k) * N + n] : 0.0f)));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t m = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][16];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t m = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(m) * N + n] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t m = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * ((polyc_lane1 < polyc_count1) ? B_t10[(k) * N + n] : 0.0f)));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t m = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                  }
                 }
               }
             }
           }
         }
       }
+    }
+  }
+}
+
+#undef polyc_status
+
+int polyc_matmul_trans_b(int64_t M, int64_t K, int64_t N, const float *restrict A, const float *restrict B, float *restrict C)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(K) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
+  float *restrict B_t10 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(K) * polyc_extent(N)));
+  if (!B_t10)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  {
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_matmul_trans_b_region0(&polyc_status, K, N, B, B_t10);
+    }
+    else
+    {
+      polyc_matmul_trans_b_region0(&polyc_status, K, N, B, B_t10);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_matmul_trans_b_region1(&polyc_status, M, K, N, A, C, B_t10);
+    }
+    else
+    {
+      polyc_matmul_trans_b_region1(&polyc_status, M, K, N, A, C, B_t10);
     }
   }
   polyc_done:

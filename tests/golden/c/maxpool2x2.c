@@ -77,11 +77,10 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_maxpool2x2(int64_t N, int64_t C, int64_t H, int64_t W, const float *restrict I, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_maxpool2x2_region0(int * polyc_status_at, int64_t N, int64_t C, int64_t H, int64_t W, const float *restrict I, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(C) * polyc_extent(polyc_floordiv(H - 2, 2) + 1) * polyc_extent(polyc_floordiv(W - 2, 2) + 1)) + (polyc_extent(N) * polyc_extent(C) * polyc_extent(polyc_floordiv(H - 2, 2) + 1) * polyc_extent(polyc_floordiv(W - 2, 2) + 1) * polyc_extent(2) * polyc_extent(2));
-  #pragma omp parallel for collapse(4) schedule(static) if(polyc_work >= 32768)
+  #pragma omp for collapse(4) schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 1)
   {
     for (int64_t c1 = 0; c1 < C; c1 += 1)
@@ -119,6 +118,23 @@ int polyc_maxpool2x2(int64_t N, int64_t C, int64_t H, int64_t W, const float *re
         }
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_maxpool2x2(int64_t N, int64_t C, int64_t H, int64_t W, const float *restrict I, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(C) * polyc_extent(polyc_floordiv(H - 2, 2) + 1) * polyc_extent(polyc_floordiv(W - 2, 2) + 1)) + (polyc_extent(N) * polyc_extent(C) * polyc_extent(polyc_floordiv(H - 2, 2) + 1) * polyc_extent(polyc_floordiv(W - 2, 2) + 1) * polyc_extent(2) * polyc_extent(2));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_maxpool2x2_region0(&polyc_status, N, C, H, W, I, O);
+  }
+  else
+  {
+    polyc_maxpool2x2_region0(&polyc_status, N, C, H, W, I, O);
   }
   return polyc_status;
 }

@@ -111,6 +111,1281 @@ static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *
 
 
 
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, int64_t N, int64_t P, const float *restrict W2, float *restrict W2_t10)
+{
+  #pragma omp for collapse(2) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 256)
+  {
+    for (int64_t c1 = 0; c1 < P; c1 += 256)
+    {
+      for (int64_t c2 = 0; c2 <= polyc_min(255, ((N - c0) - 1)); c2 += 1)
+      {
+        for (int64_t c3 = 0; c3 <= polyc_min(255, ((P - c1) - 1)); c3 += 1)
+        {
+          const int64_t t1 = (c0 + c2);
+          const int64_t t0 = (c1 + c3);
+          W2_t10[(t1) * P + t0] = W2[(t0) * N + t1];
+        }
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, int64_t M, int64_t N, const float *restrict W1, float *restrict W1_t10)
+{
+  #pragma omp for collapse(2) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < M; c0 += 256)
+  {
+    for (int64_t c1 = 0; c1 < N; c1 += 256)
+    {
+      for (int64_t c2 = 0; c2 <= polyc_min(255, ((M - c0) - 1)); c2 += 1)
+      {
+        for (int64_t c3 = 0; c3 <= polyc_min(255, ((N - c1) - 1)); c3 += 1)
+        {
+          const int64_t t1 = (c0 + c2);
+          const int64_t t0 = (c1 + c3);
+          W1_t10[(t1) * N + t0] = W1[(t0) * M + t1];
+        }
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, int64_t B, int64_t M, int64_t N, const float *restrict I, const float *restrict B1, float *restrict H, float *restrict W1_t10)
+{
+  {
+    const int64_t polyc_first0 = 0;
+    const int64_t polyc_first1 = 0;
+    const int64_t polyc_extents[2] = {polyc_max(0, ((B - 1)) - (polyc_first0) + 1), polyc_max(0, ((N - 1)) - (polyc_first1) + 1)};
+    const int64_t polyc_sizes[2] = {6, 64};
+    const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
+    int64_t polyc_parts[2];
+    polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
+    int64_t polyc_place = omp_get_thread_num();
+    const int64_t polyc_t1 = polyc_place % polyc_parts[1];
+    polyc_place /= polyc_parts[1];
+    const int64_t polyc_t0 = polyc_place % polyc_parts[0];
+    polyc_place /= polyc_parts[0];
+    const int64_t polyc_lo0_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
+    const int64_t polyc_hi0_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
+    const int64_t polyc_lo0_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
+    const int64_t polyc_hi0_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
+    for (int64_t c0 = ((-(polyc_lo0_0 % 768)) + polyc_lo0_0); c0 < polyc_min(B, polyc_hi0_0); c0 += 768)
+    {
+      for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(N, polyc_hi0_1); c1 += 64)
+      {
+        {
+          if (!(((1 * M + -1 >= 0) && (-1 * N + 16 >= 0))))
+          {
+            for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((B - c0) - 1)); c3 += 1)
+            {
+              #pragma omp simd
+              for (int64_t c5 = 0; c5 <= polyc_min(63, ((N - c1) - 1)); c5 += 1)
+              {
+                const int64_t b = (c0 + c3);
+                const int64_t n = (c1 + c5);
+                H[(b) * N + n] = 0.0f;
+              }
+            }
+          }
+          for (int64_t c2 = 0; c2 < M; c2 += 512)
+          {
+            _Alignas(64) float polyc_panel_W1_t10_storage[32768];
+            float *restrict polyc_panel_W1_t10 = polyc_panel_W1_t10_storage;
+            {
+              for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, M - c2); polyc_p1 += 1)
+              {
+                const int64_t polyc_start = polyc_max(0, 0 - c1);
+                const int64_t polyc_end = polyc_min(64, N - c1);
+                for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                {
+                  const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                  const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                  if (polyc_first == 0 && polyc_last == 16)
+                  {
+                    {
+                      if (polyc_p1 + 8 < polyc_min(512, M - c2))
+                      {
+                        const int64_t n = c1 + polyc_block * 16;
+                        const int64_t m = c2 + polyc_p1 + 8;
+                        __builtin_prefetch(&W1_t10[(m) * N + n] + 0, 0, 3);
+                      }
+                      #pragma omp simd
+                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                      {
+                        const int64_t n = c1 + polyc_block * 16 + polyc_lane;
+                        const int64_t m = c2 + polyc_p1;
+                        polyc_panel_W1_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W1_t10[(m) * N + n];
+                      }
+                    }
+                  }
+                  else
+                  {
+                    for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                    {
+                      const int64_t n = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t m = c2 + polyc_p1;
+                      polyc_panel_W1_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W1_t10[(m) * N + n];
+                    }
+                  }
+                }
+              }
+            }
+            for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((B - c0) - 1)); c3 += 6)
+            {
+              for (int64_t c4 = 0; c4 <= polyc_min(63, ((N - c1) - 1)); c4 += 16)
+              {
+                if (((((B - c0) - c3) - 1) >= 5) && ((((N - c1) - c4) - 1) >= 15))
+                  if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                        }
+                      }
+                    }
+                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t b = ((c0 + c3) + c6);
+                          const int64_t n = ((c1 + c4) + c8);
+                          const int64_t m = (c2 + c5);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1_t10[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t b = ((c0 + c3) + c6);
+                          const int64_t n = ((c1 + c4) + c8);
+                          H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                  else
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t b = ((c0 + c3) + c6);
+                          const int64_t n = ((c1 + c4) + c8);
+                          polyc_acc[polyc_lane0][polyc_lane1] = H[(b) * N + n];
+                        }
+                      }
+                    }
+                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t b = ((c0 + c3) + c6);
+                          const int64_t n = ((c1 + c4) + c8);
+                          const int64_t m = (c2 + c5);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1_t10[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t b = ((c0 + c3) + c6);
+                          const int64_t n = ((c1 + c4) + c8);
+                          H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                else
+                {
+                  const int64_t polyc_count0 = polyc_min(5, (((B - c0) - c3) - 1)) + 1;
+                  const int64_t polyc_count1 = polyc_min(15, (((N - c1) - c4) - 1)) + 1;
+                  if (polyc_count0 > 0 && polyc_count1 > 0)
+                  {
+                    int64_t polyc_shift = 0;
+                    {
+                      const int64_t c8 = -(16 - polyc_count1);
+                      const int64_t n = ((c1 + c4) + c8);
+                      if (n >= 0)
+                        polyc_shift = 16 - polyc_count1;
+                    }
+                    if (polyc_shift > 0 || polyc_count1 == 16)
+                    {
+                      const int64_t polyc_base = -polyc_shift;
+                      const int64_t polyc_own = polyc_shift;
+                      if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t b = ((c0 + c3) + c6);
+                              const int64_t n = ((c1 + c4) + c8);
+                              const int64_t m = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t b = ((c0 + c3) + c6);
+                              const int64_t n = ((c1 + c4) + c8);
+                              if (polyc_lane1 >= polyc_own)
+                                H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t b = ((c0 + c3) + c6);
+                              const int64_t n = ((c1 + c4) + c8);
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? H[(b) * N + n] : 0.0f);
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t b = ((c0 + c3) + c6);
+                              const int64_t n = ((c1 + c4) + c8);
+                              const int64_t m = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t b = ((c0 + c3) + c6);
+                              const int64_t n = ((c1 + c4) + c8);
+                              if (polyc_lane1 >= polyc_own)
+                                H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t n = ((c1 + c4) + c8);
+                                const int64_t m = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t n = ((c1 + c4) + c8);
+                                H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t n = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = H[(b) * N + n];
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t n = ((c1 + c4) + c8);
+                                const int64_t m = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t n = ((c1 + c4) + c8);
+                                H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 > 8)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t b = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    const int64_t m = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t b = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t b = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? H[(b) * N + n] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t b = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    const int64_t m = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t b = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  const int64_t m = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * ((polyc_lane1 < polyc_count1) ? W1_t10[(m) * N + n] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? H[(b) * N + n] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  const int64_t m = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * ((polyc_lane1 < polyc_count1) ? W1_t10[(m) * N + n] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                  }
+                }
+              }
+            }
+          }
+        }
+        for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((B - c0) - 1)); c3 += 1)
+        {
+          #pragma omp simd
+          for (int64_t c5 = 0; c5 <= polyc_min(63, ((N - c1) - 1)); c5 += 1)
+          {
+            const int64_t b = (c0 + c3);
+            const int64_t n = (c1 + c5);
+            H[(b) * N + n] = polyc_fmaxf((H[(b) * N + n] + B1[n]), 0.0f);
+          }
+        }
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, int64_t B, int64_t N, int64_t P, const float *restrict B2, float *restrict O2, float *restrict H, float *restrict W2_t10)
+{
+  {
+    const int64_t polyc_first0 = 0;
+    const int64_t polyc_first1 = 0;
+    const int64_t polyc_extents[2] = {polyc_max(0, ((B - 1)) - (polyc_first0) + 1), polyc_max(0, ((P - 1)) - (polyc_first1) + 1)};
+    const int64_t polyc_sizes[2] = {6, 64};
+    const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
+    int64_t polyc_parts[2];
+    polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
+    int64_t polyc_place = omp_get_thread_num();
+    const int64_t polyc_t1 = polyc_place % polyc_parts[1];
+    polyc_place /= polyc_parts[1];
+    const int64_t polyc_t0 = polyc_place % polyc_parts[0];
+    polyc_place /= polyc_parts[0];
+    const int64_t polyc_lo1_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
+    const int64_t polyc_hi1_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
+    const int64_t polyc_lo1_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
+    const int64_t polyc_hi1_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
+    for (int64_t c0 = ((-(polyc_lo1_0 % 768)) + polyc_lo1_0); c0 < polyc_min(B, polyc_hi1_0); c0 += 768)
+    {
+      for (int64_t c1 = polyc_lo1_1; c1 < polyc_min(P, polyc_hi1_1); c1 += 64)
+      {
+        {
+          if (!(((1 * N + -1 >= 0) && (-1 * P + 16 >= 0))))
+          {
+            for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((B - c0) - 1)); c3 += 1)
+            {
+              #pragma omp simd
+              for (int64_t c5 = 0; c5 <= polyc_min(63, ((P - c1) - 1)); c5 += 1)
+              {
+                const int64_t b = (c0 + c3);
+                const int64_t p = (c1 + c5);
+                O2[(b) * P + p] = 0.0f;
+              }
+            }
+          }
+          for (int64_t c2 = 0; c2 < N; c2 += 512)
+          {
+            _Alignas(64) float polyc_panel_W2_t10_storage[32768];
+            float *restrict polyc_panel_W2_t10 = polyc_panel_W2_t10_storage;
+            {
+              for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, N - c2); polyc_p1 += 1)
+              {
+                const int64_t polyc_start = polyc_max(0, 0 - c1);
+                const int64_t polyc_end = polyc_min(64, P - c1);
+                for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                {
+                  const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                  const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                  if (polyc_first == 0 && polyc_last == 16)
+                  {
+                    {
+                      if (polyc_p1 + 8 < polyc_min(512, N - c2))
+                      {
+                        const int64_t p = c1 + polyc_block * 16;
+                        const int64_t n = c2 + polyc_p1 + 8;
+                        __builtin_prefetch(&W2_t10[(n) * P + p] + 0, 0, 3);
+                      }
+                      #pragma omp simd
+                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                      {
+                        const int64_t p = c1 + polyc_block * 16 + polyc_lane;
+                        const int64_t n = c2 + polyc_p1;
+                        polyc_panel_W2_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W2_t10[(n) * P + p];
+                      }
+                    }
+                  }
+                  else
+                  {
+                    for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                    {
+                      const int64_t p = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t n = c2 + polyc_p1;
+                      polyc_panel_W2_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W2_t10[(n) * P + p];
+                    }
+                  }
+                }
+              }
+            }
+            for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((B - c0) - 1)); c3 += 6)
+            {
+              for (int64_t c4 = 0; c4 <= polyc_min(63, ((P - c1) - 1)); c4 += 16)
+              {
+                if (((((B - c0) - c3) - 1) >= 5) && ((((P - c1) - c4) - 1) >= 15))
+                  if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                        }
+                      }
+                    }
+                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t b = ((c0 + c3) + c6);
+                          const int64_t p = ((c1 + c4) + c8);
+                          const int64_t n = (c2 + c5);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2_t10[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t b = ((c0 + c3) + c6);
+                          const int64_t p = ((c1 + c4) + c8);
+                          O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                  else
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t b = ((c0 + c3) + c6);
+                          const int64_t p = ((c1 + c4) + c8);
+                          polyc_acc[polyc_lane0][polyc_lane1] = O2[(b) * P + p];
+                        }
+                      }
+                    }
+                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t b = ((c0 + c3) + c6);
+                          const int64_t p = ((c1 + c4) + c8);
+                          const int64_t n = (c2 + c5);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2_t10[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t b = ((c0 + c3) + c6);
+                          const int64_t p = ((c1 + c4) + c8);
+                          O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                else
+                {
+                  const int64_t polyc_count0 = polyc_min(5, (((B - c0) - c3) - 1)) + 1;
+                  const int64_t polyc_count1 = polyc_min(15, (((P - c1) - c4) - 1)) + 1;
+                  if (polyc_count0 > 0 && polyc_count1 > 0)
+                  {
+                    int64_t polyc_shift = 0;
+                    {
+                      const int64_t c8 = -(16 - polyc_count1);
+                      const int64_t p = ((c1 + c4) + c8);
+                      if (p >= 0)
+                        polyc_shift = 16 - polyc_count1;
+                    }
+                    if (polyc_shift > 0 || polyc_count1 == 16)
+                    {
+                      const int64_t polyc_base = -polyc_shift;
+                      const int64_t polyc_own = polyc_shift;
+                      if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t b = ((c0 + c3) + c6);
+                              const int64_t p = ((c1 + c4) + c8);
+                              const int64_t n = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t b = ((c0 + c3) + c6);
+                              const int64_t p = ((c1 + c4) + c8);
+                              if (polyc_lane1 >= polyc_own)
+                                O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t b = ((c0 + c3) + c6);
+                              const int64_t p = ((c1 + c4) + c8);
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O2[(b) * P + p] : 0.0f);
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t b = ((c0 + c3) + c6);
+                              const int64_t p = ((c1 + c4) + c8);
+                              const int64_t n = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t b = ((c0 + c3) + c6);
+                              const int64_t p = ((c1 + c4) + c8);
+                              if (polyc_lane1 >= polyc_own)
+                                O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                const int64_t n = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = O2[(b) * P + p];
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                const int64_t n = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 > 8)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t b = ((c0 + c3) + c6);
+                                    const int64_t p = ((c1 + c4) + c8);
+                                    const int64_t n = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t b = ((c0 + c3) + c6);
+                                    const int64_t p = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t b = ((c0 + c3) + c6);
+                                    const int64_t p = ((c1 + c4) + c8);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O2[(b) * P + p] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t b = ((c0 + c3) + c6);
+                                    const int64_t p = ((c1 + c4) + c8);
+                                    const int64_t n = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t b = ((c0 + c3) + c6);
+                                    const int64_t p = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  const int64_t n = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * ((polyc_lane1 < polyc_count1) ? W2_t10[(n) * P + p] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O2[(b) * P + p] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  const int64_t n = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * ((polyc_lane1 < polyc_count1) ? W2_t10[(n) * P + p] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                  }
+                }
+              }
+            }
+          }
+        }
+        for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((B - c0) - 1)); c3 += 1)
+        {
+          #pragma omp simd
+          for (int64_t c5 = 0; c5 <= polyc_min(63, ((P - c1) - 1)); c5 += 1)
+          {
+            const int64_t b = (c0 + c3);
+            const int64_t p = (c1 + c5);
+            O2[(b) * P + p] = (O2[(b) * P + p] + B2[p]);
+          }
+        }
+      }
+    }
+  }
+}
+
+#undef polyc_status
+
 int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict I, const float *restrict W1, const float *restrict B1, const float *restrict W2, const float *restrict B2, float *restrict O2)
 {
   int polyc_status = 0;
@@ -134,1263 +1409,41 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
     goto polyc_done;
   }
   {
-    #pragma omp parallel for collapse(2) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 256)
+    if (polyc_work >= 32768)
     {
-      for (int64_t c1 = 0; c1 < P; c1 += 256)
-      {
-        for (int64_t c2 = 0; c2 <= polyc_min(255, ((N - c0) - 1)); c2 += 1)
-        {
-          for (int64_t c3 = 0; c3 <= polyc_min(255, ((P - c1) - 1)); c3 += 1)
-          {
-            const int64_t t1 = (c0 + c2);
-            const int64_t t0 = (c1 + c3);
-            W2_t10[(t1) * P + t0] = W2[(t0) * N + t1];
-          }
-        }
-      }
+      #pragma omp parallel
+      polyc_mlp2_region0(&polyc_status, N, P, W2, W2_t10);
     }
-    #pragma omp parallel for collapse(2) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < M; c0 += 256)
+    else
     {
-      for (int64_t c1 = 0; c1 < N; c1 += 256)
-      {
-        for (int64_t c2 = 0; c2 <= polyc_min(255, ((M - c0) - 1)); c2 += 1)
-        {
-          for (int64_t c3 = 0; c3 <= polyc_min(255, ((N - c1) - 1)); c3 += 1)
-          {
-            const int64_t t1 = (c0 + c2);
-            const int64_t t0 = (c1 + c3);
-            W1_t10[(t1) * N + t0] = W1[(t0) * M + t1];
-          }
-        }
-      }
+      polyc_mlp2_region0(&polyc_status, N, P, W2, W2_t10);
     }
-    #pragma omp parallel if(polyc_work >= 32768)
+    if (polyc_work >= 32768)
     {
-      const int64_t polyc_first0 = 0;
-      const int64_t polyc_first1 = 0;
-      const int64_t polyc_extents[2] = {polyc_max(0, ((B - 1)) - (polyc_first0) + 1), polyc_max(0, ((N - 1)) - (polyc_first1) + 1)};
-      const int64_t polyc_sizes[2] = {6, 64};
-      const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
-      int64_t polyc_parts[2];
-      polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
-      int64_t polyc_place = omp_get_thread_num();
-      const int64_t polyc_t1 = polyc_place % polyc_parts[1];
-      polyc_place /= polyc_parts[1];
-      const int64_t polyc_t0 = polyc_place % polyc_parts[0];
-      polyc_place /= polyc_parts[0];
-      const int64_t polyc_lo0_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
-      const int64_t polyc_hi0_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
-      const int64_t polyc_lo0_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
-      const int64_t polyc_hi0_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
-      for (int64_t c0 = ((-(polyc_lo0_0 % 768)) + polyc_lo0_0); c0 < polyc_min(B, polyc_hi0_0); c0 += 768)
-      {
-        for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(N, polyc_hi0_1); c1 += 64)
-        {
-          {
-            if (!(((1 * M + -1 >= 0) && (-1 * N + 16 >= 0))))
-            {
-              for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((B - c0) - 1)); c3 += 1)
-              {
-                #pragma omp simd
-                for (int64_t c5 = 0; c5 <= polyc_min(63, ((N - c1) - 1)); c5 += 1)
-                {
-                  const int64_t b = (c0 + c3);
-                  const int64_t n = (c1 + c5);
-                  H[(b) * N + n] = 0.0f;
-                }
-              }
-            }
-            for (int64_t c2 = 0; c2 < M; c2 += 512)
-            {
-              _Alignas(64) float polyc_panel_W1_t10_storage[32768];
-              float *restrict polyc_panel_W1_t10 = polyc_panel_W1_t10_storage;
-              {
-                for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, M - c2); polyc_p1 += 1)
-                {
-                  const int64_t polyc_start = polyc_max(0, 0 - c1);
-                  const int64_t polyc_end = polyc_min(64, N - c1);
-                  for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
-                  {
-                    const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                    const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                    if (polyc_first == 0 && polyc_last == 16)
-                    {
-                      {
-                        if (polyc_p1 + 8 < polyc_min(512, M - c2))
-                        {
-                          const int64_t n = c1 + polyc_block * 16;
-                          const int64_t m = c2 + polyc_p1 + 8;
-                          __builtin_prefetch(&W1_t10[(m) * N + n] + 0, 0, 3);
-                        }
-                        #pragma omp simd
-                        for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                        {
-                          const int64_t n = c1 + polyc_block * 16 + polyc_lane;
-                          const int64_t m = c2 + polyc_p1;
-                          polyc_panel_W1_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W1_t10[(m) * N + n];
-                        }
-                      }
-                    }
-                    else
-                    {
-                      for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                      {
-                        const int64_t n = c1 + polyc_block * 16 + polyc_lane;
-                        const int64_t m = c2 + polyc_p1;
-                        polyc_panel_W1_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W1_t10[(m) * N + n];
-                      }
-                    }
-                  }
-                }
-              }
-              for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((B - c0) - 1)); c3 += 6)
-              {
-                for (int64_t c4 = 0; c4 <= polyc_min(63, ((N - c1) - 1)); c4 += 16)
-                {
-                  if (((((B - c0) - c3) - 1) >= 5) && ((((N - c1) - c4) - 1) >= 15))
-                    if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                          }
-                        }
-                      }
-                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t b = ((c0 + c3) + c6);
-                            const int64_t n = ((c1 + c4) + c8);
-                            const int64_t m = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1_t10[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t b = ((c0 + c3) + c6);
-                            const int64_t n = ((c1 + c4) + c8);
-                            H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t b = ((c0 + c3) + c6);
-                            const int64_t n = ((c1 + c4) + c8);
-                            polyc_acc[polyc_lane0][polyc_lane1] = H[(b) * N + n];
-                          }
-                        }
-                      }
-                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t b = ((c0 + c3) + c6);
-                            const int64_t n = ((c1 + c4) + c8);
-                            const int64_t m = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1_t10[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t b = ((c0 + c3) + c6);
-                            const int64_t n = ((c1 + c4) + c8);
-                            H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                  else
-                  {
-                    const int64_t polyc_count0 = polyc_min(5, (((B - c0) - c3) - 1)) + 1;
-                    const int64_t polyc_count1 = polyc_min(15, (((N - c1) - c4) - 1)) + 1;
-                    if (polyc_count0 > 0 && polyc_count1 > 0)
-                    {
-                      int64_t polyc_shift = 0;
-                      {
-                        const int64_t c8 = -(16 - polyc_count1);
-                        const int64_t n = ((c1 + c4) + c8);
-                        if (n >= 0)
-                          polyc_shift = 16 - polyc_count1;
-                      }
-                      if (polyc_shift > 0 || polyc_count1 == 16)
-                      {
-                        const int64_t polyc_base = -polyc_shift;
-                        const int64_t polyc_own = polyc_shift;
-                        if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
-                            }
-                          }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t n = ((c1 + c4) + c8);
-                                const int64_t m = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t n = ((c1 + c4) + c8);
-                                if (polyc_lane1 >= polyc_own)
-                                  H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t n = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? H[(b) * N + n] : 0.0f);
-                              }
-                            }
-                          }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t n = ((c1 + c4) + c8);
-                                const int64_t m = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t n = ((c1 + c4) + c8);
-                                if (polyc_lane1 >= polyc_own)
-                                  H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 == 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  const int64_t m = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = H[(b) * N + n];
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  const int64_t m = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                          if (polyc_count1 > 8)
-                          {
-                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                            {
-                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                              const int64_t polyc_own = polyc_sub - polyc_base;
-                              if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t b = ((c0 + c3) + c6);
-                                      const int64_t n = ((c1 + c4) + c8);
-                                      const int64_t m = (c2 + c5);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t b = ((c0 + c3) + c6);
-                                      const int64_t n = ((c1 + c4) + c8);
-                                      if (polyc_lane1 >= polyc_own)
-                                        H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t b = ((c0 + c3) + c6);
-                                      const int64_t n = ((c1 + c4) + c8);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? H[(b) * N + n] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t b = ((c0 + c3) + c6);
-                                      const int64_t n = ((c1 + c4) + c8);
-                                      const int64_t m = (c2 + c5);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t b = ((c0 + c3) + c6);
-                                      const int64_t n = ((c1 + c4) + c8);
-                                      if (polyc_lane1 >= polyc_own)
-                                        H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t m = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * ((polyc_lane1 < polyc_count1) ? W1_t10[(m) * N + n] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? H[(b) * N + n] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t m = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * ((polyc_lane1 < polyc_count1) ? W1_t10[(m) * N + n] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                    }
-                  }
-                }
-              }
-            }
-          }
-          for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((B - c0) - 1)); c3 += 1)
-          {
-            #pragma omp simd
-            for (int64_t c5 = 0; c5 <= polyc_min(63, ((N - c1) - 1)); c5 += 1)
-            {
-              const int64_t b = (c0 + c3);
-              const int64_t n = (c1 + c5);
-              H[(b) * N + n] = polyc_fmaxf((H[(b) * N + n] + B1[n]), 0.0f);
-            }
-          }
-        }
-      }
+      #pragma omp parallel
+      polyc_mlp2_region1(&polyc_status, M, N, W1, W1_t10);
     }
-    #pragma omp parallel if(polyc_work >= 32768)
+    else
     {
-      const int64_t polyc_first0 = 0;
-      const int64_t polyc_first1 = 0;
-      const int64_t polyc_extents[2] = {polyc_max(0, ((B - 1)) - (polyc_first0) + 1), polyc_max(0, ((P - 1)) - (polyc_first1) + 1)};
-      const int64_t polyc_sizes[2] = {6, 64};
-      const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
-      int64_t polyc_parts[2];
-      polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
-      int64_t polyc_place = omp_get_thread_num();
-      const int64_t polyc_t1 = polyc_place % polyc_parts[1];
-      polyc_place /= polyc_parts[1];
-      const int64_t polyc_t0 = polyc_place % polyc_parts[0];
-      polyc_place /= polyc_parts[0];
-      const int64_t polyc_lo1_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
-      const int64_t polyc_hi1_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
-      const int64_t polyc_lo1_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
-      const int64_t polyc_hi1_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
-      for (int64_t c0 = ((-(polyc_lo1_0 % 768)) + polyc_lo1_0); c0 < polyc_min(B, polyc_hi1_0); c0 += 768)
-      {
-        for (int64_t c1 = polyc_lo1_1; c1 < polyc_min(P, polyc_hi1_1); c1 += 64)
-        {
-          {
-            if (!(((1 * N + -1 >= 0) && (-1 * P + 16 >= 0))))
-            {
-              for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((B - c0) - 1)); c3 += 1)
-              {
-                #pragma omp simd
-                for (int64_t c5 = 0; c5 <= polyc_min(63, ((P - c1) - 1)); c5 += 1)
-                {
-                  const int64_t b = (c0 + c3);
-                  const int64_t p = (c1 + c5);
-                  O2[(b) * P + p] = 0.0f;
-                }
-              }
-            }
-            for (int64_t c2 = 0; c2 < N; c2 += 512)
-            {
-              _Alignas(64) float polyc_panel_W2_t10_storage[32768];
-              float *restrict polyc_panel_W2_t10 = polyc_panel_W2_t10_storage;
-              {
-                for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, N - c2); polyc_p1 += 1)
-                {
-                  const int64_t polyc_start = polyc_max(0, 0 - c1);
-                  const int64_t polyc_end = polyc_min(64, P - c1);
-                  for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
-                  {
-                    const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                    const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                    if (polyc_first == 0 && polyc_last == 16)
-                    {
-                      {
-                        if (polyc_p1 + 8 < polyc_min(512, N - c2))
-                        {
-                          const int64_t p = c1 + polyc_block * 16;
-                          const int64_t n = c2 + polyc_p1 + 8;
-                          __builtin_prefetch(&W2_t10[(n) * P + p] + 0, 0, 3);
-                        }
-                        #pragma omp simd
-                        for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                        {
-                          const int64_t p = c1 + polyc_block * 16 + polyc_lane;
-                          const int64_t n = c2 + polyc_p1;
-                          polyc_panel_W2_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W2_t10[(n) * P + p];
-                        }
-                      }
-                    }
-                    else
-                    {
-                      for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                      {
-                        const int64_t p = c1 + polyc_block * 16 + polyc_lane;
-                        const int64_t n = c2 + polyc_p1;
-                        polyc_panel_W2_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W2_t10[(n) * P + p];
-                      }
-                    }
-                  }
-                }
-              }
-              for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((B - c0) - 1)); c3 += 6)
-              {
-                for (int64_t c4 = 0; c4 <= polyc_min(63, ((P - c1) - 1)); c4 += 16)
-                {
-                  if (((((B - c0) - c3) - 1) >= 5) && ((((P - c1) - c4) - 1) >= 15))
-                    if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                          }
-                        }
-                      }
-                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t b = ((c0 + c3) + c6);
-                            const int64_t p = ((c1 + c4) + c8);
-                            const int64_t n = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2_t10[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t b = ((c0 + c3) + c6);
-                            const int64_t p = ((c1 + c4) + c8);
-                            O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t b = ((c0 + c3) + c6);
-                            const int64_t p = ((c1 + c4) + c8);
-                            polyc_acc[polyc_lane0][polyc_lane1] = O2[(b) * P + p];
-                          }
-                        }
-                      }
-                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t b = ((c0 + c3) + c6);
-                            const int64_t p = ((c1 + c4) + c8);
-                            const int64_t n = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2_t10[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t b = ((c0 + c3) + c6);
-                            const int64_t p = ((c1 + c4) + c8);
-                            O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                  else
-                  {
-                    const int64_t polyc_count0 = polyc_min(5, (((B - c0) - c3) - 1)) + 1;
-                    const int64_t polyc_count1 = polyc_min(15, (((P - c1) - c4) - 1)) + 1;
-                    if (polyc_count0 > 0 && polyc_count1 > 0)
-                    {
-                      int64_t polyc_shift = 0;
-                      {
-                        const int64_t c8 = -(16 - polyc_count1);
-                        const int64_t p = ((c1 + c4) + c8);
-                        if (p >= 0)
-                          polyc_shift = 16 - polyc_count1;
-                      }
-                      if (polyc_shift > 0 || polyc_count1 == 16)
-                      {
-                        const int64_t polyc_base = -polyc_shift;
-                        const int64_t polyc_own = polyc_shift;
-                        if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
-                            }
-                          }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t p = ((c1 + c4) + c8);
-                                const int64_t n = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t p = ((c1 + c4) + c8);
-                                if (polyc_lane1 >= polyc_own)
-                                  O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t p = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O2[(b) * P + p] : 0.0f);
-                              }
-                            }
-                          }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t p = ((c1 + c4) + c8);
-                                const int64_t n = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t p = ((c1 + c4) + c8);
-                                if (polyc_lane1 >= polyc_own)
-                                  O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 == 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  const int64_t n = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = O2[(b) * P + p];
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  const int64_t n = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                          if (polyc_count1 > 8)
-                          {
-                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                            {
-                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                              const int64_t polyc_own = polyc_sub - polyc_base;
-                              if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t b = ((c0 + c3) + c6);
-                                      const int64_t p = ((c1 + c4) + c8);
-                                      const int64_t n = (c2 + c5);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t b = ((c0 + c3) + c6);
-                                      const int64_t p = ((c1 + c4) + c8);
-                                      if (polyc_lane1 >= polyc_own)
-                                        O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t b = ((c0 + c3) + c6);
-                                      const int64_t p = ((c1 + c4) + c8);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O2[(b) * P + p] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t b = ((c0 + c3) + c6);
-                                      const int64_t p = ((c1 + c4) + c8);
-                                      const int64_t n = (c2 + c5);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t b = ((c0 + c3) + c6);
-                                      const int64_t p = ((c1 + c4) + c8);
-                                      if (polyc_lane1 >= polyc_own)
-                                        O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    const int64_t n = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * ((polyc_lane1 < polyc_count1) ? W2_t10[(n) * P + p] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O2[(b) * P + p] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    const int64_t n = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * ((polyc_lane1 < polyc_count1) ? W2_t10[(n) * P + p] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                    }
-                  }
-                }
-              }
-            }
-          }
-          for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((B - c0) - 1)); c3 += 1)
-          {
-            #pragma omp simd
-            for (int64_t c5 = 0; c5 <= polyc_min(63, ((P - c1) - 1)); c5 += 1)
-            {
-              const int64_t b = (c0 + c3);
-              const int64_t p = (c1 + c5);
-              O2[(b) * P + p] = (O2[(b) * P + p] + B2[p]);
-            }
-          }
-        }
-      }
+      polyc_mlp2_region1(&polyc_status, M, N, W1, W1_t10);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_mlp2_region2(&polyc_status, B, M, N, I, B1, H, W1_t10);
+    }
+    else
+    {
+      polyc_mlp2_region2(&polyc_status, B, M, N, I, B1, H, W1_t10);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_mlp2_region3(&polyc_status, B, N, P, B2, O2, H, W2_t10);
+    }
+    else
+    {
+      polyc_mlp2_region3(&polyc_status, B, N, P, B2, O2, H, W2_t10);
     }
   }
   polyc_done:

@@ -109,6 +109,1241 @@ static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *
 
 
 
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, int64_t NI, int64_t NK, int64_t NJ, float alpha, const float *restrict A, const float *restrict B, float *restrict tmp)
+{
+  {
+    const int64_t polyc_first0 = 0;
+    const int64_t polyc_first1 = 0;
+    const int64_t polyc_extents[2] = {polyc_max(0, ((NI - 1)) - (polyc_first0) + 1), polyc_max(0, ((NJ - 1)) - (polyc_first1) + 1)};
+    const int64_t polyc_sizes[2] = {6, 64};
+    const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
+    int64_t polyc_parts[2];
+    polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
+    int64_t polyc_place = omp_get_thread_num();
+    const int64_t polyc_t1 = polyc_place % polyc_parts[1];
+    polyc_place /= polyc_parts[1];
+    const int64_t polyc_t0 = polyc_place % polyc_parts[0];
+    polyc_place /= polyc_parts[0];
+    const int64_t polyc_lo0_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
+    const int64_t polyc_hi0_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
+    const int64_t polyc_lo0_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
+    const int64_t polyc_hi0_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
+    for (int64_t c0 = ((-(polyc_lo0_0 % 768)) + polyc_lo0_0); c0 < polyc_min(NI, polyc_hi0_0); c0 += 768)
+    {
+      for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(NJ, polyc_hi0_1); c1 += 64)
+      {
+        {
+          if (!(((1 * NK + -1 >= 0) && (-1 * NJ + 16 >= 0))))
+          {
+            for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 1)
+            {
+              #pragma omp simd
+              for (int64_t c5 = 0; c5 <= polyc_min(63, ((NJ - c1) - 1)); c5 += 1)
+              {
+                const int64_t i = (c0 + c3);
+                const int64_t j = (c1 + c5);
+                tmp[(i) * NJ + j] = 0.0f;
+              }
+            }
+          }
+          for (int64_t c2 = 0; c2 < NK; c2 += 512)
+          {
+            _Alignas(64) float polyc_panel_B_storage[32768];
+            float *restrict polyc_panel_B = polyc_panel_B_storage;
+            {
+              for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, NK - c2); polyc_p1 += 1)
+              {
+                const int64_t polyc_start = polyc_max(0, 0 - c1);
+                const int64_t polyc_end = polyc_min(64, NJ - c1);
+                for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                {
+                  const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                  const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                  if (polyc_first == 0 && polyc_last == 16)
+                  {
+                    {
+                      if (polyc_p1 + 8 < polyc_min(512, NK - c2))
+                      {
+                        const int64_t j = c1 + polyc_block * 16;
+                        const int64_t k = c2 + polyc_p1 + 8;
+                        __builtin_prefetch(&B[(k) * NJ + j] + 0, 0, 3);
+                      }
+                      #pragma omp simd
+                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                      {
+                        const int64_t j = c1 + polyc_block * 16 + polyc_lane;
+                        const int64_t k = c2 + polyc_p1;
+                        polyc_panel_B[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B[(k) * NJ + j];
+                      }
+                    }
+                  }
+                  else
+                  {
+                    for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                    {
+                      const int64_t j = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t k = c2 + polyc_p1;
+                      polyc_panel_B[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B[(k) * NJ + j];
+                    }
+                  }
+                }
+              }
+            }
+            for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 6)
+            {
+              for (int64_t c4 = 0; c4 <= polyc_min(63, ((NJ - c1) - 1)); c4 += 16)
+              {
+                if (((((NI - c0) - c3) - 1) >= 5) && ((((NJ - c1) - c4) - 1) >= 15))
+                  if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                        }
+                      }
+                    }
+                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t i = ((c0 + c3) + c6);
+                          const int64_t j = ((c1 + c4) + c8);
+                          const int64_t k = (c2 + c5);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t i = ((c0 + c3) + c6);
+                          const int64_t j = ((c1 + c4) + c8);
+                          tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                  else
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t i = ((c0 + c3) + c6);
+                          const int64_t j = ((c1 + c4) + c8);
+                          polyc_acc[polyc_lane0][polyc_lane1] = tmp[(i) * NJ + j];
+                        }
+                      }
+                    }
+                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t i = ((c0 + c3) + c6);
+                          const int64_t j = ((c1 + c4) + c8);
+                          const int64_t k = (c2 + c5);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t i = ((c0 + c3) + c6);
+                          const int64_t j = ((c1 + c4) + c8);
+                          tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                else
+                {
+                  const int64_t polyc_count0 = polyc_min(5, (((NI - c0) - c3) - 1)) + 1;
+                  const int64_t polyc_count1 = polyc_min(15, (((NJ - c1) - c4) - 1)) + 1;
+                  if (polyc_count0 > 0 && polyc_count1 > 0)
+                  {
+                    int64_t polyc_shift = 0;
+                    {
+                      const int64_t c8 = -(16 - polyc_count1);
+                      const int64_t j = ((c1 + c4) + c8);
+                      if (j >= 0)
+                        polyc_shift = 16 - polyc_count1;
+                    }
+                    if (polyc_shift > 0 || polyc_count1 == 16)
+                    {
+                      const int64_t polyc_base = -polyc_shift;
+                      const int64_t polyc_own = polyc_shift;
+                      if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t j = ((c1 + c4) + c8);
+                              const int64_t k = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t j = ((c1 + c4) + c8);
+                              if (polyc_lane1 >= polyc_own)
+                                tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t j = ((c1 + c4) + c8);
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? tmp[(i) * NJ + j] : 0.0f);
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t j = ((c1 + c4) + c8);
+                              const int64_t k = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t j = ((c1 + c4) + c8);
+                              if (polyc_lane1 >= polyc_own)
+                                tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t j = ((c1 + c4) + c8);
+                                const int64_t k = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t j = ((c1 + c4) + c8);
+                                tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t j = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = tmp[(i) * NJ + j];
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t j = ((c1 + c4) + c8);
+                                const int64_t k = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t j = ((c1 + c4) + c8);
+                                tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 > 8)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    const int64_t k = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? tmp[(i) * NJ + j] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    const int64_t k = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t j = ((c1 + c4) + c8);
+                                  const int64_t k = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * ((polyc_lane1 < polyc_count1) ? B[(k) * NJ + j] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t j = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t j = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? tmp[(i) * NJ + j] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t j = ((c1 + c4) + c8);
+                                  const int64_t k = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * ((polyc_lane1 < polyc_count1) ? B[(k) * NJ + j] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t j = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                  }
+                }
+              }
+            }
+          }
+        }
+        for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 1)
+        {
+          #pragma omp simd
+          for (int64_t c5 = 0; c5 <= polyc_min(63, ((NJ - c1) - 1)); c5 += 1)
+          {
+            const int64_t i = (c0 + c3);
+            const int64_t j = (c1 + c5);
+            tmp[(i) * NJ + j] = (alpha * tmp[(i) * NJ + j]);
+          }
+        }
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, int64_t NI, int64_t NJ, int64_t NL, float beta, const float *restrict C, const float *restrict D, float *restrict E, float *restrict tmp)
+{
+  {
+    const int64_t polyc_first0 = 0;
+    const int64_t polyc_first1 = 0;
+    const int64_t polyc_extents[2] = {polyc_max(0, ((NI - 1)) - (polyc_first0) + 1), polyc_max(0, ((NL - 1)) - (polyc_first1) + 1)};
+    const int64_t polyc_sizes[2] = {6, 64};
+    const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
+    int64_t polyc_parts[2];
+    polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
+    int64_t polyc_place = omp_get_thread_num();
+    const int64_t polyc_t1 = polyc_place % polyc_parts[1];
+    polyc_place /= polyc_parts[1];
+    const int64_t polyc_t0 = polyc_place % polyc_parts[0];
+    polyc_place /= polyc_parts[0];
+    const int64_t polyc_lo1_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
+    const int64_t polyc_hi1_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
+    const int64_t polyc_lo1_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
+    const int64_t polyc_hi1_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
+    for (int64_t c0 = ((-(polyc_lo1_0 % 768)) + polyc_lo1_0); c0 < polyc_min(NI, polyc_hi1_0); c0 += 768)
+    {
+      for (int64_t c1 = polyc_lo1_1; c1 < polyc_min(NL, polyc_hi1_1); c1 += 64)
+      {
+        {
+          if (!(((1 * NJ + -1 >= 0) && (-1 * NL + 16 >= 0))))
+          {
+            for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 1)
+            {
+              #pragma omp simd
+              for (int64_t c5 = 0; c5 <= polyc_min(63, ((NL - c1) - 1)); c5 += 1)
+              {
+                const int64_t i = (c0 + c3);
+                const int64_t l = (c1 + c5);
+                E[(i) * NL + l] = 0.0f;
+              }
+            }
+          }
+          for (int64_t c2 = 0; c2 < NJ; c2 += 512)
+          {
+            _Alignas(64) float polyc_panel_C_storage[32768];
+            float *restrict polyc_panel_C = polyc_panel_C_storage;
+            {
+              for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, NJ - c2); polyc_p1 += 1)
+              {
+                const int64_t polyc_start = polyc_max(0, 0 - c1);
+                const int64_t polyc_end = polyc_min(64, NL - c1);
+                for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                {
+                  const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                  const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                  if (polyc_first == 0 && polyc_last == 16)
+                  {
+                    {
+                      if (polyc_p1 + 8 < polyc_min(512, NJ - c2))
+                      {
+                        const int64_t l = c1 + polyc_block * 16;
+                        const int64_t j = c2 + polyc_p1 + 8;
+                        __builtin_prefetch(&C[(j) * NL + l] + 0, 0, 3);
+                      }
+                      #pragma omp simd
+                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                      {
+                        const int64_t l = c1 + polyc_block * 16 + polyc_lane;
+                        const int64_t j = c2 + polyc_p1;
+                        polyc_panel_C[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = C[(j) * NL + l];
+                      }
+                    }
+                  }
+                  else
+                  {
+                    for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                    {
+                      const int64_t l = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t j = c2 + polyc_p1;
+                      polyc_panel_C[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = C[(j) * NL + l];
+                    }
+                  }
+                }
+              }
+            }
+            for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 6)
+            {
+              for (int64_t c4 = 0; c4 <= polyc_min(63, ((NL - c1) - 1)); c4 += 16)
+              {
+                if (((((NI - c0) - c3) - 1) >= 5) && ((((NL - c1) - c4) - 1) >= 15))
+                  if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                        }
+                      }
+                    }
+                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t i = ((c0 + c3) + c6);
+                          const int64_t l = ((c1 + c4) + c8);
+                          const int64_t j = (c2 + c5);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t i = ((c0 + c3) + c6);
+                          const int64_t l = ((c1 + c4) + c8);
+                          E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                  else
+                  {
+                    float polyc_acc[6][16];
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t i = ((c0 + c3) + c6);
+                          const int64_t l = ((c1 + c4) + c8);
+                          polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NL + l];
+                        }
+                      }
+                    }
+                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t i = ((c0 + c3) + c6);
+                          const int64_t l = ((c1 + c4) + c8);
+                          const int64_t j = (c2 + c5);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_lane0;
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t i = ((c0 + c3) + c6);
+                          const int64_t l = ((c1 + c4) + c8);
+                          E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                else
+                {
+                  const int64_t polyc_count0 = polyc_min(5, (((NI - c0) - c3) - 1)) + 1;
+                  const int64_t polyc_count1 = polyc_min(15, (((NL - c1) - c4) - 1)) + 1;
+                  if (polyc_count0 > 0 && polyc_count1 > 0)
+                  {
+                    int64_t polyc_shift = 0;
+                    {
+                      const int64_t c8 = -(16 - polyc_count1);
+                      const int64_t l = ((c1 + c4) + c8);
+                      if (l >= 0)
+                        polyc_shift = 16 - polyc_count1;
+                    }
+                    if (polyc_shift > 0 || polyc_count1 == 16)
+                    {
+                      const int64_t polyc_base = -polyc_shift;
+                      const int64_t polyc_own = polyc_shift;
+                      if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t l = ((c1 + c4) + c8);
+                              const int64_t j = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t l = ((c1 + c4) + c8);
+                              if (polyc_lane1 >= polyc_own)
+                                E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t l = ((c1 + c4) + c8);
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? E[(i) * NL + l] : 0.0f);
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t l = ((c1 + c4) + c8);
+                              const int64_t j = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t l = ((c1 + c4) + c8);
+                              if (polyc_lane1 >= polyc_own)
+                                E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t l = ((c1 + c4) + c8);
+                                const int64_t j = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t l = ((c1 + c4) + c8);
+                                E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t l = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NL + l];
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t l = ((c1 + c4) + c8);
+                                const int64_t j = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t l = ((c1 + c4) + c8);
+                                E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 > 8)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    const int64_t j = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? E[(i) * NL + l] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    const int64_t j = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  const int64_t j = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? C[(j) * NL + l] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? E[(i) * NL + l] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  const int64_t j = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? C[(j) * NL + l] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                  }
+                }
+              }
+            }
+          }
+        }
+        for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 1)
+        {
+          #pragma omp simd
+          for (int64_t c5 = 0; c5 <= polyc_min(63, ((NL - c1) - 1)); c5 += 1)
+          {
+            const int64_t i = (c0 + c3);
+            const int64_t l = (c1 + c5);
+            E[(i) * NL + l] = (E[(i) * NL + l] + (beta * D[(i) * NL + l]));
+          }
+        }
+      }
+    }
+  }
+}
+
+#undef polyc_status
+
 int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float beta, const float *restrict A, const float *restrict B, const float *restrict C, const float *restrict D, float *restrict E)
 {
   int polyc_status = 0;
@@ -120,1231 +1355,23 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
     goto polyc_done;
   }
   {
-    #pragma omp parallel if(polyc_work >= 32768)
+    if (polyc_work >= 32768)
     {
-      const int64_t polyc_first0 = 0;
-      const int64_t polyc_first1 = 0;
-      const int64_t polyc_extents[2] = {polyc_max(0, ((NI - 1)) - (polyc_first0) + 1), polyc_max(0, ((NJ - 1)) - (polyc_first1) + 1)};
-      const int64_t polyc_sizes[2] = {6, 64};
-      const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
-      int64_t polyc_parts[2];
-      polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
-      int64_t polyc_place = omp_get_thread_num();
-      const int64_t polyc_t1 = polyc_place % polyc_parts[1];
-      polyc_place /= polyc_parts[1];
-      const int64_t polyc_t0 = polyc_place % polyc_parts[0];
-      polyc_place /= polyc_parts[0];
-      const int64_t polyc_lo0_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
-      const int64_t polyc_hi0_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
-      const int64_t polyc_lo0_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
-      const int64_t polyc_hi0_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
-      for (int64_t c0 = ((-(polyc_lo0_0 % 768)) + polyc_lo0_0); c0 < polyc_min(NI, polyc_hi0_0); c0 += 768)
-      {
-        for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(NJ, polyc_hi0_1); c1 += 64)
-        {
-          {
-            if (!(((1 * NK + -1 >= 0) && (-1 * NJ + 16 >= 0))))
-            {
-              for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 1)
-              {
-                #pragma omp simd
-                for (int64_t c5 = 0; c5 <= polyc_min(63, ((NJ - c1) - 1)); c5 += 1)
-                {
-                  const int64_t i = (c0 + c3);
-                  const int64_t j = (c1 + c5);
-                  tmp[(i) * NJ + j] = 0.0f;
-                }
-              }
-            }
-            for (int64_t c2 = 0; c2 < NK; c2 += 512)
-            {
-              _Alignas(64) float polyc_panel_B_storage[32768];
-              float *restrict polyc_panel_B = polyc_panel_B_storage;
-              {
-                for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, NK - c2); polyc_p1 += 1)
-                {
-                  const int64_t polyc_start = polyc_max(0, 0 - c1);
-                  const int64_t polyc_end = polyc_min(64, NJ - c1);
-                  for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
-                  {
-                    const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                    const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                    if (polyc_first == 0 && polyc_last == 16)
-                    {
-                      {
-                        if (polyc_p1 + 8 < polyc_min(512, NK - c2))
-                        {
-                          const int64_t j = c1 + polyc_block * 16;
-                          const int64_t k = c2 + polyc_p1 + 8;
-                          __builtin_prefetch(&B[(k) * NJ + j] + 0, 0, 3);
-                        }
-                        #pragma omp simd
-                        for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                        {
-                          const int64_t j = c1 + polyc_block * 16 + polyc_lane;
-                          const int64_t k = c2 + polyc_p1;
-                          polyc_panel_B[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B[(k) * NJ + j];
-                        }
-                      }
-                    }
-                    else
-                    {
-                      for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                      {
-                        const int64_t j = c1 + polyc_block * 16 + polyc_lane;
-                        const int64_t k = c2 + polyc_p1;
-                        polyc_panel_B[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B[(k) * NJ + j];
-                      }
-                    }
-                  }
-                }
-              }
-              for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 6)
-              {
-                for (int64_t c4 = 0; c4 <= polyc_min(63, ((NJ - c1) - 1)); c4 += 16)
-                {
-                  if (((((NI - c0) - c3) - 1) >= 5) && ((((NJ - c1) - c4) - 1) >= 15))
-                    if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                          }
-                        }
-                      }
-                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t j = ((c1 + c4) + c8);
-                            const int64_t k = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t j = ((c1 + c4) + c8);
-                            tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t j = ((c1 + c4) + c8);
-                            polyc_acc[polyc_lane0][polyc_lane1] = tmp[(i) * NJ + j];
-                          }
-                        }
-                      }
-                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t j = ((c1 + c4) + c8);
-                            const int64_t k = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t j = ((c1 + c4) + c8);
-                            tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                  else
-                  {
-                    const int64_t polyc_count0 = polyc_min(5, (((NI - c0) - c3) - 1)) + 1;
-                    const int64_t polyc_count1 = polyc_min(15, (((NJ - c1) - c4) - 1)) + 1;
-                    if (polyc_count0 > 0 && polyc_count1 > 0)
-                    {
-                      int64_t polyc_shift = 0;
-                      {
-                        const int64_t c8 = -(16 - polyc_count1);
-                        const int64_t j = ((c1 + c4) + c8);
-                        if (j >= 0)
-                          polyc_shift = 16 - polyc_count1;
-                      }
-                      if (polyc_shift > 0 || polyc_count1 == 16)
-                      {
-                        const int64_t polyc_base = -polyc_shift;
-                        const int64_t polyc_own = polyc_shift;
-                        if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
-                            }
-                          }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t j = ((c1 + c4) + c8);
-                                const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t j = ((c1 + c4) + c8);
-                                if (polyc_lane1 >= polyc_own)
-                                  tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t j = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? tmp[(i) * NJ + j] : 0.0f);
-                              }
-                            }
-                          }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t j = ((c1 + c4) + c8);
-                                const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t j = ((c1 + c4) + c8);
-                                if (polyc_lane1 >= polyc_own)
-                                  tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 == 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = tmp[(i) * NJ + j];
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                          if (polyc_count1 > 8)
-                          {
-                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                            {
-                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                              const int64_t polyc_own = polyc_sub - polyc_base;
-                              if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t i = ((c0 + c3) + c6);
-                                      const int64_t j = ((c1 + c4) + c8);
-                                      const int64_t k = (c2 + c5);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t i = ((c0 + c3) + c6);
-                                      const int64_t j = ((c1 + c4) + c8);
-                                      if (polyc_lane1 >= polyc_own)
-                                        tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t i = ((c0 + c3) + c6);
-                                      const int64_t j = ((c1 + c4) + c8);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? tmp[(i) * NJ + j] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t i = ((c0 + c3) + c6);
-                                      const int64_t j = ((c1 + c4) + c8);
-                                      const int64_t k = (c2 + c5);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t i = ((c0 + c3) + c6);
-                                      const int64_t j = ((c1 + c4) + c8);
-                                      if (polyc_lane1 >= polyc_own)
-                                        tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * ((polyc_lane1 < polyc_count1) ? B[(k) * NJ + j] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? tmp[(i) * NJ + j] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * ((polyc_lane1 < polyc_count1) ? B[(k) * NJ + j] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                    }
-                  }
-                }
-              }
-            }
-          }
-          for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 1)
-          {
-            #pragma omp simd
-            for (int64_t c5 = 0; c5 <= polyc_min(63, ((NJ - c1) - 1)); c5 += 1)
-            {
-              const int64_t i = (c0 + c3);
-              const int64_t j = (c1 + c5);
-              tmp[(i) * NJ + j] = (alpha * tmp[(i) * NJ + j]);
-            }
-          }
-        }
-      }
+      #pragma omp parallel
+      polyc_mm2_region0(&polyc_status, NI, NK, NJ, alpha, A, B, tmp);
     }
-    #pragma omp parallel if(polyc_work >= 32768)
+    else
     {
-      const int64_t polyc_first0 = 0;
-      const int64_t polyc_first1 = 0;
-      const int64_t polyc_extents[2] = {polyc_max(0, ((NI - 1)) - (polyc_first0) + 1), polyc_max(0, ((NL - 1)) - (polyc_first1) + 1)};
-      const int64_t polyc_sizes[2] = {6, 64};
-      const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
-      int64_t polyc_parts[2];
-      polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
-      int64_t polyc_place = omp_get_thread_num();
-      const int64_t polyc_t1 = polyc_place % polyc_parts[1];
-      polyc_place /= polyc_parts[1];
-      const int64_t polyc_t0 = polyc_place % polyc_parts[0];
-      polyc_place /= polyc_parts[0];
-      const int64_t polyc_lo1_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
-      const int64_t polyc_hi1_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
-      const int64_t polyc_lo1_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
-      const int64_t polyc_hi1_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
-      for (int64_t c0 = ((-(polyc_lo1_0 % 768)) + polyc_lo1_0); c0 < polyc_min(NI, polyc_hi1_0); c0 += 768)
-      {
-        for (int64_t c1 = polyc_lo1_1; c1 < polyc_min(NL, polyc_hi1_1); c1 += 64)
-        {
-          {
-            if (!(((1 * NJ + -1 >= 0) && (-1 * NL + 16 >= 0))))
-            {
-              for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 1)
-              {
-                #pragma omp simd
-                for (int64_t c5 = 0; c5 <= polyc_min(63, ((NL - c1) - 1)); c5 += 1)
-                {
-                  const int64_t i = (c0 + c3);
-                  const int64_t l = (c1 + c5);
-                  E[(i) * NL + l] = 0.0f;
-                }
-              }
-            }
-            for (int64_t c2 = 0; c2 < NJ; c2 += 512)
-            {
-              _Alignas(64) float polyc_panel_C_storage[32768];
-              float *restrict polyc_panel_C = polyc_panel_C_storage;
-              {
-                for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, NJ - c2); polyc_p1 += 1)
-                {
-                  const int64_t polyc_start = polyc_max(0, 0 - c1);
-                  const int64_t polyc_end = polyc_min(64, NL - c1);
-                  for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
-                  {
-                    const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                    const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                    if (polyc_first == 0 && polyc_last == 16)
-                    {
-                      {
-                        if (polyc_p1 + 8 < polyc_min(512, NJ - c2))
-                        {
-                          const int64_t l = c1 + polyc_block * 16;
-                          const int64_t j = c2 + polyc_p1 + 8;
-                          __builtin_prefetch(&C[(j) * NL + l] + 0, 0, 3);
-                        }
-                        #pragma omp simd
-                        for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                        {
-                          const int64_t l = c1 + polyc_block * 16 + polyc_lane;
-                          const int64_t j = c2 + polyc_p1;
-                          polyc_panel_C[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = C[(j) * NL + l];
-                        }
-                      }
-                    }
-                    else
-                    {
-                      for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                      {
-                        const int64_t l = c1 + polyc_block * 16 + polyc_lane;
-                        const int64_t j = c2 + polyc_p1;
-                        polyc_panel_C[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = C[(j) * NL + l];
-                      }
-                    }
-                  }
-                }
-              }
-              for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 6)
-              {
-                for (int64_t c4 = 0; c4 <= polyc_min(63, ((NL - c1) - 1)); c4 += 16)
-                {
-                  if (((((NI - c0) - c3) - 1) >= 5) && ((((NL - c1) - c4) - 1) >= 15))
-                    if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                          }
-                        }
-                      }
-                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t l = ((c1 + c4) + c8);
-                            const int64_t j = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t l = ((c1 + c4) + c8);
-                            E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t l = ((c1 + c4) + c8);
-                            polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NL + l];
-                          }
-                        }
-                      }
-                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t l = ((c1 + c4) + c8);
-                            const int64_t j = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_lane0;
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t l = ((c1 + c4) + c8);
-                            E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                  else
-                  {
-                    const int64_t polyc_count0 = polyc_min(5, (((NI - c0) - c3) - 1)) + 1;
-                    const int64_t polyc_count1 = polyc_min(15, (((NL - c1) - c4) - 1)) + 1;
-                    if (polyc_count0 > 0 && polyc_count1 > 0)
-                    {
-                      int64_t polyc_shift = 0;
-                      {
-                        const int64_t c8 = -(16 - polyc_count1);
-                        const int64_t l = ((c1 + c4) + c8);
-                        if (l >= 0)
-                          polyc_shift = 16 - polyc_count1;
-                      }
-                      if (polyc_shift > 0 || polyc_count1 == 16)
-                      {
-                        const int64_t polyc_base = -polyc_shift;
-                        const int64_t polyc_own = polyc_shift;
-                        if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
-                            }
-                          }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t l = ((c1 + c4) + c8);
-                                const int64_t j = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t l = ((c1 + c4) + c8);
-                                if (polyc_lane1 >= polyc_own)
-                                  E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t l = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? E[(i) * NL + l] : 0.0f);
-                              }
-                            }
-                          }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t l = ((c1 + c4) + c8);
-                                const int64_t j = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1 + polyc_base;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t l = ((c1 + c4) + c8);
-                                if (polyc_lane1 >= polyc_own)
-                                  E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 == 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  const int64_t j = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NL + l];
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  const int64_t j = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                          if (polyc_count1 > 8)
-                          {
-                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                            {
-                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                              const int64_t polyc_own = polyc_sub - polyc_base;
-                              if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t i = ((c0 + c3) + c6);
-                                      const int64_t l = ((c1 + c4) + c8);
-                                      const int64_t j = (c2 + c5);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t i = ((c0 + c3) + c6);
-                                      const int64_t l = ((c1 + c4) + c8);
-                                      if (polyc_lane1 >= polyc_own)
-                                        E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t i = ((c0 + c3) + c6);
-                                      const int64_t l = ((c1 + c4) + c8);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? E[(i) * NL + l] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t i = ((c0 + c3) + c6);
-                                      const int64_t l = ((c1 + c4) + c8);
-                                      const int64_t j = (c2 + c5);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c8 = polyc_lane1 + polyc_base;
-                                      const int64_t i = ((c0 + c3) + c6);
-                                      const int64_t l = ((c1 + c4) + c8);
-                                      if (polyc_lane1 >= polyc_own)
-                                        E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    const int64_t j = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? C[(j) * NL + l] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? E[(i) * NL + l] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    const int64_t j = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? C[(j) * NL + l] : 0.0f)));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                    }
-                  }
-                }
-              }
-            }
-          }
-          for (int64_t c3 = polyc_max(0, (polyc_lo1_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi1_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 1)
-          {
-            #pragma omp simd
-            for (int64_t c5 = 0; c5 <= polyc_min(63, ((NL - c1) - 1)); c5 += 1)
-            {
-              const int64_t i = (c0 + c3);
-              const int64_t l = (c1 + c5);
-              E[(i) * NL + l] = (E[(i) * NL + l] + (beta * D[(i) * NL + l]));
-            }
-          }
-        }
-      }
+      polyc_mm2_region0(&polyc_status, NI, NK, NJ, alpha, A, B, tmp);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_mm2_region1(&polyc_status, NI, NJ, NL, beta, C, D, E, tmp);
+    }
+    else
+    {
+      polyc_mm2_region1(&polyc_status, NI, NJ, NL, beta, C, D, E, tmp);
     }
   }
   polyc_done:

@@ -80,187 +80,341 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_mvt_region0(int * polyc_status_at, int64_t N, float *restrict x1)
+{
+  #pragma omp for simd schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
+  {
+    const int64_t i = c0;
+    x1[i] = 0.0f;
+  }
+}
+
+static __attribute__((noinline)) void polyc_mvt_region1(int * polyc_status_at, int64_t N, const float *restrict A, const float *restrict y_1, float *restrict x1)
+{
+  #pragma omp for schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 8)
+  {
+    if ((((N - c0) - 1) >= 7))
+    {
+      float polyc_acc0;
+      {
+        const int64_t c2 = 0;
+        const int64_t i = (c0 + c2);
+        polyc_acc0 = x1[i];
+      }
+      float polyc_acc1;
+      {
+        const int64_t c2 = 1;
+        const int64_t i = (c0 + c2);
+        polyc_acc1 = x1[i];
+      }
+      float polyc_acc2;
+      {
+        const int64_t c2 = 2;
+        const int64_t i = (c0 + c2);
+        polyc_acc2 = x1[i];
+      }
+      float polyc_acc3;
+      {
+        const int64_t c2 = 3;
+        const int64_t i = (c0 + c2);
+        polyc_acc3 = x1[i];
+      }
+      float polyc_acc4;
+      {
+        const int64_t c2 = 4;
+        const int64_t i = (c0 + c2);
+        polyc_acc4 = x1[i];
+      }
+      float polyc_acc5;
+      {
+        const int64_t c2 = 5;
+        const int64_t i = (c0 + c2);
+        polyc_acc5 = x1[i];
+      }
+      float polyc_acc6;
+      {
+        const int64_t c2 = 6;
+        const int64_t i = (c0 + c2);
+        polyc_acc6 = x1[i];
+      }
+      float polyc_acc7;
+      {
+        const int64_t c2 = 7;
+        const int64_t i = (c0 + c2);
+        polyc_acc7 = x1[i];
+      }
+      #pragma omp simd reduction(+:polyc_acc0, polyc_acc1, polyc_acc2, polyc_acc3, polyc_acc4, polyc_acc5, polyc_acc6, polyc_acc7)
+      for (int64_t c1 = 0; c1 < N; c1 += 1)
+      {
+        {
+          const int64_t c2 = 0;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc0 = (polyc_acc0 + (A[(i) * N + j] * y_1[j]));
+        }
+        {
+          const int64_t c2 = 1;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc1 = (polyc_acc1 + (A[(i) * N + j] * y_1[j]));
+        }
+        {
+          const int64_t c2 = 2;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc2 = (polyc_acc2 + (A[(i) * N + j] * y_1[j]));
+        }
+        {
+          const int64_t c2 = 3;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc3 = (polyc_acc3 + (A[(i) * N + j] * y_1[j]));
+        }
+        {
+          const int64_t c2 = 4;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc4 = (polyc_acc4 + (A[(i) * N + j] * y_1[j]));
+        }
+        {
+          const int64_t c2 = 5;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc5 = (polyc_acc5 + (A[(i) * N + j] * y_1[j]));
+        }
+        {
+          const int64_t c2 = 6;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc6 = (polyc_acc6 + (A[(i) * N + j] * y_1[j]));
+        }
+        {
+          const int64_t c2 = 7;
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          polyc_acc7 = (polyc_acc7 + (A[(i) * N + j] * y_1[j]));
+        }
+      }
+      {
+        const int64_t c2 = 0;
+        const int64_t i = (c0 + c2);
+        x1[i] = polyc_acc0;
+      }
+      {
+        const int64_t c2 = 1;
+        const int64_t i = (c0 + c2);
+        x1[i] = polyc_acc1;
+      }
+      {
+        const int64_t c2 = 2;
+        const int64_t i = (c0 + c2);
+        x1[i] = polyc_acc2;
+      }
+      {
+        const int64_t c2 = 3;
+        const int64_t i = (c0 + c2);
+        x1[i] = polyc_acc3;
+      }
+      {
+        const int64_t c2 = 4;
+        const int64_t i = (c0 + c2);
+        x1[i] = polyc_acc4;
+      }
+      {
+        const int64_t c2 = 5;
+        const int64_t i = (c0 + c2);
+        x1[i] = polyc_acc5;
+      }
+      {
+        const int64_t c2 = 6;
+        const int64_t i = (c0 + c2);
+        x1[i] = polyc_acc6;
+      }
+      {
+        const int64_t c2 = 7;
+        const int64_t i = (c0 + c2);
+        x1[i] = polyc_acc7;
+      }
+    }
+    else
+    {
+      for (int64_t c1 = 0; c1 < N; c1 += 1)
+      {
+        for (int64_t c2 = 0; c2 <= polyc_min(7, ((N - c0) - 1)); c2 += 1)
+        {
+          const int64_t i = (c0 + c2);
+          const int64_t j = c1;
+          x1[i] = (x1[i] + (A[(i) * N + j] * y_1[j]));
+        }
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_mvt_region2(int * polyc_status_at, int64_t N, const float *restrict x1_0, float *restrict x1, float *restrict x2)
+{
+  #pragma omp for simd schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
+  {
+    {
+      const int64_t i = c0;
+      x2[i] = 0.0f;
+    }
+    {
+      const int64_t i = c0;
+      x1[i] = (x1[i] + x1_0[i]);
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_mvt_region3(int * polyc_status_at, int64_t N, const float *restrict A, const float *restrict y_2, float *restrict x2, float *restrict polyc_private_x2)
+{
+  {
+    float *restrict polyc_mine_x2 = polyc_private_x2 + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, polyc_extent(N));
+    for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
+      polyc_mine_x2[polyc_e] = 0.0f;
+    #pragma omp for schedule(static)
+    for (int64_t c0 = 0; c0 < N; c0 += 8)
+    {
+      if ((((N - c0) - 1) >= 7))
+      {
+        #pragma omp simd
+        for (int64_t c1 = 0; c1 < N; c1 += 1)
+        {
+          {
+            const int64_t c2 = 0;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
+            }
+          }
+          {
+            const int64_t c2 = 1;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
+            }
+          }
+          {
+            const int64_t c2 = 2;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
+            }
+          }
+          {
+            const int64_t c2 = 3;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
+            }
+          }
+          {
+            const int64_t c2 = 4;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
+            }
+          }
+          {
+            const int64_t c2 = 5;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
+            }
+          }
+          {
+            const int64_t c2 = 6;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
+            }
+          }
+          {
+            const int64_t c2 = 7;
+            {
+              const int64_t i = c1;
+              const int64_t j = (c0 + c2);
+              polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
+            }
+          }
+        }
+      }
+      else
+      {
+        #pragma omp simd
+        for (int64_t c1 = 0; c1 < N; c1 += 1)
+        {
+          for (int64_t c2 = 0; c2 <= polyc_min(7, ((N - c0) - 1)); c2 += 1)
+          {
+            const int64_t i = c1;
+            const int64_t j = (c0 + c2);
+            polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
+          }
+        }
+      }
+    }
+    #pragma omp critical
+    {
+      for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
+        x2[polyc_e] = (x2[polyc_e] + polyc_mine_x2[polyc_e]);
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_mvt_region4(int * polyc_status_at, int64_t N, const float *restrict x2_0, float *restrict x2)
+{
+  #pragma omp for simd schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
+  {
+    const int64_t i = c0;
+    x2[i] = (x2[i] + x2_0[i]);
+  }
+}
+
+#undef polyc_status
+
 int polyc_mvt(int64_t N, const float *restrict A, const float *restrict x1_0, const float *restrict x2_0, const float *restrict y_1, const float *restrict y_2, float *restrict x1, float *restrict x2)
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(N)) + (polyc_extent(N)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(N)) + (polyc_extent(N));
   {
-    #pragma omp parallel for simd schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    if (polyc_work >= 32768)
     {
-      const int64_t i = c0;
-      x1[i] = 0.0f;
+      #pragma omp parallel
+      polyc_mvt_region0(&polyc_status, N, x1);
     }
-    #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 8)
+    else
     {
-      if ((((N - c0) - 1) >= 7))
-      {
-        float polyc_acc0;
-        {
-          const int64_t c2 = 0;
-          const int64_t i = (c0 + c2);
-          polyc_acc0 = x1[i];
-        }
-        float polyc_acc1;
-        {
-          const int64_t c2 = 1;
-          const int64_t i = (c0 + c2);
-          polyc_acc1 = x1[i];
-        }
-        float polyc_acc2;
-        {
-          const int64_t c2 = 2;
-          const int64_t i = (c0 + c2);
-          polyc_acc2 = x1[i];
-        }
-        float polyc_acc3;
-        {
-          const int64_t c2 = 3;
-          const int64_t i = (c0 + c2);
-          polyc_acc3 = x1[i];
-        }
-        float polyc_acc4;
-        {
-          const int64_t c2 = 4;
-          const int64_t i = (c0 + c2);
-          polyc_acc4 = x1[i];
-        }
-        float polyc_acc5;
-        {
-          const int64_t c2 = 5;
-          const int64_t i = (c0 + c2);
-          polyc_acc5 = x1[i];
-        }
-        float polyc_acc6;
-        {
-          const int64_t c2 = 6;
-          const int64_t i = (c0 + c2);
-          polyc_acc6 = x1[i];
-        }
-        float polyc_acc7;
-        {
-          const int64_t c2 = 7;
-          const int64_t i = (c0 + c2);
-          polyc_acc7 = x1[i];
-        }
-        #pragma omp simd reduction(+:polyc_acc0, polyc_acc1, polyc_acc2, polyc_acc3, polyc_acc4, polyc_acc5, polyc_acc6, polyc_acc7)
-        for (int64_t c1 = 0; c1 < N; c1 += 1)
-        {
-          {
-            const int64_t c2 = 0;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc0 = (polyc_acc0 + (A[(i) * N + j] * y_1[j]));
-          }
-          {
-            const int64_t c2 = 1;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc1 = (polyc_acc1 + (A[(i) * N + j] * y_1[j]));
-          }
-          {
-            const int64_t c2 = 2;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc2 = (polyc_acc2 + (A[(i) * N + j] * y_1[j]));
-          }
-          {
-            const int64_t c2 = 3;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc3 = (polyc_acc3 + (A[(i) * N + j] * y_1[j]));
-          }
-          {
-            const int64_t c2 = 4;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc4 = (polyc_acc4 + (A[(i) * N + j] * y_1[j]));
-          }
-          {
-            const int64_t c2 = 5;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc5 = (polyc_acc5 + (A[(i) * N + j] * y_1[j]));
-          }
-          {
-            const int64_t c2 = 6;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc6 = (polyc_acc6 + (A[(i) * N + j] * y_1[j]));
-          }
-          {
-            const int64_t c2 = 7;
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            polyc_acc7 = (polyc_acc7 + (A[(i) * N + j] * y_1[j]));
-          }
-        }
-        {
-          const int64_t c2 = 0;
-          const int64_t i = (c0 + c2);
-          x1[i] = polyc_acc0;
-        }
-        {
-          const int64_t c2 = 1;
-          const int64_t i = (c0 + c2);
-          x1[i] = polyc_acc1;
-        }
-        {
-          const int64_t c2 = 2;
-          const int64_t i = (c0 + c2);
-          x1[i] = polyc_acc2;
-        }
-        {
-          const int64_t c2 = 3;
-          const int64_t i = (c0 + c2);
-          x1[i] = polyc_acc3;
-        }
-        {
-          const int64_t c2 = 4;
-          const int64_t i = (c0 + c2);
-          x1[i] = polyc_acc4;
-        }
-        {
-          const int64_t c2 = 5;
-          const int64_t i = (c0 + c2);
-          x1[i] = polyc_acc5;
-        }
-        {
-          const int64_t c2 = 6;
-          const int64_t i = (c0 + c2);
-          x1[i] = polyc_acc6;
-        }
-        {
-          const int64_t c2 = 7;
-          const int64_t i = (c0 + c2);
-          x1[i] = polyc_acc7;
-        }
-      }
-      else
-      {
-        for (int64_t c1 = 0; c1 < N; c1 += 1)
-        {
-          for (int64_t c2 = 0; c2 <= polyc_min(7, ((N - c0) - 1)); c2 += 1)
-          {
-            const int64_t i = (c0 + c2);
-            const int64_t j = c1;
-            x1[i] = (x1[i] + (A[(i) * N + j] * y_1[j]));
-          }
-        }
-      }
+      polyc_mvt_region0(&polyc_status, N, x1);
     }
-    #pragma omp parallel for simd schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    if (polyc_work >= 32768)
     {
-      {
-        const int64_t i = c0;
-        x2[i] = 0.0f;
-      }
-      {
-        const int64_t i = c0;
-        x1[i] = (x1[i] + x1_0[i]);
-      }
+      #pragma omp parallel
+      polyc_mvt_region1(&polyc_status, N, A, y_1, x1);
+    }
+    else
+    {
+      polyc_mvt_region1(&polyc_status, N, A, y_1, x1);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_mvt_region2(&polyc_status, N, x1_0, x1, x2);
+    }
+    else
+    {
+      polyc_mvt_region2(&polyc_status, N, x1_0, x1, x2);
     }
     {
       float *restrict polyc_private_x2 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N)) * (size_t)omp_get_max_threads());
@@ -268,113 +422,26 @@ int polyc_mvt(int64_t N, const float *restrict A, const float *restrict x1_0, co
         polyc_status = 1;
       else
       {
-        #pragma omp parallel if(polyc_work >= 32768)
+        if (polyc_work >= 32768)
         {
-          float *restrict polyc_mine_x2 = polyc_private_x2 + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, polyc_extent(N));
-          for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
-            polyc_mine_x2[polyc_e] = 0.0f;
-          #pragma omp for schedule(static)
-          for (int64_t c0 = 0; c0 < N; c0 += 8)
-          {
-            if ((((N - c0) - 1) >= 7))
-            {
-              #pragma omp simd
-              for (int64_t c1 = 0; c1 < N; c1 += 1)
-              {
-                {
-                  const int64_t c2 = 0;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 1;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 2;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 3;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 4;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 5;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 6;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
-                  }
-                }
-                {
-                  const int64_t c2 = 7;
-                  {
-                    const int64_t i = c1;
-                    const int64_t j = (c0 + c2);
-                    polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
-                  }
-                }
-              }
-            }
-            else
-            {
-              #pragma omp simd
-              for (int64_t c1 = 0; c1 < N; c1 += 1)
-              {
-                for (int64_t c2 = 0; c2 <= polyc_min(7, ((N - c0) - 1)); c2 += 1)
-                {
-                  const int64_t i = c1;
-                  const int64_t j = (c0 + c2);
-                  polyc_mine_x2[i] = (polyc_mine_x2[i] + (A[(j) * N + i] * y_2[j]));
-                }
-              }
-            }
-          }
-          #pragma omp critical
-          {
-            for (int64_t polyc_e = 0; polyc_e < polyc_extent(N); polyc_e += 1)
-              x2[polyc_e] = (x2[polyc_e] + polyc_mine_x2[polyc_e]);
-          }
+          #pragma omp parallel
+          polyc_mvt_region3(&polyc_status, N, A, y_2, x2, polyc_private_x2);
+        }
+        else
+        {
+          polyc_mvt_region3(&polyc_status, N, A, y_2, x2, polyc_private_x2);
         }
       }
       free(polyc_private_x2);
     }
-    #pragma omp parallel for simd schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    if (polyc_work >= 32768)
     {
-      const int64_t i = c0;
-      x2[i] = (x2[i] + x2_0[i]);
+      #pragma omp parallel
+      polyc_mvt_region4(&polyc_status, N, x2_0, x2);
+    }
+    else
+    {
+      polyc_mvt_region4(&polyc_status, N, x2_0, x2);
     }
   }
   return polyc_status;

@@ -77,11 +77,10 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_permute3d(int64_t A, int64_t B, int64_t C, const float *restrict I, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_permute3d_region0(int * polyc_status_at, int64_t A, int64_t B, int64_t C, const float *restrict I, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(C) * polyc_extent(A) * polyc_extent(B));
-  #pragma omp parallel for collapse(3) schedule(static) if(polyc_work >= 32768)
+  #pragma omp for collapse(3) schedule(static) nowait
   for (int64_t c0 = 0; c0 < C; c0 += 256)
   {
     for (int64_t c1 = 0; c1 < A; c1 += 1)
@@ -100,6 +99,23 @@ int polyc_permute3d(int64_t A, int64_t B, int64_t C, const float *restrict I, fl
         }
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_permute3d(int64_t A, int64_t B, int64_t C, const float *restrict I, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(C) * polyc_extent(A) * polyc_extent(B));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_permute3d_region0(&polyc_status, A, B, C, I, O);
+  }
+  else
+  {
+    polyc_permute3d_region0(&polyc_status, A, B, C, I, O);
   }
   return polyc_status;
 }

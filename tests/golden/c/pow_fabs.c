@@ -127,11 +127,10 @@ static inline void polyc_stream_fence(void) {
 #pragma omp declare simd notinbranch
 float powf(float, float);
 
-int polyc_pow_fabs(int64_t M, int64_t N, const float *restrict P, const float *restrict X, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_pow_fabs_region0(int * polyc_status_at, int64_t M, int64_t N, const float *restrict P, const float *restrict X, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < M; c0 += 1)
   {
     if ((int64_t)sizeof(float) * polyc_extent(M) * polyc_extent(N) >= 8388608)
@@ -168,6 +167,23 @@ int polyc_pow_fabs(int64_t M, int64_t N, const float *restrict P, const float *r
         O[(i) * N + j] = ((powf(P[(i) * N + j], 1.5f) + fabsf(X[(i) * N + j])) - polyc_fminf(X[(i) * N + j], P[(i) * N + j]));
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_pow_fabs(int64_t M, int64_t N, const float *restrict P, const float *restrict X, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_pow_fabs_region0(&polyc_status, M, N, P, X, O);
+  }
+  else
+  {
+    polyc_pow_fabs_region0(&polyc_status, M, N, P, X, O);
   }
   return polyc_status;
 }

@@ -77,15 +77,31 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_range_intersection(int64_t N, int64_t M, const float *restrict X, const float *restrict Y, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_range_intersection_region0(int * polyc_status_at, int64_t N, int64_t M, const float *restrict X, const float *restrict Y, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(polyc_min(M, N)));
-  #pragma omp parallel for simd schedule(static) if(polyc_work >= 32768)
+  #pragma omp for simd schedule(static) nowait
   for (int64_t c0 = 0; c0 < polyc_min(N, M); c0 += 1)
   {
     const int64_t i = c0;
     O[i] = (X[i] + Y[i]);
+  }
+}
+
+#undef polyc_status
+
+int polyc_range_intersection(int64_t N, int64_t M, const float *restrict X, const float *restrict Y, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(polyc_min(M, N)));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_range_intersection_region0(&polyc_status, N, M, X, Y, O);
+  }
+  else
+  {
+    polyc_range_intersection_region0(&polyc_status, N, M, X, Y, O);
   }
   return polyc_status;
 }

@@ -77,11 +77,10 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_row_max(int64_t M, int64_t N, const float *restrict X, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_row_max_region0(int * polyc_status_at, int64_t M, int64_t N, const float *restrict X, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(M)) + (polyc_extent(M) * polyc_extent(N));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < M; c0 += 1)
   {
     {
@@ -102,6 +101,23 @@ int polyc_row_max(int64_t M, int64_t N, const float *restrict X, float *restrict
       }
       O[i] = polyc_nan ? (float)NAN : polyc_acc;
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_row_max(int64_t M, int64_t N, const float *restrict X, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(M)) + (polyc_extent(M) * polyc_extent(N));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_row_max_region0(&polyc_status, M, N, X, O);
+  }
+  else
+  {
+    polyc_row_max_region0(&polyc_status, M, N, X, O);
   }
   return polyc_status;
 }

@@ -125,11 +125,10 @@ static inline void polyc_stream_fence(void) {
 
 
 
-int polyc_shift(int64_t B, int64_t N, const float *restrict I, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_shift_region0(int * polyc_status_at, int64_t B, int64_t N, const float *restrict I, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(N - 1));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < B; c0 += 1)
   {
     if ((int64_t)sizeof(float) * polyc_extent(B) * polyc_extent(N - 1) >= 8388608)
@@ -166,6 +165,23 @@ int polyc_shift(int64_t B, int64_t N, const float *restrict I, float *restrict O
         O[(b) * (N - 1) + i] = I[(b) * N + i + (1)];
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_shift(int64_t B, int64_t N, const float *restrict I, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(N - 1));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_shift_region0(&polyc_status, B, N, I, O);
+  }
+  else
+  {
+    polyc_shift_region0(&polyc_status, B, N, I, O);
   }
   return polyc_status;
 }

@@ -130,11 +130,9 @@ static inline void polyc_stream_fence(void) {
 #pragma omp declare simd notinbranch
 float expf(float);
 
-int polyc_softmax(int64_t N, int64_t C, const float *restrict X, float *restrict Y)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_softmax_region0(int * polyc_status_at, int64_t N, int64_t C, const float *restrict X, float *restrict Y)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(C)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(C));
-  #pragma omp parallel if(polyc_work >= 32768)
   {
     float *restrict e = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(1) * polyc_extent(C)));
     #pragma omp for schedule(static)
@@ -264,6 +262,23 @@ int polyc_softmax(int64_t N, int64_t C, const float *restrict X, float *restrict
       polyc_status = 1;
     }
     free(e);
+  }
+}
+
+#undef polyc_status
+
+int polyc_softmax(int64_t N, int64_t C, const float *restrict X, float *restrict Y)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(C)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(C));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_softmax_region0(&polyc_status, N, C, X, Y);
+  }
+  else
+  {
+    polyc_softmax_region0(&polyc_status, N, C, X, Y);
   }
   return polyc_status;
 }

@@ -129,11 +129,10 @@ float expf(float);
 #pragma omp declare simd notinbranch
 float logf(float);
 
-int polyc_softplus_let(int64_t M, int64_t N, const float *restrict X, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_softplus_let_region0(int * polyc_status_at, int64_t M, int64_t N, const float *restrict X, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < M; c0 += 1)
   {
     if ((int64_t)sizeof(float) * polyc_extent(M) * polyc_extent(N) >= 8388608)
@@ -170,6 +169,23 @@ int polyc_softplus_let(int64_t M, int64_t N, const float *restrict X, float *res
         O[(i) * N + j] = ((X[(i) * N + j] > 0.0f) ? (X[(i) * N + j] + logf((1.0f + expf((-X[(i) * N + j]))))) : logf((1.0f + expf(X[(i) * N + j]))));
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_softplus_let(int64_t M, int64_t N, const float *restrict X, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_softplus_let_region0(&polyc_status, M, N, X, O);
+  }
+  else
+  {
+    polyc_softplus_let_region0(&polyc_status, M, N, X, O);
   }
   return polyc_status;
 }

@@ -77,15 +77,31 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_subsample3(int64_t N, const float *restrict I, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_subsample3_region0(int * polyc_status_at, int64_t N, const float *restrict I, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(polyc_floordiv(N - 1, 3) + 1));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 <= polyc_floordiv((N - 1), 3); c0 += 1)
   {
     const int64_t i = c0;
     O[i] = I[3 * i];
+  }
+}
+
+#undef polyc_status
+
+int polyc_subsample3(int64_t N, const float *restrict I, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(polyc_floordiv(N - 1, 3) + 1));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_subsample3_region0(&polyc_status, N, I, O);
+  }
+  else
+  {
+    polyc_subsample3_region0(&polyc_status, N, I, O);
   }
   return polyc_status;
 }

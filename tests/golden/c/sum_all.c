@@ -77,6 +77,29 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_sum_all_region0(int * polyc_status_at, int64_t N, const float *restrict X, float *restrict s, float *restrict polyc_private_s)
+{
+  {
+    float *restrict polyc_mine_s = polyc_private_s + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, 1);
+    for (int64_t polyc_e = 0; polyc_e < 1; polyc_e += 1)
+      polyc_mine_s[polyc_e] = 0.0f;
+    #pragma omp for schedule(static)
+    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    {
+      const int64_t i = c0;
+      polyc_mine_s[0] = (polyc_mine_s[0] + X[i]);
+    }
+    #pragma omp critical
+    {
+      for (int64_t polyc_e = 0; polyc_e < 1; polyc_e += 1)
+        s[polyc_e] = (s[polyc_e] + polyc_mine_s[polyc_e]);
+    }
+  }
+}
+
+#undef polyc_status
+
 int polyc_sum_all(int64_t N, const float *restrict X, float *restrict s)
 {
   int polyc_status = 0;
@@ -91,22 +114,14 @@ int polyc_sum_all(int64_t N, const float *restrict X, float *restrict s)
         polyc_status = 1;
       else
       {
-        #pragma omp parallel if(polyc_work >= 32768)
+        if (polyc_work >= 32768)
         {
-          float *restrict polyc_mine_s = polyc_private_s + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, 1);
-          for (int64_t polyc_e = 0; polyc_e < 1; polyc_e += 1)
-            polyc_mine_s[polyc_e] = 0.0f;
-          #pragma omp for schedule(static)
-          for (int64_t c0 = 0; c0 < N; c0 += 1)
-          {
-            const int64_t i = c0;
-            polyc_mine_s[0] = (polyc_mine_s[0] + X[i]);
-          }
-          #pragma omp critical
-          {
-            for (int64_t polyc_e = 0; polyc_e < 1; polyc_e += 1)
-              s[polyc_e] = (s[polyc_e] + polyc_mine_s[polyc_e]);
-          }
+          #pragma omp parallel
+          polyc_sum_all_region0(&polyc_status, N, X, s, polyc_private_s);
+        }
+        else
+        {
+          polyc_sum_all_region0(&polyc_status, N, X, s, polyc_private_s);
         }
       }
       free(polyc_private_s);

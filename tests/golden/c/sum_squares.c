@@ -77,6 +77,138 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_sum_squares_region0(int * polyc_status_at, int64_t M, int64_t N, const float *restrict X, float *restrict s, float *restrict polyc_private_s)
+{
+  {
+    float *restrict polyc_mine_s = polyc_private_s + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, 1);
+    for (int64_t polyc_e = 0; polyc_e < 1; polyc_e += 1)
+      polyc_mine_s[polyc_e] = 0.0f;
+    #pragma omp for schedule(static)
+    for (int64_t c0 = 0; c0 < M; c0 += 8)
+    {
+      if ((((M - c0) - 1) >= 7))
+      {
+        float polyc_acc0;
+        {
+          const int64_t c2 = 0;
+          polyc_acc0 = polyc_mine_s[0];
+        }
+        float polyc_acc1;
+        {
+          const int64_t c2 = 1;
+          polyc_acc1 = 0.0f;
+        }
+        float polyc_acc2;
+        {
+          const int64_t c2 = 2;
+          polyc_acc2 = 0.0f;
+        }
+        float polyc_acc3;
+        {
+          const int64_t c2 = 3;
+          polyc_acc3 = 0.0f;
+        }
+        float polyc_acc4;
+        {
+          const int64_t c2 = 4;
+          polyc_acc4 = 0.0f;
+        }
+        float polyc_acc5;
+        {
+          const int64_t c2 = 5;
+          polyc_acc5 = 0.0f;
+        }
+        float polyc_acc6;
+        {
+          const int64_t c2 = 6;
+          polyc_acc6 = 0.0f;
+        }
+        float polyc_acc7;
+        {
+          const int64_t c2 = 7;
+          polyc_acc7 = 0.0f;
+        }
+        #pragma omp simd reduction(+:polyc_acc0, polyc_acc1, polyc_acc2, polyc_acc3, polyc_acc4, polyc_acc5, polyc_acc6, polyc_acc7)
+        for (int64_t c1 = 0; c1 < N; c1 += 1)
+        {
+          {
+            const int64_t c2 = 0;
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            polyc_acc0 = (polyc_acc0 + (X[(i) * N + j] * X[(i) * N + j]));
+          }
+          {
+            const int64_t c2 = 1;
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            polyc_acc1 = (polyc_acc1 + (X[(i) * N + j] * X[(i) * N + j]));
+          }
+          {
+            const int64_t c2 = 2;
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            polyc_acc2 = (polyc_acc2 + (X[(i) * N + j] * X[(i) * N + j]));
+          }
+          {
+            const int64_t c2 = 3;
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            polyc_acc3 = (polyc_acc3 + (X[(i) * N + j] * X[(i) * N + j]));
+          }
+          {
+            const int64_t c2 = 4;
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            polyc_acc4 = (polyc_acc4 + (X[(i) * N + j] * X[(i) * N + j]));
+          }
+          {
+            const int64_t c2 = 5;
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            polyc_acc5 = (polyc_acc5 + (X[(i) * N + j] * X[(i) * N + j]));
+          }
+          {
+            const int64_t c2 = 6;
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            polyc_acc6 = (polyc_acc6 + (X[(i) * N + j] * X[(i) * N + j]));
+          }
+          {
+            const int64_t c2 = 7;
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            polyc_acc7 = (polyc_acc7 + (X[(i) * N + j] * X[(i) * N + j]));
+          }
+        }
+        {
+          const int64_t c2 = 0;
+          polyc_mine_s[0] = (((((((polyc_acc0 + polyc_acc1) + polyc_acc2) + polyc_acc3) + polyc_acc4) + polyc_acc5) + polyc_acc6) + polyc_acc7);
+        }
+      }
+      else
+      {
+        for (int64_t c1 = 0; c1 < N; c1 += 1)
+        {
+          for (int64_t c2 = 0; c2 <= polyc_min(7, ((M - c0) - 1)); c2 += 1)
+          {
+            const int64_t i = (c0 + c2);
+            const int64_t j = c1;
+            polyc_mine_s[0] = (polyc_mine_s[0] + (X[(i) * N + j] * X[(i) * N + j]));
+          }
+        }
+      }
+    }
+    #pragma omp critical
+    {
+      for (int64_t polyc_e = 0; polyc_e < 1; polyc_e += 1)
+        s[polyc_e] = (s[polyc_e] + polyc_mine_s[polyc_e]);
+    }
+  }
+}
+
+#undef polyc_status
+
 int polyc_sum_squares(int64_t M, int64_t N, const float *restrict X, float *restrict s)
 {
   int polyc_status = 0;
@@ -91,131 +223,14 @@ int polyc_sum_squares(int64_t M, int64_t N, const float *restrict X, float *rest
         polyc_status = 1;
       else
       {
-        #pragma omp parallel if(polyc_work >= 32768)
+        if (polyc_work >= 32768)
         {
-          float *restrict polyc_mine_s = polyc_private_s + (size_t)omp_get_thread_num() * (size_t)polyc_max(1, 1);
-          for (int64_t polyc_e = 0; polyc_e < 1; polyc_e += 1)
-            polyc_mine_s[polyc_e] = 0.0f;
-          #pragma omp for schedule(static)
-          for (int64_t c0 = 0; c0 < M; c0 += 8)
-          {
-            if ((((M - c0) - 1) >= 7))
-            {
-              float polyc_acc0;
-              {
-                const int64_t c2 = 0;
-                polyc_acc0 = polyc_mine_s[0];
-              }
-              float polyc_acc1;
-              {
-                const int64_t c2 = 1;
-                polyc_acc1 = 0.0f;
-              }
-              float polyc_acc2;
-              {
-                const int64_t c2 = 2;
-                polyc_acc2 = 0.0f;
-              }
-              float polyc_acc3;
-              {
-                const int64_t c2 = 3;
-                polyc_acc3 = 0.0f;
-              }
-              float polyc_acc4;
-              {
-                const int64_t c2 = 4;
-                polyc_acc4 = 0.0f;
-              }
-              float polyc_acc5;
-              {
-                const int64_t c2 = 5;
-                polyc_acc5 = 0.0f;
-              }
-              float polyc_acc6;
-              {
-                const int64_t c2 = 6;
-                polyc_acc6 = 0.0f;
-              }
-              float polyc_acc7;
-              {
-                const int64_t c2 = 7;
-                polyc_acc7 = 0.0f;
-              }
-              #pragma omp simd reduction(+:polyc_acc0, polyc_acc1, polyc_acc2, polyc_acc3, polyc_acc4, polyc_acc5, polyc_acc6, polyc_acc7)
-              for (int64_t c1 = 0; c1 < N; c1 += 1)
-              {
-                {
-                  const int64_t c2 = 0;
-                  const int64_t i = (c0 + c2);
-                  const int64_t j = c1;
-                  polyc_acc0 = (polyc_acc0 + (X[(i) * N + j] * X[(i) * N + j]));
-                }
-                {
-                  const int64_t c2 = 1;
-                  const int64_t i = (c0 + c2);
-                  const int64_t j = c1;
-                  polyc_acc1 = (polyc_acc1 + (X[(i) * N + j] * X[(i) * N + j]));
-                }
-                {
-                  const int64_t c2 = 2;
-                  const int64_t i = (c0 + c2);
-                  const int64_t j = c1;
-                  polyc_acc2 = (polyc_acc2 + (X[(i) * N + j] * X[(i) * N + j]));
-                }
-                {
-                  const int64_t c2 = 3;
-                  const int64_t i = (c0 + c2);
-                  const int64_t j = c1;
-                  polyc_acc3 = (polyc_acc3 + (X[(i) * N + j] * X[(i) * N + j]));
-                }
-                {
-                  const int64_t c2 = 4;
-                  const int64_t i = (c0 + c2);
-                  const int64_t j = c1;
-                  polyc_acc4 = (polyc_acc4 + (X[(i) * N + j] * X[(i) * N + j]));
-                }
-                {
-                  const int64_t c2 = 5;
-                  const int64_t i = (c0 + c2);
-                  const int64_t j = c1;
-                  polyc_acc5 = (polyc_acc5 + (X[(i) * N + j] * X[(i) * N + j]));
-                }
-                {
-                  const int64_t c2 = 6;
-                  const int64_t i = (c0 + c2);
-                  const int64_t j = c1;
-                  polyc_acc6 = (polyc_acc6 + (X[(i) * N + j] * X[(i) * N + j]));
-                }
-                {
-                  const int64_t c2 = 7;
-                  const int64_t i = (c0 + c2);
-                  const int64_t j = c1;
-                  polyc_acc7 = (polyc_acc7 + (X[(i) * N + j] * X[(i) * N + j]));
-                }
-              }
-              {
-                const int64_t c2 = 0;
-                polyc_mine_s[0] = (((((((polyc_acc0 + polyc_acc1) + polyc_acc2) + polyc_acc3) + polyc_acc4) + polyc_acc5) + polyc_acc6) + polyc_acc7);
-              }
-            }
-            else
-            {
-              for (int64_t c1 = 0; c1 < N; c1 += 1)
-              {
-                for (int64_t c2 = 0; c2 <= polyc_min(7, ((M - c0) - 1)); c2 += 1)
-                {
-                  const int64_t i = (c0 + c2);
-                  const int64_t j = c1;
-                  polyc_mine_s[0] = (polyc_mine_s[0] + (X[(i) * N + j] * X[(i) * N + j]));
-                }
-              }
-            }
-          }
-          #pragma omp critical
-          {
-            for (int64_t polyc_e = 0; polyc_e < 1; polyc_e += 1)
-              s[polyc_e] = (s[polyc_e] + polyc_mine_s[polyc_e]);
-          }
+          #pragma omp parallel
+          polyc_sum_squares_region0(&polyc_status, M, N, X, s, polyc_private_s);
+        }
+        else
+        {
+          polyc_sum_squares_region0(&polyc_status, M, N, X, s, polyc_private_s);
         }
       }
       free(polyc_private_s);

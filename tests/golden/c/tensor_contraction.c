@@ -78,112 +78,89 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int64_t SD, int64_t SC, const float *restrict A, const float *restrict B, float *restrict C)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_tensor_contraction_region0(int * polyc_status_at, int64_t SE, int64_t SF, int64_t SD, int64_t SC, const float *restrict B, float *restrict B_t2310)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(SC) * polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SD)) + (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SC) * polyc_extent(SD)) + (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SC) * polyc_extent(SD) * polyc_extent(SE) * polyc_extent(SF));
-  float *restrict B_t2310 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SC) * polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SD)));
-  if (!B_t2310)
+  #pragma omp for collapse(4) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < SC; c0 += 1)
   {
-    polyc_status = 1;
-    goto polyc_done;
-  }
-  {
-    #pragma omp parallel for collapse(4) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < SC; c0 += 1)
+    for (int64_t c1 = 0; c1 < SE; c1 += 256)
     {
-      for (int64_t c1 = 0; c1 < SE; c1 += 256)
+      for (int64_t c2 = 0; c2 < SF; c2 += 1)
       {
-        for (int64_t c2 = 0; c2 < SF; c2 += 1)
+        for (int64_t c3 = 0; c3 < SD; c3 += 256)
         {
-          for (int64_t c3 = 0; c3 < SD; c3 += 256)
+          for (int64_t c5 = 0; c5 <= polyc_min(255, ((SE - c1) - 1)); c5 += 1)
           {
-            for (int64_t c5 = 0; c5 <= polyc_min(255, ((SE - c1) - 1)); c5 += 1)
+            for (int64_t c7 = 0; c7 <= polyc_min(255, ((SD - c3) - 1)); c7 += 1)
             {
-              for (int64_t c7 = 0; c7 <= polyc_min(255, ((SD - c3) - 1)); c7 += 1)
-              {
-                const int64_t t2 = c0;
-                const int64_t t3 = (c1 + c5);
-                const int64_t t1 = c2;
-                const int64_t t0 = (c3 + c7);
-                B_t2310[(((t2) * SE + t3) * SF + t1) * SD + t0] = B[(((t0) * SF + t1) * SC + t2) * SE + t3];
-              }
+              const int64_t t2 = c0;
+              const int64_t t3 = (c1 + c5);
+              const int64_t t1 = c2;
+              const int64_t t0 = (c3 + c7);
+              B_t2310[(((t2) * SE + t3) * SF + t1) * SD + t0] = B[(((t0) * SF + t1) * SC + t2) * SE + t3];
             }
           }
         }
       }
     }
-    #pragma omp parallel for collapse(4) schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < SA; c0 += 6)
+  }
+}
+
+static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * polyc_status_at, int64_t SA, int64_t SE, int64_t SB, int64_t SF, int64_t SD, int64_t SC, const float *restrict A, float *restrict C, float *restrict B_t2310)
+{
+  #pragma omp for collapse(4) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < SA; c0 += 6)
+  {
+    for (int64_t c1 = 0; c1 < SB; c1 += 2)
     {
-      for (int64_t c1 = 0; c1 < SB; c1 += 2)
+      for (int64_t c2 = 0; c2 < SC; c2 += 1)
       {
-        for (int64_t c2 = 0; c2 < SC; c2 += 1)
+        for (int64_t c3 = 0; c3 < SD; c3 += 16)
         {
-          for (int64_t c3 = 0; c3 < SD; c3 += 16)
+          if (!(((1 * SE + -1 >= 0) && (1 * SF + -1 >= 0) && (-1 * SD + 16 >= 0))))
           {
-            if (!(((1 * SE + -1 >= 0) && (1 * SF + -1 >= 0) && (-1 * SD + 16 >= 0))))
+            for (int64_t c6 = 0; c6 <= polyc_min(5, ((SA - c0) - 1)); c6 += 1)
             {
-              for (int64_t c6 = 0; c6 <= polyc_min(5, ((SA - c0) - 1)); c6 += 1)
+              for (int64_t c7 = 0; c7 <= polyc_min(1, ((SB - c1) - 1)); c7 += 1)
               {
-                for (int64_t c7 = 0; c7 <= polyc_min(1, ((SB - c1) - 1)); c7 += 1)
+                #pragma omp simd
+                for (int64_t c11 = 0; c11 <= polyc_min(15, ((SD - c3) - 1)); c11 += 1)
                 {
-                  #pragma omp simd
-                  for (int64_t c11 = 0; c11 <= polyc_min(15, ((SD - c3) - 1)); c11 += 1)
-                  {
-                    const int64_t a = (c0 + c6);
-                    const int64_t b = (c1 + c7);
-                    const int64_t c = c2;
-                    const int64_t d = (c3 + c11);
-                    C[(((a) * SB + b) * SC + c) * SD + d] = 0.0f;
-                  }
+                  const int64_t a = (c0 + c6);
+                  const int64_t b = (c1 + c7);
+                  const int64_t c = c2;
+                  const int64_t d = (c3 + c11);
+                  C[(((a) * SB + b) * SC + c) * SD + d] = 0.0f;
                 }
               }
             }
-            for (int64_t c4 = 0; c4 < SE; c4 += 8)
+          }
+          for (int64_t c4 = 0; c4 < SE; c4 += 8)
+          {
+            for (int64_t c5 = 0; c5 < SF; c5 += 256)
             {
-              for (int64_t c5 = 0; c5 < SF; c5 += 256)
+              for (int64_t c6 = 0; c6 <= polyc_min(1, ((SB - c1) - 1)); c6 += 1)
               {
-                for (int64_t c6 = 0; c6 <= polyc_min(1, ((SB - c1) - 1)); c6 += 1)
-                {
-                  if ((((SA - c0) - 1) >= 5) && (((SD - c3) - 1) >= 15))
-                    if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
+                if ((((SA - c0) - 1) >= 5) && (((SD - c3) - 1) >= 15))
+                  if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
+                  {
+                    float polyc_acc[6][16];
                     {
-                      float polyc_acc[6][16];
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c12 = polyc_lane0;
-                            const int64_t c15 = polyc_lane1;
-                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                          }
+                          const int64_t c12 = polyc_lane0;
+                          const int64_t c15 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                         }
                       }
-                      for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
-                      {
-                        for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c12 = polyc_lane0;
-                              const int64_t c15 = polyc_lane1;
-                              const int64_t a = (c0 + c12);
-                              const int64_t b = (c1 + c6);
-                              const int64_t c = c2;
-                              const int64_t d = (c3 + c15);
-                              const int64_t e = (c4 + c10);
-                              const int64_t f = (c5 + c11);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
-                            }
-                          }
-                        }
-                      }
+                    }
+                    for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
+                    {
+                      for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
@@ -196,89 +173,123 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                             const int64_t b = (c1 + c6);
                             const int64_t c = c2;
                             const int64_t d = (c3 + c15);
-                            C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                            const int64_t e = (c4 + c10);
+                            const int64_t f = (c5 + c11);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
                           }
                         }
                       }
                     }
-                    else
                     {
-                      float polyc_acc[6][16];
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c12 = polyc_lane0;
-                            const int64_t c15 = polyc_lane1;
-                            const int64_t a = (c0 + c12);
-                            const int64_t b = (c1 + c6);
-                            const int64_t c = c2;
-                            const int64_t d = (c3 + c15);
-                            polyc_acc[polyc_lane0][polyc_lane1] = C[(((a) * SB + b) * SC + c) * SD + d];
-                          }
-                        }
-                      }
-                      for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
-                      {
-                        for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c12 = polyc_lane0;
-                              const int64_t c15 = polyc_lane1;
-                              const int64_t a = (c0 + c12);
-                              const int64_t b = (c1 + c6);
-                              const int64_t c = c2;
-                              const int64_t d = (c3 + c15);
-                              const int64_t e = (c4 + c10);
-                              const int64_t f = (c5 + c11);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
-                            }
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c12 = polyc_lane0;
-                            const int64_t c15 = polyc_lane1;
-                            const int64_t a = (c0 + c12);
-                            const int64_t b = (c1 + c6);
-                            const int64_t c = c2;
-                            const int64_t d = (c3 + c15);
-                            C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
+                          const int64_t c12 = polyc_lane0;
+                          const int64_t c15 = polyc_lane1;
+                          const int64_t a = (c0 + c12);
+                          const int64_t b = (c1 + c6);
+                          const int64_t c = c2;
+                          const int64_t d = (c3 + c15);
+                          C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
                         }
                       }
                     }
+                  }
                   else
                   {
-                    const int64_t polyc_count0 = polyc_min(5, ((SA - c0) - 1)) + 1;
-                    const int64_t polyc_count1 = polyc_min(15, ((SD - c3) - 1)) + 1;
-                    if (polyc_count0 > 0 && polyc_count1 > 0)
+                    float polyc_acc[6][16];
                     {
-                      int64_t polyc_shift = 0;
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
-                        const int64_t c15 = -(16 - polyc_count1);
-                        const int64_t d = (c3 + c15);
-                        if (d >= 0)
-                          polyc_shift = 16 - polyc_count1;
-                      }
-                      if (polyc_shift > 0 || polyc_count1 == 16)
-                      {
-                        const int64_t polyc_base = -polyc_shift;
-                        const int64_t polyc_own = polyc_shift;
-                        if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                         {
-                          float polyc_acc[6][16];
+                          const int64_t c12 = polyc_lane0;
+                          const int64_t c15 = polyc_lane1;
+                          const int64_t a = (c0 + c12);
+                          const int64_t b = (c1 + c6);
+                          const int64_t c = c2;
+                          const int64_t d = (c3 + c15);
+                          polyc_acc[polyc_lane0][polyc_lane1] = C[(((a) * SB + b) * SC + c) * SD + d];
+                        }
+                      }
+                    }
+                    for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
+                    {
+                      for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c12 = polyc_lane0;
+                            const int64_t c15 = polyc_lane1;
+                            const int64_t a = (c0 + c12);
+                            const int64_t b = (c1 + c6);
+                            const int64_t c = c2;
+                            const int64_t d = (c3 + c15);
+                            const int64_t e = (c4 + c10);
+                            const int64_t f = (c5 + c11);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                          }
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c12 = polyc_lane0;
+                          const int64_t c15 = polyc_lane1;
+                          const int64_t a = (c0 + c12);
+                          const int64_t b = (c1 + c6);
+                          const int64_t c = c2;
+                          const int64_t d = (c3 + c15);
+                          C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                else
+                {
+                  const int64_t polyc_count0 = polyc_min(5, ((SA - c0) - 1)) + 1;
+                  const int64_t polyc_count1 = polyc_min(15, ((SD - c3) - 1)) + 1;
+                  if (polyc_count0 > 0 && polyc_count1 > 0)
+                  {
+                    int64_t polyc_shift = 0;
+                    {
+                      const int64_t c15 = -(16 - polyc_count1);
+                      const int64_t d = (c3 + c15);
+                      if (d >= 0)
+                        polyc_shift = 16 - polyc_count1;
+                    }
+                    if (polyc_shift > 0 || polyc_count1 == 16)
+                    {
+                      const int64_t polyc_base = -polyc_shift;
+                      const int64_t polyc_own = polyc_shift;
+                      if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c15 = polyc_lane1 + polyc_base;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
+                        {
+                          for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -287,6 +298,109 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                               {
                                 const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c15 = polyc_lane1 + polyc_base;
+                                const int64_t a = (c0 + c12);
+                                const int64_t b = (c1 + c6);
+                                const int64_t c = c2;
+                                const int64_t d = (c3 + c15);
+                                const int64_t e = (c4 + c10);
+                                const int64_t f = (c5 + c11);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                              }
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c15 = polyc_lane1 + polyc_base;
+                              const int64_t a = (c0 + c12);
+                              const int64_t b = (c1 + c6);
+                              const int64_t c = c2;
+                              const int64_t d = (c3 + c15);
+                              if (polyc_lane1 >= polyc_own)
+                                C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                      {
+                        float polyc_acc[6][16];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c15 = polyc_lane1 + polyc_base;
+                              const int64_t a = (c0 + c12);
+                              const int64_t b = (c1 + c6);
+                              const int64_t c = c2;
+                              const int64_t d = (c3 + c15);
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(((a) * SB + b) * SC + c) * SD + d] : 0.0f);
+                            }
+                          }
+                        }
+                        for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
+                        {
+                          for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c15 = polyc_lane1 + polyc_base;
+                                const int64_t a = (c0 + c12);
+                                const int64_t b = (c1 + c6);
+                                const int64_t c = c2;
+                                const int64_t d = (c3 + c15);
+                                const int64_t e = (c4 + c10);
+                                const int64_t f = (c5 + c11);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                              }
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c15 = polyc_lane1 + polyc_base;
+                              const int64_t a = (c0 + c12);
+                              const int64_t b = (c1 + c6);
+                              const int64_t c = c2;
+                              const int64_t d = (c3 + c15);
+                              if (polyc_lane1 >= polyc_own)
+                                C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
+                        {
+                          float polyc_acc[6][8];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              {
+                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c15 = polyc_lane1;
                                 polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
@@ -298,10 +412,10 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c15 = polyc_lane1 + polyc_base;
+                                  const int64_t c15 = polyc_lane1;
                                   const int64_t a = (c0 + c12);
                                   const int64_t b = (c1 + c6);
                                   const int64_t c = c2;
@@ -317,36 +431,35 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c15 = polyc_lane1 + polyc_base;
+                                const int64_t c15 = polyc_lane1;
                                 const int64_t a = (c0 + c12);
                                 const int64_t b = (c1 + c6);
                                 const int64_t c = c2;
                                 const int64_t d = (c3 + c15);
-                                if (polyc_lane1 >= polyc_own)
-                                  C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
-                          float polyc_acc[6][16];
+                          float polyc_acc[6][8];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c15 = polyc_lane1 + polyc_base;
+                                const int64_t c15 = polyc_lane1;
                                 const int64_t a = (c0 + c12);
                                 const int64_t b = (c1 + c6);
                                 const int64_t c = c2;
                                 const int64_t d = (c3 + c15);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(((a) * SB + b) * SC + c) * SD + d] : 0.0f);
+                                polyc_acc[polyc_lane0][polyc_lane1] = C[(((a) * SB + b) * SC + c) * SD + d];
                               }
                             }
                           }
@@ -357,10 +470,10 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c15 = polyc_lane1 + polyc_base;
+                                  const int64_t c15 = polyc_lane1;
                                   const int64_t a = (c0 + c12);
                                   const int64_t b = (c1 + c6);
                                   const int64_t c = c2;
@@ -376,32 +489,153 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c15 = polyc_lane1 + polyc_base;
+                                const int64_t c15 = polyc_lane1;
                                 const int64_t a = (c0 + c12);
                                 const int64_t b = (c1 + c6);
                                 const int64_t c = c2;
                                 const int64_t d = (c3 + c15);
-                                if (polyc_lane1 >= polyc_own)
-                                  C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                       }
                       else
-                        if (polyc_count1 == 8)
+                        if (polyc_count1 > 8)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
+                              {
+                                for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1 + polyc_base;
+                                      const int64_t a = (c0 + c12);
+                                      const int64_t b = (c1 + c6);
+                                      const int64_t c = c2;
+                                      const int64_t d = (c3 + c15);
+                                      const int64_t e = (c4 + c10);
+                                      const int64_t f = (c5 + c11);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                                    }
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_lane1 + polyc_base;
+                                    const int64_t a = (c0 + c12);
+                                    const int64_t b = (c1 + c6);
+                                    const int64_t c = c2;
+                                    const int64_t d = (c3 + c15);
+                                    if (polyc_lane1 >= polyc_own)
+                                      C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_lane1 + polyc_base;
+                                    const int64_t a = (c0 + c12);
+                                    const int64_t b = (c1 + c6);
+                                    const int64_t c = c2;
+                                    const int64_t d = (c3 + c15);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(((a) * SB + b) * SC + c) * SD + d] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
+                              {
+                                for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1 + polyc_base;
+                                      const int64_t a = (c0 + c12);
+                                      const int64_t b = (c1 + c6);
+                                      const int64_t c = c2;
+                                      const int64_t d = (c3 + c15);
+                                      const int64_t e = (c4 + c10);
+                                      const int64_t f = (c5 + c11);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                                    }
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_lane1 + polyc_base;
+                                    const int64_t a = (c0 + c12);
+                                    const int64_t b = (c1 + c6);
+                                    const int64_t c = c2;
+                                    const int64_t d = (c3 + c15);
+                                    if (polyc_lane1 >= polyc_own)
+                                      C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
                         {
                           if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
                           {
-                            float polyc_acc[6][8];
+                            float polyc_acc[6][16];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
@@ -416,7 +650,7 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                   {
                                     const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c15 = polyc_lane1;
@@ -426,7 +660,7 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                                     const int64_t d = (c3 + c15);
                                     const int64_t e = (c4 + c10);
                                     const int64_t f = (c5 + c11);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * ((polyc_lane1 < polyc_count1) ? B_t2310[(((c) * SE + e) * SF + f) * SD + d] : 0.0f)));
                                   }
                                 }
                               }
@@ -435,7 +669,7 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
@@ -443,19 +677,20 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                                   const int64_t b = (c1 + c6);
                                   const int64_t c = c2;
                                   const int64_t d = (c3 + c15);
-                                  C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  if (polyc_lane1 < polyc_count1)
+                                    C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][8];
+                            float polyc_acc[6][16];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
@@ -463,7 +698,7 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                                   const int64_t b = (c1 + c6);
                                   const int64_t c = c2;
                                   const int64_t d = (c3 + c15);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = C[(((a) * SB + b) * SC + c) * SD + d];
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(((a) * SB + b) * SC + c) * SD + d] : 0.0f);
                                 }
                               }
                             }
@@ -474,7 +709,7 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                   {
                                     const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c15 = polyc_lane1;
@@ -484,7 +719,7 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                                     const int64_t d = (c3 + c15);
                                     const int64_t e = (c4 + c10);
                                     const int64_t f = (c5 + c11);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * ((polyc_lane1 < polyc_count1) ? B_t2310[(((c) * SE + e) * SF + f) * SD + d] : 0.0f)));
                                   }
                                 }
                               }
@@ -493,7 +728,7 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
@@ -501,253 +736,13 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
                                   const int64_t b = (c1 + c6);
                                   const int64_t c = c2;
                                   const int64_t d = (c3 + c15);
-                                  C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  if (polyc_lane1 < polyc_count1)
+                                    C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                         }
-                        else
-                          if (polyc_count1 > 8)
-                          {
-                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                            {
-                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                              const int64_t polyc_own = polyc_sub - polyc_base;
-                              if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1 + polyc_base;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
-                                {
-                                  for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c15 = polyc_lane1 + polyc_base;
-                                        const int64_t a = (c0 + c12);
-                                        const int64_t b = (c1 + c6);
-                                        const int64_t c = c2;
-                                        const int64_t d = (c3 + c15);
-                                        const int64_t e = (c4 + c10);
-                                        const int64_t f = (c5 + c11);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
-                                      }
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1 + polyc_base;
-                                      const int64_t a = (c0 + c12);
-                                      const int64_t b = (c1 + c6);
-                                      const int64_t c = c2;
-                                      const int64_t d = (c3 + c15);
-                                      if (polyc_lane1 >= polyc_own)
-                                        C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1 + polyc_base;
-                                      const int64_t a = (c0 + c12);
-                                      const int64_t b = (c1 + c6);
-                                      const int64_t c = c2;
-                                      const int64_t d = (c3 + c15);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(((a) * SB + b) * SC + c) * SD + d] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
-                                {
-                                  for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c15 = polyc_lane1 + polyc_base;
-                                        const int64_t a = (c0 + c12);
-                                        const int64_t b = (c1 + c6);
-                                        const int64_t c = c2;
-                                        const int64_t d = (c3 + c15);
-                                        const int64_t e = (c4 + c10);
-                                        const int64_t f = (c5 + c11);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
-                                      }
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1 + polyc_base;
-                                      const int64_t a = (c0 + c12);
-                                      const int64_t b = (c1 + c6);
-                                      const int64_t c = c2;
-                                      const int64_t d = (c3 + c15);
-                                      if (polyc_lane1 >= polyc_own)
-                                        C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
-                              {
-                                for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1;
-                                      const int64_t a = (c0 + c12);
-                                      const int64_t b = (c1 + c6);
-                                      const int64_t c = c2;
-                                      const int64_t d = (c3 + c15);
-                                      const int64_t e = (c4 + c10);
-                                      const int64_t f = (c5 + c11);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * ((polyc_lane1 < polyc_count1) ? B_t2310[(((c) * SE + e) * SF + f) * SD + d] : 0.0f)));
-                                    }
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1;
-                                    const int64_t a = (c0 + c12);
-                                    const int64_t b = (c1 + c6);
-                                    const int64_t c = c2;
-                                    const int64_t d = (c3 + c15);
-                                    if (polyc_lane1 < polyc_count1)
-                                      C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][16];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1;
-                                    const int64_t a = (c0 + c12);
-                                    const int64_t b = (c1 + c6);
-                                    const int64_t c = c2;
-                                    const int64_t d = (c3 + c15);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(((a) * SB + b) * SC + c) * SD + d] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
-                              {
-                                for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1;
-                                      const int64_t a = (c0 + c12);
-                                      const int64_t b = (c1 + c6);
-                                      const int64_t c = c2;
-                                      const int64_t d = (c3 + c15);
-                                      const int64_t e = (c4 + c10);
-                                      const int64_t f = (c5 + c11);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * ((polyc_lane1 < polyc_count1) ? B_t2310[(((c) * SE + e) * SF + f) * SD + d] : 0.0f)));
-                                    }
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1;
-                                    const int64_t a = (c0 + c12);
-                                    const int64_t b = (c1 + c6);
-                                    const int64_t c = c2;
-                                    const int64_t d = (c3 + c15);
-                                    if (polyc_lane1 < polyc_count1)
-                                      C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                    }
                   }
                 }
               }
@@ -755,6 +750,40 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
           }
         }
       }
+    }
+  }
+}
+
+#undef polyc_status
+
+int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int64_t SD, int64_t SC, const float *restrict A, const float *restrict B, float *restrict C)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(SC) * polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SD)) + (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SC) * polyc_extent(SD)) + (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SC) * polyc_extent(SD) * polyc_extent(SE) * polyc_extent(SF));
+  float *restrict B_t2310 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SC) * polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SD)));
+  if (!B_t2310)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  {
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_tensor_contraction_region0(&polyc_status, SE, SF, SD, SC, B, B_t2310);
+    }
+    else
+    {
+      polyc_tensor_contraction_region0(&polyc_status, SE, SF, SD, SC, B, B_t2310);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_tensor_contraction_region1(&polyc_status, SA, SE, SB, SF, SD, SC, A, C, B_t2310);
+    }
+    else
+    {
+      polyc_tensor_contraction_region1(&polyc_status, SA, SE, SB, SF, SD, SC, A, C, B_t2310);
     }
   }
   polyc_done:

@@ -77,11 +77,10 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_transpose(int64_t M, int64_t N, const float *restrict I, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_transpose_region0(int * polyc_status_at, int64_t M, int64_t N, const float *restrict I, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(M));
-  #pragma omp parallel for collapse(2) schedule(static) if(polyc_work >= 32768)
+  #pragma omp for collapse(2) schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 256)
   {
     for (int64_t c1 = 0; c1 < M; c1 += 256)
@@ -96,6 +95,23 @@ int polyc_transpose(int64_t M, int64_t N, const float *restrict I, float *restri
         }
       }
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_transpose(int64_t M, int64_t N, const float *restrict I, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(M));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_transpose_region0(&polyc_status, M, N, I, O);
+  }
+  else
+  {
+    polyc_transpose_region0(&polyc_status, M, N, I, O);
   }
   return polyc_status;
 }

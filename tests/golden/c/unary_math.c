@@ -86,46 +86,75 @@ float logf(float);
 #pragma omp declare simd notinbranch
 float tanhf(float);
 
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_unary_math_region0(int * polyc_status_at, int64_t M, int64_t N, const float *restrict X, float *restrict T, float *restrict E)
+{
+  #pragma omp for schedule(static) nowait
+  for (int64_t c0 = 0; c0 < M; c0 += 1)
+  {
+    #pragma omp simd
+    for (int64_t c1 = 0; c1 < N; c1 += 1)
+    {
+      {
+        const int64_t i = c0;
+        const int64_t j = c1;
+        T[(i) * N + j] = tanhf(X[(i) * N + j]);
+      }
+      {
+        const int64_t i = c0;
+        const int64_t j = c1;
+        E[(i) * N + j] = expf(X[(i) * N + j]);
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_unary_math_region1(int * polyc_status_at, int64_t M, int64_t N, const float *restrict P, float *restrict S, float *restrict L)
+{
+  #pragma omp for schedule(static) nowait
+  for (int64_t c0 = 0; c0 < M; c0 += 1)
+  {
+    #pragma omp simd
+    for (int64_t c1 = 0; c1 < N; c1 += 1)
+    {
+      {
+        const int64_t i = c0;
+        const int64_t j = c1;
+        L[(i) * N + j] = logf(P[(i) * N + j]);
+      }
+      {
+        const int64_t i = c0;
+        const int64_t j = c1;
+        S[(i) * N + j] = sqrtf(P[(i) * N + j]);
+      }
+    }
+  }
+}
+
+#undef polyc_status
+
 int polyc_unary_math(int64_t M, int64_t N, const float *restrict X, const float *restrict P, float *restrict T, float *restrict E, float *restrict S, float *restrict L)
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N));
   {
-    #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < M; c0 += 1)
+    if (polyc_work >= 32768)
     {
-      #pragma omp simd
-      for (int64_t c1 = 0; c1 < N; c1 += 1)
-      {
-        {
-          const int64_t i = c0;
-          const int64_t j = c1;
-          T[(i) * N + j] = tanhf(X[(i) * N + j]);
-        }
-        {
-          const int64_t i = c0;
-          const int64_t j = c1;
-          E[(i) * N + j] = expf(X[(i) * N + j]);
-        }
-      }
+      #pragma omp parallel
+      polyc_unary_math_region0(&polyc_status, M, N, X, T, E);
     }
-    #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
-    for (int64_t c0 = 0; c0 < M; c0 += 1)
+    else
     {
-      #pragma omp simd
-      for (int64_t c1 = 0; c1 < N; c1 += 1)
-      {
-        {
-          const int64_t i = c0;
-          const int64_t j = c1;
-          L[(i) * N + j] = logf(P[(i) * N + j]);
-        }
-        {
-          const int64_t i = c0;
-          const int64_t j = c1;
-          S[(i) * N + j] = sqrtf(P[(i) * N + j]);
-        }
-      }
+      polyc_unary_math_region0(&polyc_status, M, N, X, T, E);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_unary_math_region1(&polyc_status, M, N, P, S, L);
+    }
+    else
+    {
+      polyc_unary_math_region1(&polyc_status, M, N, P, S, L);
     }
   }
   return polyc_status;

@@ -77,11 +77,10 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 
-int polyc_where_let_reduce(int64_t N, int64_t K, const float *restrict X, const float *restrict c, float *restrict O)
+#define polyc_status (*polyc_status_at)
+static __attribute__((noinline)) void polyc_where_let_reduce_region0(int * polyc_status_at, int64_t N, int64_t K, const float *restrict X, const float *restrict c, float *restrict O)
 {
-  int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(K));
-  #pragma omp parallel for schedule(static) if(polyc_work >= 32768)
+  #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 1)
   {
     {
@@ -99,6 +98,23 @@ int polyc_where_let_reduce(int64_t N, int64_t K, const float *restrict X, const 
       }
       O[i] = polyc_acc;
     }
+  }
+}
+
+#undef polyc_status
+
+int polyc_where_let_reduce(int64_t N, int64_t K, const float *restrict X, const float *restrict c, float *restrict O)
+{
+  int polyc_status = 0;
+  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(K));
+  if (polyc_work >= 32768)
+  {
+    #pragma omp parallel
+    polyc_where_let_reduce_region0(&polyc_status, N, K, X, c, O);
+  }
+  else
+  {
+    polyc_where_let_reduce_region0(&polyc_status, N, K, X, c, O);
   }
   return polyc_status;
 }
