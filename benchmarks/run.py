@@ -101,11 +101,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--keep-blas-env", action="store_true",
                    help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE from the environment "
                         "(default: removed, so that OpenBLAS picks its kernels for this CPU)")
-    p.add_argument("--sections", default="kernels,spellings,fusion,corpus",
+    p.add_argument("--sections", default="kernels,compile,spellings,fusion,corpus",
                    help="comma-separated: kernels (polyc against numpy and torch), spellings "
                         "(equivalent spellings of one operator, against the fastest), fusion "
                         "(the default fusion against fusion='min' and 'max'), corpus (the "
-                        "same for every operator of tests/corpus.py, scaled up); default all")
+                        "same for every operator of tests/corpus.py, scaled up), compile "
+                        "(cold compile of every corpus operator); default all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     return p.parse_args(argv)
@@ -831,6 +832,58 @@ def corpus_rows(cache_dir: Path, names: list[str]) -> list[dict]:
     return rows
 
 
+# ------------------------------------------------------------------ cold compiles
+
+def launcher_seconds(cache_dir: Path) -> tuple[float, str]:
+    """Build (or find) the C launcher before anything is timed: it is built once per
+    cache directory and Python, not once per operator."""
+    from polyc.jit.launcher import launcher_module
+
+    start = time.perf_counter()
+    module = launcher_module(polyc.Options().with_(cache_dir=cache_dir))
+    return time.perf_counter() - start, module.describe()
+
+
+def compile_rows(names: list[str]) -> list[dict]:
+    """Cold compile of every corpus operator, each into a fresh cache directory: polyc's
+    stages, the C compiler, and the wall time of define() + compile()."""
+    rows = []
+    for entry in [e for e in CORPUS if not names or e.name in names]:
+        with tempfile.TemporaryDirectory(prefix="polyc-compile-") as tmp:
+            start = time.perf_counter()
+            op = polyc.define(entry.source, name=entry.def_name, cache_dir=Path(tmp))
+            frontend = time.perf_counter() - start
+            try:
+                kernel = op.compile()
+            except Exception as error:
+                print(f"  compile {entry.name}: {type(error).__name__}: {error}",
+                      file=sys.stderr)
+                continue
+            total = time.perf_counter() - start
+            stages = op.compilation().seconds
+            rows.append({"operator": entry.name, "frontend_s": frontend, "stages_s": stages,
+                         "cc_s": kernel.compile_seconds, "total_s": total,
+                         "c_lines": kernel.c_source.count("\n")})
+    return rows
+
+
+def print_compiles(rows: list[dict]) -> None:
+    print()
+    print("cold compile of every corpus operator (fresh cache directory each, C launcher "
+          "already built)")
+    cells = [[r["operator"], f"{1000 * (r['frontend_s'] + sum(r['stages_s'].values())):.0f}",
+              max(r["stages_s"], key=r["stages_s"].get), f"{1000 * r['cc_s']:.0f}",
+              str(r["c_lines"]), f"{1000 * r['total_s']:.0f}"]
+             for r in sorted(rows, key=lambda r: -r["total_s"])]
+    print(table([("operator", "<"), ("polyc ms", ">"), ("slowest stage", "<"), ("cc ms", ">"),
+                 ("C lines", ">"), ("cold total ms", ">")], cells))
+    totals = sorted(r["total_s"] for r in rows)
+    cc = sum(r["cc_s"] for r in rows) / max(sum(totals), 1e-9)
+    print(f"median {1000 * statistics.median(totals):.0f} ms, max {1000 * totals[-1]:.0f} ms, "
+          f"{sum(t > 1.0 for t in totals)} over 1 s, {len(totals)} operators; the C compiler "
+          f"is {100 * cc:.0f}% of the total")
+
+
 # ------------------------------------------------------------------ per-call overhead
 
 def overhead(cache_dir: Path) -> dict:
@@ -1018,16 +1071,19 @@ def main() -> int:
     chosen = [n.strip() for n in ARGS.kernels.split(",") if n.strip()]
     names = [n for n in names if n in BY_NAME]
     sections = {s.strip() for s in ARGS.sections.split(",") if s.strip()}
-    unknown = sorted(sections - {"kernels", "spellings", "fusion", "corpus"})
+    unknown = sorted(sections - {"kernels", "compile", "spellings", "fusion", "corpus"})
     if unknown:
         print(f"unknown section(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
     info = header()
     print_header(info)
-    rows, spellings, fusions, corpus, over = [], [], [], [], None
+    rows, spellings, fusions, corpus, compiles, over = [], [], [], [], [], None
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="polyc-bench-cache-") as tmp:
         cache_dir = Path(tmp)
+        launcher_s, launcher_text = launcher_seconds(cache_dir)
+        print(f"calls {launcher_text}; built in {1000 * launcher_s:.0f} ms (once per cache "
+              f"directory and Python)\n")
         for i, name in enumerate(names if "kernels" in sections else []):
             bench = BY_NAME[name]
             t0 = time.perf_counter()
@@ -1042,6 +1098,8 @@ def main() -> int:
                   file=sys.stderr, flush=True)
         if "kernels" in sections:
             over = overhead(cache_dir)
+        if "compile" in sections:
+            compiles = compile_rows(chosen)
         if "spellings" in sections:
             spellings = spelling_rows(cache_dir, chosen)
         if "fusion" in sections:
@@ -1051,6 +1109,8 @@ def main() -> int:
     if rows:
         print()
         print_results(rows, over)
+    if compiles:
+        print_compiles(compiles)
     if spellings:
         print_variants("spellings: one operator written several ways, and torch eager (same "
                        "run)", spellings, "÷ fastest: time / the fastest spelling of the "
@@ -1069,7 +1129,8 @@ def main() -> int:
     if ARGS.json:
         with open(ARGS.json, "w") as f:
             json.dump({"machine": info, "kernels": rows, "overhead_us": over,
-                       "spellings": spellings, "fusion": fusions, "corpus": corpus}, f,
+                       "spellings": spellings, "fusion": fusions, "corpus": corpus,
+                       "compile": compiles}, f,
                       indent=1, default=str)
     wrong = [r["kernel"] for r in rows if r.get("polyc", {}).get("check") != "ok"]
     wrong += [f"{r['kernel']} {v['label']}" for r in spellings + fusions + corpus
