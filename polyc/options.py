@@ -101,9 +101,12 @@ class Options:
     @staticmethod
     def from_environment(environ=None) -> Options:
         env = os.environ if environ is None else environ
-        options = Options()
-        if env.get("POLYC_CACHE_DIR"):
-            options = options.with_(cache_dir=Path(env["POLYC_CACHE_DIR"]).expanduser())
+        cache_dir = (Path(env["POLYC_CACHE_DIR"]).expanduser() if env.get("POLYC_CACHE_DIR")
+                     else _default_cache_dir())
+        # The host's description is remembered beside the kernels (polyc.machine.detect).
+        machine = (named_machine(env["POLYC_MACHINE"]) if env.get("POLYC_MACHINE")
+                   else host_machine(memo_dir=cache_dir / "host"))
+        options = Options(cache_dir=cache_dir, machine=machine)
         if env.get("POLYC_CC"):
             options = options.with_(cc=env["POLYC_CC"])
         if env.get("POLYC_CFLAGS"):
@@ -113,8 +116,6 @@ class Options:
             if "all" in channels:
                 channels = set(DEBUG_CHANNELS)
             options = options.with_(debug=frozenset(channels))
-        if env.get("POLYC_MACHINE"):
-            options = options.with_(machine=named_machine(env["POLYC_MACHINE"]))
         if env.get("POLYC_PLACE_THREADS", "").strip() not in ("", "0"):
             options = options.with_(place_threads=True)
         if env.get("POLYC_LAUNCHER", "").strip() == "0":

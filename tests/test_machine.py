@@ -11,6 +11,8 @@ from polyc.machine import NAMED_MACHINES, Machine, host_machine, named_machine
 from polyc.machine import detect, rules
 from polyc.options import Options
 
+from child_process import run_json
+
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
 
 
@@ -21,6 +23,50 @@ def test_the_host_is_detected_once_as_a_valid_model():
     assert host.l1 < host.l2 <= host.l3 and host.line >= 16 and host.cores >= 1
     assert "detected" in host.source
     assert Options().machine == host
+
+
+CPUINFO = ("processor\t: {core}\nvendor_id\t: AuthenticAMD\ncpu MHz\t\t: {mhz}\n"
+           "flags\t\t: fpu sse2 {flags}\n\n")
+
+
+def test_archspecs_answer_is_remembered_per_cpu(tmp_path, monkeypatch):
+    cpuinfo = tmp_path / "cpuinfo"
+    monkeypatch.setattr(detect, "_CPUINFO", cpuinfo)
+    cpuinfo.write_text(CPUINFO.format(core=0, mhz="2000.1", flags="avx2"))
+    memo = detect._memo_path(tmp_path / "host")
+    if memo is None:
+        pytest.skip("archspec's database is not a file here")
+    cpuinfo.write_text(CPUINFO.format(core=1, mhz="3499.9", flags="avx2"))  # clock, core
+    assert detect._memo_path(tmp_path / "host") == memo
+    cpuinfo.write_text(CPUINFO.format(core=0, mhz="2000.1", flags="avx2 avx512f"))
+    assert detect._memo_path(tmp_path / "host") != memo     # another CPU
+    found = ("zen3", "AuthenticAMD", frozenset({"avx2", "fma"}))
+    detect._write_memo(memo, found)
+    assert detect._read_memo(memo) == found
+    memo.chmod(0o666)                                       # others could have written it
+    assert detect._read_memo(memo) is None
+    memo.chmod(0o600)
+    memo.write_text('{"name": "zen3"')
+    assert detect._read_memo(memo) is None
+
+
+# Defines an operator with the environment's options, says whether archspec was asked.
+HOST_CHILD = """
+import json, sys
+import polyc
+polyc.define("def f(float(N) A) -> (B) { B(i) = A(i) }")
+from polyc.api import environment_options
+print(json.dumps({"archspec": "archspec.cpu" in sys.modules,
+                  "machine": environment_options().machine.key}))
+"""
+
+
+def test_a_new_process_reads_the_host_back_instead_of_asking_archspec(tmp_path):
+    first = run_json(HOST_CHILD, env={"POLYC_CACHE_DIR": str(tmp_path)})
+    second = run_json(HOST_CHILD, env={"POLYC_CACHE_DIR": str(tmp_path)})
+    assert first["archspec"] and first["machine"] == second["machine"]
+    if list((tmp_path / "host").glob("*.json")):  # where the platform has /proc/cpuinfo
+        assert not second["archspec"]
 
 
 @pytest.mark.parametrize("vendor, features, unit", [

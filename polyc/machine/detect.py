@@ -6,25 +6,43 @@ The microarchitecture, vendor and instruction-set features come from ``archspec`
 cache sizes from Linux's sysfs. Anything that cannot be read falls back to the
 x86-64 baseline's figures, and ``source`` says so. This is the only module that
 reads the system's description of its CPU.
+
+archspec's answer (microarchitecture, vendor, features) costs about 5 ms per process
+(its database, then every known target checked); given a directory, it is remembered
+there, keyed by ``/proc/cpuinfo`` (less the fields that change while the machine runs)
+and archspec's database file, so that a new process on the same CPU reads it back.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
+import json
 import os
 import platform
+import tempfile
 from pathlib import Path
 
 from polyc.machine.model import Machine, NAMED_MACHINES
 
 _SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
+_CPUINFO = Path("/proc/cpuinfo")
+# /proc/cpuinfo fields that differ between cores or change while the machine runs.
+_VOLATILE = ("cpu MHz", "bogomips", "BogoMIPS", "processor", "core id", "apicid",
+             "initial apicid", "physical id", "siblings", "cpu cores")
 _FALLBACK = NAMED_MACHINES["x86-64"]
+_detected: tuple[str, str, frozenset[str]] | None = None
+
+
+def host_machine(memo_dir: Path | None = None) -> Machine:
+    """The machine this process runs on; ``memo_dir``: where archspec's answer may be
+    remembered between processes."""
+    return _host_machine(_microarchitecture(memo_dir))
 
 
 @functools.lru_cache(maxsize=1)
-def host_machine() -> Machine:
-    """The machine this process runs on."""
-    name, vendor, features = _microarchitecture()
+def _host_machine(microarchitecture: tuple[str, str, frozenset[str]]) -> Machine:
+    name, vendor, features = microarchitecture
     isa, vector_bits, registers, fma = _vector_unit(vendor, features)
     (l1, l2, l3, line), caches_from = _caches()
     return Machine(name=name, vendor=vendor, isa=isa, vector_bits=vector_bits,
@@ -54,8 +72,23 @@ def host_brand() -> str:
         return platform.processor() or platform.machine()
 
 
-@functools.lru_cache(maxsize=1)
-def _microarchitecture() -> tuple[str, str, frozenset[str]]:
+def _microarchitecture(memo_dir: Path | None = None) -> tuple[str, str, frozenset[str]]:
+    """archspec's ``(name, vendor, features)`` of this CPU, detected once per process:
+    read back from ``memo_dir`` where an earlier process left it, else asked of archspec
+    (and left there)."""
+    global _detected
+    if _detected is None:
+        memo = _memo_path(memo_dir) if memo_dir is not None else None
+        found = _read_memo(memo) if memo is not None else None
+        if found is None:
+            found = _ask_archspec()
+            if memo is not None:
+                _write_memo(memo, found)
+        _detected = found
+    return _detected
+
+
+def _ask_archspec() -> tuple[str, str, frozenset[str]]:
     try:
         import archspec.cpu
 
@@ -63,6 +96,52 @@ def _microarchitecture() -> tuple[str, str, frozenset[str]]:
         return host.name, host.vendor, frozenset(host.features)
     except Exception:  # an unknown platform: archspec's own parsing failed
         return platform.machine() or "unknown", "generic", frozenset()
+
+
+def _memo_path(memo_dir: Path) -> Path | None:
+    """Where archspec's answer for this CPU and this archspec is remembered; ``None``
+    without ``/proc/cpuinfo`` or archspec."""
+    try:
+        lines = _CPUINFO.read_text(errors="replace").splitlines()
+        spec = importlib.util.find_spec("archspec")
+        database = Path(spec.origin).parent / "json" / "cpu" / "microarchitectures.json"
+        info = database.stat()
+    except (OSError, AttributeError, TypeError, ValueError, ImportError):
+        return None
+    stable = sorted({line for line in lines
+                     if line.strip() and line.split(":")[0].strip() not in _VOLATILE})
+    text = "\n".join([platform.machine(), str(database), str(info.st_size),
+                      str(info.st_mtime_ns), *stable])
+    return memo_dir / f"{hashlib.sha256(text.encode()).hexdigest()}.json"
+
+
+def _read_memo(path: Path) -> tuple[str, str, frozenset[str]] | None:
+    """The remembered answer, if the file is ours alone (it decides the instructions
+    kernels may use) and well-formed."""
+    try:
+        info = path.stat()
+        if info.st_uid != os.getuid() or info.st_mode & 0o022:
+            return None
+        fields = json.loads(path.read_text(encoding="utf-8"))
+        name, vendor, features = fields["name"], fields["vendor"], fields["features"]
+        if not (isinstance(name, str) and isinstance(vendor, str)
+                and all(isinstance(f, str) for f in features)):
+            return None
+        return name, vendor, frozenset(features)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_memo(path: Path, found: tuple[str, str, frozenset[str]]) -> None:
+    name, vendor, features = found
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".host-", dir=path.parent)
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            json.dump({"name": name, "vendor": vendor, "features": sorted(features)}, file)
+        os.replace(temporary, path)
+    except OSError:
+        pass  # detected again by the next process
 
 
 def _vector_unit(vendor: str, features: frozenset[str]) -> tuple[str, int, int, int]:
