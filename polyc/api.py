@@ -53,6 +53,11 @@ class Operator:
     def name(self) -> str:
         return self.ir.name
 
+    @property
+    def binder(self) -> ArgumentBinder:
+        """How this operator's calls are checked and bound (:mod:`polyc.jit.arguments`)."""
+        return self._binder
+
     def __repr__(self) -> str:
         return f"<polyc.Operator {self.name}>"
 

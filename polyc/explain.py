@@ -315,45 +315,28 @@ def _bytes(count: int) -> str:
 # ----------------------------------------------------------------- arguments
 
 
-def bind_sizes(op: ir.Op, args: tuple) -> tuple[dict[str, int], dict[str, str], bool]:
-    """Sizes from arrays or shape tuples: ``(sizes, where each came from, all arrays?)``."""
-    if len(args) != len(op.inputs):
-        names = ", ".join(t.name for t in op.inputs)
-        raise ArgumentError(f"{op.name} takes {len(op.inputs)} inputs ({names}) but "
-                            f"{len(args)} were given")
-    sizes: dict[str, int] = {}
-    origins: dict[str, str] = {}
-    arrays = True
-    for tensor, arg in zip(op.inputs, args):
+def bind_sizes(operator, args: tuple) -> tuple[dict[str, int], dict[str, str], bool]:
+    """Sizes from arrays or shape tuples, bound as a call binds them
+    (:meth:`~polyc.jit.arguments.ArgumentBinder.sizes_of`): ``(sizes, where each came
+    from, all arrays?)``."""
+    operator.binder.check_count(len(args))
+    shapes, arrays = [], True
+    for tensor, arg in zip(operator.ir.inputs, args):
         if tensor.rank == 0:
-            continue
-        if isinstance(arg, (tuple, list)):
+            shapes.append(None)
+        elif isinstance(arg, (tuple, list)):
             if not all(isinstance(n, numbers.Integral) and n >= 0 for n in arg):
                 raise ArgumentError(f"{tensor.name}: a shape must be a tuple of non-negative "
                                     f"integers, not {arg!r}")
-            shape, arrays = tuple(int(n) for n in arg), False
+            shapes.append(tuple(int(n) for n in arg))
+            arrays = False
         elif hasattr(arg, "shape"):
-            shape = tuple(int(n) for n in arg.shape)
+            shapes.append(tuple(int(n) for n in arg.shape))
         else:
             raise ArgumentError(f"{tensor.name}: expected an array or a shape tuple, not "
                                 f"{type(arg).__name__}")
-        if len(shape) != tensor.rank:
-            raise ArgumentError(f"{tensor.name}: expected {tensor.rank} dimensions but the "
-                                f"shape {shape} has {len(shape)}")
-        for position, (extent, value) in enumerate(zip(tensor.shape, shape)):
-            where = f"{tensor.name}.shape[{position}]"
-            if isinstance(extent, sz.Affine) and extent.is_constant:
-                if value != extent.const:
-                    raise ArgumentError(f"{where} must be {extent.const}, not {value}")
-                continue
-            name = sz.to_tc(extent)
-            if name in sizes and sizes[name] != value:
-                raise ArgumentError(f"size {name} is {sizes[name]} from {origins[name]} but "
-                                    f"{value} from {where}")
-            sizes.setdefault(name, value)
-            origins.setdefault(name, where)
-    ordered = {name: sizes[name] for name in op.sizes if name in sizes}
-    return ordered, origins, arrays
+    sizes, origins = operator.binder.sizes_of(tuple(shapes))
+    return sizes, origins, arrays
 
 
 # ----------------------------------------------------------------- explain
@@ -365,7 +348,7 @@ def explain(operator, args=()) -> Explanation:
     from polyc.explore.schedule_view import summarize_schedule
 
     op = operator.ir
-    sizes, origins, arrays = bind_sizes(op, tuple(args)) if args else (None, None, False)
+    sizes, origins, arrays = bind_sizes(operator, tuple(args)) if args else (None, None, False)
     compilation = operator.compilation()
     kernel = operator.compile(*args) if args and arrays else None
     texts = stage_texts(compilation, sizes)

@@ -120,35 +120,16 @@ class ArgumentBinder:
     def bind(self, args: tuple, out=None) -> BoundCall:
         """Check ``args`` and ``out`` against the operator; raise ArgumentError if they do
         not fit."""
-        if len(args) != len(self._inputs):
-            given = len(args)
-            raise ArgumentError(f"{self._signature} but {given} "
-                                f"{'was' if given == 1 else 'were'} given")
+        self.check_count(len(args))
         sizes: dict[str, int] = {}
-        origins: dict[str, tuple[str, int]] = {}
+        origins: dict[str, str] = {}
         inputs = []
         for spec, value in zip(self._inputs, args):
             if not spec.dims:
                 inputs.append(_scalar(spec, value))
                 continue
             array = _tensor(spec, value)
-            shape = array.shape
-            for d, (name, constant) in enumerate(spec.dims):
-                extent = shape[d]
-                if name is None:
-                    if extent != constant:
-                        raise ArgumentError(f"{spec.name}: expected shape {spec.dims_text} but "
-                                            f"got {shape}: {spec.name}.shape[{d}] must be "
-                                            f"{constant}")
-                    continue
-                known = sizes.get(name)
-                if known is None:
-                    sizes[name] = extent
-                    origins[name] = (spec.name, d)
-                elif known != extent:
-                    first, first_d = origins[name]
-                    raise ArgumentError(f"size {name} is {known} from {first}.shape[{first_d}] "
-                                        f"but {extent} from {spec.name}.shape[{d}]")
+            _bind_dims(spec, array.shape, sizes, origins)
             if not (array.flags.c_contiguous and array.flags.aligned):
                 array = np.array(array, order="C")  # a copy, aligned too
             inputs.append(array)
@@ -164,6 +145,24 @@ class ArgumentBinder:
         if out is not None:
             _unshare_inputs(inputs, outputs)
         return BoundCall(sizes, tuple(inputs), outputs, results, copy_back, zeroed)
+
+    def check_count(self, given: int) -> None:
+        """Raise the ArgumentError of a call with ``given`` inputs, unless that is right."""
+        if given != len(self._inputs):
+            raise ArgumentError(f"{self._signature} but {given} "
+                                f"{'was' if given == 1 else 'were'} given")
+
+    def sizes_of(self, shapes: tuple) -> tuple[dict[str, int], dict[str, str]]:
+        """The sizes that the inputs' ``shapes`` bind (``None`` for 0-rank inputs), in
+        declaration order, and where each came from (``"A.shape[1]"``): :meth:`bind`'s
+        rules and errors without the arrays (``explain()`` given shapes)."""
+        self.check_count(len(shapes))
+        sizes: dict[str, int] = {}
+        origins: dict[str, str] = {}
+        for spec, shape in zip(self._inputs, shapes):
+            if spec.dims:
+                _bind_dims(spec, tuple(shape), sizes, origins)
+        return {name: sizes[name] for name in self._size_names if name in sizes}, origins
 
     # ------------------------------------------------------------- the C launcher
 
@@ -328,8 +327,32 @@ def _input_spec(tensor: ir.Tensor) -> _Input:
     return _Input(tensor.name, dtype, tensor.type.kind, tuple(dims), text, float_max)
 
 
-def _tensor(spec: _Input, value) -> np.ndarray:
+def _bind_dims(spec: _Input, shape: tuple[int, ...], sizes: dict[str, int],
+               origins: dict[str, str]) -> None:
+    """Check ``shape`` against the input's declared dimensions and bind the sizes it
+    names first (``sizes`` and ``origins`` grow)."""
     rank = len(spec.dims)
+    if len(shape) != rank:
+        raise ArgumentError(f"{spec.name}: expected {rank} dimension{'s' if rank != 1 else ''} "
+                            f"{spec.dims_text} but got shape {shape}")
+    for d, ((name, constant), extent) in enumerate(zip(spec.dims, shape)):
+        where = f"{spec.name}.shape[{d}]"
+        if name is None:
+            if extent != constant:
+                raise ArgumentError(f"{spec.name}: expected shape {spec.dims_text} but got "
+                                    f"{shape}: {where} must be {constant}")
+            continue
+        known = sizes.get(name)
+        if known is None:
+            sizes[name] = extent
+            origins[name] = where
+        elif known != extent:
+            raise ArgumentError(f"size {name} is {known} from {origins[name]} but {extent} "
+                                f"from {where}")
+
+
+def _tensor(spec: _Input, value) -> np.ndarray:
+    """``value`` if it is a numpy array of exactly the declared dtype."""
     if not isinstance(value, np.ndarray):
         raise ArgumentError(f"{spec.name}: expected a numpy array of {spec.dtype} with shape "
                             f"{spec.dims_text} but got {type(value).__name__} (convert with "
@@ -337,9 +360,6 @@ def _tensor(spec: _Input, value) -> np.ndarray:
     if value.dtype != spec.dtype:
         raise ArgumentError(f"{spec.name}: expected {spec.dtype} but got {value.dtype} "
                             f"(convert with {spec.name}.astype(np.{spec.dtype.name}))")
-    if value.ndim != rank:
-        raise ArgumentError(f"{spec.name}: expected {rank} dimension{'s' if rank != 1 else ''} "
-                            f"{spec.dims_text} but got shape {value.shape}")
     return value
 
 
