@@ -42,6 +42,7 @@ _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
 _ITERATOR = re.compile(r"\bc\d+\b")  # isl's loop iterators (user names never look so)
 _DECLARED_ITERATOR = re.compile(r"\bint64_t\s+(c\d+)\b")
 STATUS_POINTER = "polyc_status_at"
+REGION_QUALIFIERS = "static __attribute__((noinline)) void"
 # Around the outlined functions: their code sets the kernel's status through the pointer.
 STATUS_BEFORE = f"#define polyc_status (*{STATUS_POINTER})"
 STATUS_AFTER = "#undef polyc_status"
@@ -87,7 +88,7 @@ class Outliner:
         parameters = self._parameters(text)
         name = f"{self.entry}_region{len(self.functions)}"
         declaration = cgen.FunctionDeclaration(
-            cgen.Value("static __attribute__((noinline)) void", name),
+            cgen.Value(REGION_QUALIFIERS, name),
             [cgen.Value("int *", STATUS_POINTER)]
             + [cgen.Value(ctype, variable) for variable, ctype in parameters])
         # In a block of its own: what the region declares may reuse a parameter's name.

@@ -5,6 +5,9 @@ directory next to ``out_path``::
 
     cc -O3 -march=native -fopenmp -fPIC -shared ... -o polyc_<hash>.so polyc_<hash>.c -lm
 
+or, for a kernel whose large parallel regions are worth compiling side by side
+(:mod:`polyc.jit.units`), one ``cc ... -c`` per unit at once, then one link.
+
 and moves the result to ``out_path`` with ``os.replace``, so ``out_path`` is
 either absent or a complete shared object, never a half-written one. The
 compiler runs in that directory on relative file names, which keeps its
@@ -22,10 +25,12 @@ import shutil
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from polyc.errors import CompileError
 from polyc.jit.toolchain import compiler_command, run_compiler
+from polyc.jit.units import compile_units
 
 MAX_OUTPUT_LINES = 60
 MAX_OUTPUT_CHARS = 8000
@@ -42,30 +47,54 @@ def build_shared_object(c_source: str, out_path: Path, options,
     command = compiler_command(options)
     stem = source_stem(c_source)
     work_dir = Path(tempfile.mkdtemp(prefix=".build-", dir=out_path.parent))
+    libraries = [*linked_libraries(c_source), "-lm"]
+    units = compile_units(c_source)
     try:
-        c_file = work_dir / f"{stem}.c"
-        c_file.write_text(c_source, encoding="utf-8")
-        argv = [*command, *options.cflags, "-o", f"{stem}.so", c_file.name,
-                *linked_libraries(c_source), "-lm"]
         start = time.perf_counter()
-        try:
-            result = run_compiler(argv, options.cc_timeout, cwd=work_dir)
-        except CompileError as error:
-            kept = keep_failed_source(c_source, stem, failed_dir)
-            raise CompileError(f"{error.message}\nC source: {kept}") from None
+        if len(units) == 1:
+            (work_dir / f"{stem}.c").write_text(c_source, encoding="utf-8")
+            _run(c_source, stem, failed_dir, options, work_dir,
+                 [*command, *options.cflags, "-o", f"{stem}.so", f"{stem}.c", *libraries])
+        else:
+            commands = []
+            for k, unit in enumerate(units):
+                (work_dir / f"{stem}_{k}.c").write_text(unit.text, encoding="utf-8")
+                commands.append([*command, *options.cflags, "-c", "-o", f"{stem}_{k}.o",
+                                 f"{stem}_{k}.c"])
+            with ThreadPoolExecutor(max_workers=len(commands)) as pool:
+                list(pool.map(lambda argv: _run(c_source, stem, failed_dir, options,
+                                                work_dir, argv), commands))
+            _run(c_source, stem, failed_dir, options, work_dir,
+                 [*command, *options.cflags, "-o", f"{stem}.so",
+                  *(f"{stem}_{k}.o" for k in range(len(units))), *libraries])
         seconds = time.perf_counter() - start
-        if "cc" in options.debug:
-            print(f"polyc[cc]: {shlex.join(argv)}  ({seconds:.3f} s)", file=sys.stderr)
-        if result.returncode != 0 or not (work_dir / f"{stem}.so").is_file():
+        if not (work_dir / f"{stem}.so").is_file():
             kept = keep_failed_source(c_source, stem, failed_dir)
-            raise CompileError(
-                f"C compiler failed (exit status {result.returncode}) on {kept}\n"
-                f"command: {shlex.join(argv)}\n"
-                f"{_truncate(result.stderr + result.stdout)}")
+            raise CompileError(f"C compiler made no shared object from {kept}")
         os.replace(work_dir / f"{stem}.so", out_path)
         return seconds
     finally:
         shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def _run(c_source: str, stem: str, failed_dir: Path | None, options, work_dir: Path,
+         argv: list[str]) -> None:
+    """One compiler run in ``work_dir``; a failure keeps the whole C source and names it."""
+    start = time.perf_counter()
+    try:
+        result = run_compiler(argv, options.cc_timeout, cwd=work_dir)
+    except CompileError as error:
+        kept = keep_failed_source(c_source, stem, failed_dir)
+        raise CompileError(f"{error.message}\nC source: {kept}") from None
+    if "cc" in options.debug:
+        print(f"polyc[cc]: {shlex.join(argv)}  ({time.perf_counter() - start:.3f} s)",
+              file=sys.stderr)
+    if result.returncode != 0:
+        kept = keep_failed_source(c_source, stem, failed_dir)
+        raise CompileError(
+            f"C compiler failed (exit status {result.returncode}) on {kept}\n"
+            f"command: {shlex.join(argv)}\n"
+            f"{_truncate(result.stderr + result.stdout)}")
 
 
 LINK_DIRECTIVE = "// polyc-link: "
