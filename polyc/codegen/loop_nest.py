@@ -39,11 +39,10 @@ from polyc.lang import types as ty
 from polyc.lang.ir import is_pure_reduction
 from polyc.machine import Machine
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
-from polyc.rewrite.layout import write_once_outputs
 from polyc.scheduling.folding import FoldedInit
 from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
-                                    PrivateAccumulators, is_register_block, mark_name,
-                                    node_mark)
+                                    PrivateAccumulators, StreamedStores, decision_of,
+                                    is_register_block, mark_name, node_mark)
 from polyc.scheduling.packing import Panel
 
 
@@ -81,8 +80,6 @@ class LoopNestEmitter:
         self.names = {isl_name(s): c_name(s) for s in program.op.sizes}
         self.loops_around_marks = loops_around_marks or {}
         self.stream_threshold = stream_threshold
-        self.streamable = (write_once_outputs(program.op)
-                           if stream_threshold is not None else frozenset())
         self.streamed: set[str] = set()  # the outputs some loop streams
         # Folded initialisations: reduction -> C condition of a block visit that starts
         # from the identity; initialisation -> C condition under which its nest is skipped.
@@ -286,7 +283,9 @@ class LoopNestEmitter:
             if prefetch is not None and upper is not None:
                 loop = chunked_loop(prefetch, iterator, self.expr(node.for_get_init()),
                                     self.expr(upper), body)
-            return streamed_loop(self, node, iterator, loop, prefetch) or loop
+            streamed = decision_of(marks, StreamedStores)
+            return (streamed_loop(self, node, iterator, loop, streamed, prefetch)
+                    if streamed is not None else None) or loop
         body = self.row_body(node.for_get_body(), row_prefetch(self, node, iterator),
                               scope)
         return self.loop(node, body, iterator)

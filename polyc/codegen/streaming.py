@@ -9,12 +9,11 @@ into a small aligned buffer, and :func:`polyc_stream` copies it out with
 streaming stores, whole 64-byte lines only (a line written both ways would be
 read first after all). Chunks after the first start on a line boundary.
 
-Which stores qualify (:func:`polyc.rewrite.layout.write_once_outputs`, and the
-unit-stride check of :func:`streamed_loop`): an output written by one ``=``
-statement and read by none, in a SIMD loop that walks its last (contiguous)
-dimension with step 1. Whether to stream
-is decided per call: only when the output is at least
-:func:`threshold_bytes`, a quarter of the last-level cache, since a smaller
+Which loops stream is a scheduling decision (:mod:`polyc.scheduling.stream_stores`,
+a ``stream <tensor>`` mark): an output written by one ``=`` statement and read by
+none, in a SIMD loop that walks its last (contiguous) dimension with step 1.
+Whether to stream is decided per call: only when the output is at least the
+machine's streaming threshold (a quarter of the last-level cache), since a smaller
 one may still be in cache when its consumer reads it.
 
 Streaming pays for the operators that write a large output once (elementwise,
@@ -34,6 +33,7 @@ from polyc.codegen.isl_ast import coefficient, exclusive_upper_bound, mentions, 
 from polyc.codegen.prefetch import RowPrefetch
 from polyc.lang import ir
 from polyc.lang import types as ty
+from polyc.scheduling.marks import StreamedStores
 
 if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter
@@ -135,17 +135,17 @@ def staged_loop(iterator: str, lo: str, hi: str, element: ty.ScalarType, binding
 
 
 def streamed_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str, plain,
-              prefetch: RowPrefetch | None = None):
-    """The SIMD loop ``node`` (C: ``plain``) with streaming stores for large outputs,
-    if its body is one statement writing, along ``iterator`` with step 1, an output
-    written once (:mod:`polyc.codegen.streaming`), each chunk after the prefetches of
-    ``prefetch``; else ``None``."""
+                  decision: StreamedStores, prefetch: RowPrefetch | None = None):
+    """The SIMD loop ``node`` (C: ``plain``) with streaming stores for large outputs, as
+    ``decision`` says, each chunk after the prefetches of ``prefetch``; ``None`` where
+    the AST does not have the shape the decision saw (a body of one statement writing
+    along ``iterator`` with step 1) or nothing streams (``stream_threshold``)."""
     body = single(node.for_get_body())
-    if not emitter.streamable or body.get_type() != isl.ast_node_type.user:
+    if emitter.stream_threshold is None or body.get_type() != isl.ast_node_type.user:
         return None
     stmt, bound = emitter.called(body.user_get_expr())
     statement = stmt.statement
-    if stmt.is_init or statement.tensor not in emitter.streamable or not statement.indices:
+    if stmt.is_init or statement.tensor != decision.tensor:
         return None
     *outer, last = statement.indices
     upper = exclusive_upper_bound(node, iterator)

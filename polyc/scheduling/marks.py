@@ -7,7 +7,8 @@ proofs, code generation) import the vocabulary from here, not from one another.
 A mark is a flag or a decision. A flag mark is a name (``parallel``, ``simd``,
 ``jam``). A decision mark carries the frozen object the pass decided (a register
 block's shape, how many loops a parallel loop collapses, which tensors it
-privatises, a packed panel, a thread partition) in its isl identifier's user field;
+privatises, a packed panel, a thread partition, streamed stores) in its isl
+identifier's user field;
 its name is only the decision's text for people reading the schedule tree. Readers
 take the object (:func:`mark_value`), never parse the name.
 """
@@ -65,6 +66,18 @@ class PrivateAccumulators:
 
     def mark_name(self) -> str:
         return "parallel private: " + ", ".join(self.tensors)
+
+
+@dataclass(frozen=True)
+class StreamedStores:
+    """The SIMD loop below stores ``tensor``, an output written once, along its last
+    dimension with step 1: past the cache when it is large
+    (:mod:`polyc.scheduling.stream_stores`)."""
+
+    tensor: str
+
+    def mark_name(self) -> str:
+        return f"stream {self.tensor}"
 
 
 def decision_mark(decision) -> isl.Id:

@@ -42,6 +42,7 @@ from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MAR
 from polyc.scheduling.privatize import privatization
 from polyc.scheduling.schedule_tree import isl_schedule, scheduling_constraints
 from polyc.scheduling.straighten import straighten_bands
+from polyc.scheduling.stream_stores import mark_streamed_stores
 from polyc.scheduling.tiling import has_inner_band, optimize_bands
 from polyc.scheduling.vector_passes import VectorPasses, fuse_vector_passes
 
@@ -135,6 +136,7 @@ def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, paralle
             SIMD_MARK, SIMD_REDUCTION_MARK,
             keep_apart=lambda statements: writes_once(statements, program),
             calls_out=lambda statements: calls_library(statements, program)))
+        tree = mark_streamed_stores(tree, program, machine)
     if parallel:
         tree = _mark_outer_parallel(tree.get_root(), deps, program).get_schedule()
     return tree

@@ -1,0 +1,52 @@
+"""Which SIMD loops stream their stores is decided in the schedule tree
+(polyc/scheduling/stream_stores.py); code generation stages exactly those stores."""
+import dataclasses
+
+import pytest
+
+from polyc.compiler import frontend, generate
+from polyc.options import Options
+from polyc.scheduling.marks import StreamedStores, marks_by_statement
+
+ADD = "def add(float(M, N) A, float(M, N) B) -> (C) { C(m, n) = A(m, n) + B(m, n) }"
+SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
+  mx(n) max=! X(n, d)
+  e(n, d) = exp(X(n, d) - mx(n))
+  s(n) +=! e(n, d)
+  Y(n, d) = e(n, d) / s(n)
+}"""
+# B is read again; C shares its SIMD loop with B's statement (its stores are not alone).
+READ_AGAIN = """def twice(float(M, N) A) -> (B, C) {
+  B(m, n) = A(m, n) * 2
+  C(m, n) = B(m, n) + 1
+}"""
+ACCUMULATED = "def rows(float(M, N) A) -> (S) { S(m) +=! A(m, n) }"
+
+
+def streamed(source: str, **options) -> tuple[set[str], str]:
+    compilation = generate(frontend(source), Options().with_(**options))
+    marks = marks_by_statement(compilation.schedule.tree)
+    decided = {mark.tensor for values in marks.values() for mark in values
+               if isinstance(mark, StreamedStores)}
+    return decided, compilation.c_source.text
+
+
+@pytest.mark.parametrize("source, tensors", [(ADD, {"C"}), (SOFTMAX, {"Y"}),
+                                             (READ_AGAIN, set()), (ACCUMULATED, set())])
+def test_outputs_written_once_along_their_rows_stream(source, tensors, machine):
+    decided, c = streamed(source, machine=machine)
+    assert decided == tensors
+    assert ("polyc_stream(" in c) == bool(tensors)     # codegen stages exactly those
+    for tensor in tensors:
+        assert f"polyc_stream(polyc_to" in c and f"polyc_to = &{tensor}[" in c
+
+
+def test_no_decision_where_the_machine_has_no_streaming_stores(machine):
+    generic = dataclasses.replace(machine, isa="generic", name="generic")
+    decided, c = streamed(ADD, machine=generic)
+    assert decided == set() and "polyc_stream(" not in c
+
+
+def test_nothing_streams_without_optimisation():
+    decided, c = streamed(ADD, optimize=False)
+    assert decided == set() and "polyc_stream(" not in c
