@@ -286,7 +286,7 @@ class LoopNestEmitter:
             streamed = decision_of(marks, StreamedStores)
             return (streamed_loop(self, node, iterator, loop, streamed, prefetch)
                     if streamed is not None else None) or loop
-        body = self.row_body(node.for_get_body(), row_prefetch(self, node, iterator),
+        body = self.row_body(node.for_get_body(), row_prefetch(self, node, iterator, marks),
                               scope)
         return self.loop(node, body, iterator)
 

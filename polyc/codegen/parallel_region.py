@@ -40,7 +40,7 @@ def parallel_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
         loop = emitter.loop(node, emitter.node(node.for_get_body(), scope), iterator)
         return parallel_region(emitter, cgen.Block(box + [loop]))
     nest = collapsible(emitter, node, marks)
-    prefetch = row_prefetch(emitter, node, iterator) if len(nest) == 1 else None
+    prefetch = row_prefetch(emitter, node, iterator, marks) if len(nest) == 1 else None
     loop = emitter.loops(nest, emitter.row_body(nest[-1].for_get_body(), prefetch, scope))
     return parallel_region(emitter, loop, f"{_simd(marks)}{_collapse(nest)} schedule(static)")
 
@@ -149,7 +149,7 @@ def parallel_with_private_temporaries(emitter: LoopNestEmitter, node: isl.AstNod
     body_node = nest[-1].for_get_body()
     decls, allocated = _private_temporaries(emitter, body_node)
     fixed = [d for d, c_var in decls if c_var not in allocated]
-    prefetch = (row_prefetch(emitter, node, emitter.expr(node.for_get_iterator()))
+    prefetch = (row_prefetch(emitter, node, emitter.expr(node.for_get_iterator()), marks)
                 if box is None and len(nest) == 1 else None)
     body = emitter.row_body(body_node, prefetch, scope)
     if fixed:

@@ -17,9 +17,11 @@ next row's reads of the first pass, spread over the chunks of the last pass::
 The last pass's values map one to one onto the first pass's, from their first
 values on (the passes of a fused row walk the same range); past the end of the
 first pass's range nothing is fetched, and on the last row of the loop nothing
-at all. Only inputs read at unit stride along the first pass's loop, with
-indices that read no tensor (a prefetch computes its address and never reads
-memory), and that vary with the row are fetched.
+at all. Which row loops prefetch, and which tensors, is decided by
+:mod:`polyc.scheduling.row_prefetch` (a ``prefetch next row`` mark): inputs read at
+unit stride along the first pass's loop, with indices that read no tensor (a
+prefetch computes its address and never reads memory), and that vary with the
+row. This module writes the addresses.
 
 Spread over the last pass, the prefetches did better than issuing the whole row
 before the last pass or fetching two rows ahead (measurements:
@@ -39,7 +41,7 @@ from polyc.codegen.isl_ast import (coefficient, exclusive_upper_bound, identifie
                                    innermost_loops, mentions, single)
 from polyc.lang import ir
 from polyc.machine.rules import PREFETCH_CHUNK_LINES, line_elements
-from polyc.scheduling.marks import SIMD_MARK, node_mark
+from polyc.scheduling.marks import SIMD_MARK, PrefetchNextRow, decision_of, node_mark
 
 if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter
@@ -107,11 +109,15 @@ def chunked_loop(plan: RowPrefetch, iterator: str, start: str, end: str,
                      f"{iterator} += 1", body)]))
 
 
-def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode,
-                 iterator: str) -> RowPrefetch | None:
-    """What the last pass of a row loop (``row``, a loop around a sequence of passes
-    ending in a SIMD loop) fetches of the next row (:mod:`polyc.codegen.prefetch`);
-    ``None`` when there is nothing to fetch."""
+def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode, iterator: str,
+                 marks: frozenset) -> RowPrefetch | None:
+    """How the last pass of a row loop (``row``, a loop around a sequence of passes
+    ending in a SIMD loop) fetches what its ``marks``' decision names
+    (:class:`~polyc.scheduling.marks.PrefetchNextRow`, :mod:`polyc.scheduling.row_prefetch`);
+    ``None`` without one, or where the AST does not have the decision's shape."""
+    decision = decision_of(marks, PrefetchNextRow)
+    if decision is None:
+        return None
     body, row_end = row.for_get_body(), exclusive_upper_bound(row, iterator)
     if body.get_type() != isl.ast_node_type.block or row_end is None:
         return None
@@ -140,7 +146,7 @@ def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode,
             continue
         tensor = emitter.program.op.tensor(read.tensor)
         *outer, inner = read.indices
-        if (tensor.role != ir.INPUT or not isinstance(inner, ir.Index)
+        if (read.tensor not in decision.tensors or not isinstance(inner, ir.Index)
                 or not index_names(read.indices) <= bound.keys()
                 or any(isinstance(e, ir.Read) for i in outer for e in ir.walk(i))
                 or coefficient(bound[inner.name], first_iterator) != 1

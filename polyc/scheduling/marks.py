@@ -7,7 +7,8 @@ proofs, code generation) import the vocabulary from here, not from one another.
 A mark is a flag or a decision. A flag mark is a name (``parallel``, ``simd``,
 ``jam``). A decision mark carries the frozen object the pass decided (a register
 block's shape, how many loops a parallel loop collapses, which tensors it
-privatises, a packed panel, a thread partition, streamed stores) in its isl
+privatises, a packed panel, a thread partition, streamed stores, row prefetches) in
+its isl
 identifier's user field;
 its name is only the decision's text for people reading the schedule tree. Readers
 take the object (:func:`mark_value`), never parse the name.
@@ -78,6 +79,17 @@ class StreamedStores:
 
     def mark_name(self) -> str:
         return f"stream {self.tensor}"
+
+
+@dataclass(frozen=True)
+class PrefetchNextRow:
+    """The row loop below prefetches, during its last pass, what its first pass reads of
+    ``tensors`` in the next row (:mod:`polyc.scheduling.row_prefetch`)."""
+
+    tensors: tuple[str, ...]
+
+    def mark_name(self) -> str:
+        return "prefetch next row: " + ", ".join(self.tensors)
 
 
 def decision_mark(decision) -> isl.Id:

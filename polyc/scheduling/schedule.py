@@ -41,6 +41,7 @@ from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MAR
                                     PrivateAccumulators, decision_mark, mark_name, node_mark)
 from polyc.scheduling.privatize import privatization
 from polyc.scheduling.schedule_tree import isl_schedule, scheduling_constraints
+from polyc.scheduling.row_prefetch import mark_row_prefetches
 from polyc.scheduling.straighten import straighten_bands
 from polyc.scheduling.stream_stores import mark_streamed_stores
 from polyc.scheduling.tiling import has_inner_band, optimize_bands
@@ -137,6 +138,7 @@ def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, paralle
             keep_apart=lambda statements: writes_once(statements, program),
             calls_out=lambda statements: calls_library(statements, program)))
         tree = mark_streamed_stores(tree, program, machine)
+        tree = mark_row_prefetches(tree, program)
     if parallel:
         tree = _mark_outer_parallel(tree.get_root(), deps, program).get_schedule()
     return tree

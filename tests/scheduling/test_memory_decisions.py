@@ -1,12 +1,15 @@
-"""Which SIMD loops stream their stores is decided in the schedule tree
-(polyc/scheduling/stream_stores.py); code generation stages exactly those stores."""
+"""What the last pass of a loop nest does for memory is decided in the schedule tree:
+which SIMD loops stream their stores (polyc/scheduling/stream_stores.py) and which row
+loops prefetch the next row (polyc/scheduling/row_prefetch.py); code generation carries
+out exactly those decisions."""
 import dataclasses
+import re
 
 import pytest
 
 from polyc.compiler import frontend, generate
 from polyc.options import Options
-from polyc.scheduling.marks import StreamedStores, marks_by_statement
+from polyc.scheduling.marks import PrefetchNextRow, StreamedStores, marks_by_statement
 
 ADD = "def add(float(M, N) A, float(M, N) B) -> (C) { C(m, n) = A(m, n) + B(m, n) }"
 SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
@@ -50,3 +53,31 @@ def test_no_decision_where_the_machine_has_no_streaming_stores(machine):
 def test_nothing_streams_without_optimisation():
     decided, c = streamed(ADD, optimize=False)
     assert decided == set() and "polyc_stream(" not in c
+
+
+# ----------------------------------------------------------------- row prefetches
+
+LAYERNORM = """def layernorm(float(N, D) X) -> (Y) {
+  mean(n) +=! X(n, d)
+  mean(n) = mean(n) / D
+  var(n) +=! (X(n, d) - mean(n)) * (X(n, d) - mean(n))
+  var(n) = var(n) / D
+  Y(n, d) = (X(n, d) - mean(n)) / sqrt(var(n) + 1e-5)
+}"""
+
+
+def prefetched(source: str, **options) -> tuple[set[str], str]:
+    compilation = generate(frontend(source), Options().with_(**options))
+    marks = marks_by_statement(compilation.schedule.tree)
+    decided = {tensor for values in marks.values() for mark in values
+               if isinstance(mark, PrefetchNextRow) for tensor in mark.tensors}
+    return decided, compilation.c_source.text
+
+
+@pytest.mark.parametrize("source, tensors", [(SOFTMAX, {"X"}), (LAYERNORM, {"X"}),
+                                             (ADD, set()), (ACCUMULATED, set())])
+def test_row_loops_prefetch_what_their_first_pass_reads(source, tensors, machine):
+    decided, c = prefetched(source, machine=machine)
+    assert decided == tensors
+    fetched = set(re.findall(r"__builtin_prefetch\(&(\w+)\[", c))
+    assert fetched == tensors          # codegen fetches exactly the decided tensors
