@@ -8,8 +8,8 @@
     layout copies     rewrite     strided reused operands transposed (optimize)
     domains           poly        the isl model: domains, accesses, original schedule
     dependences       poly        flow, anti, output and reuse relations
-    schedule          scheduling  fusion, tiling, register blocks, jams, parallel marks
-                                  (legality proven)
+    schedule          scheduling  fusion, tiling, register blocks, jams, streamed stores,
+                                  row prefetches, parallel marks (legality proven)
     thread partition  scheduling  thread boxes of register-blocked nests (optimize,
                                   parallel; proven)
     ast               codegen     isl's AST of the (partitioned) schedule
