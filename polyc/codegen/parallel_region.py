@@ -66,9 +66,11 @@ def thread_box(emitter: LoopNestEmitter, marks: frozenset) -> list | None:
 
 def collapsible(emitter: LoopNestEmitter, node: isl.AstNode,
                 marks: frozenset) -> list[isl.AstNode]:
-    """The loops, ``node`` first, that a ``collapse N`` mark lets OpenMP share out as
-    one: up to N perfectly nested loops whose bounds do not depend on each other,
-    never an innermost loop (the one the C compiler vectorises and unrolls)."""
+    """The loops, ``node`` first, that a ``collapse N`` mark shares out as one. The
+    scheduling pass proved N members collapsible (loops whose bounds do not depend on
+    each other, never an innermost loop: :func:`~polyc.scheduling.schedule.collapsible_members`);
+    this only follows isl's AST down them, and stops early where the AST did not keep
+    them perfectly nested."""
     count = collapsed_loops(marks)
     nest = [node]
     while len(nest) < count:

@@ -156,6 +156,7 @@ def _mark_outer_parallel(node: isl.ScheduleNode, deps: Dependences,
                 count += 1
             if count == node.band_n_member() and not has_inner_band(node):
                 count -= 1  # the innermost loop stays a loop for the C compiler
+            count = collapsible_members(node, count)
             if count > 1:
                 node = node.insert_mark(decision_mark(Collapse(count)))
             return node.insert_mark(isl.Id(PARALLEL_MARK))
@@ -167,6 +168,27 @@ def _mark_outer_parallel(node: isl.ScheduleNode, deps: Dependences,
     for position in range(node.n_children()):
         node = _mark_outer_parallel(node.child(position), deps, program).parent()
     return node
+
+
+def collapsible_members(band: isl.ScheduleNode, count: int) -> int:
+    """How many of the first ``count`` members of ``band`` OpenMP can collapse into one
+    loop: each a loop (more than one value) whose values do not depend on the members
+    before it (the loops' bounds name no outer iterator), proven on the band's image."""
+    if count < 2:
+        return count
+    image = band.get_domain().apply(isl.UnionMap.from_multi_union_pw_aff(
+        band.band_get_partial_schedule()))
+    if image.n_set() != 1:
+        return 1
+    image = isl.Set.from_union_set(image)
+    n = image.dim(isl.dim_type.set)
+    for k in range(1, count):
+        leading = image.project_out(isl.dim_type.set, k + 1, n - k - 1)
+        outer = leading.project_out(isl.dim_type.set, k, 1)
+        member = leading.project_out(isl.dim_type.set, 0, k)
+        if member.is_singleton() or not outer.flat_product(member).is_equal(leading):
+            return k
+    return count
 
 
 def _is_legal(tree: isl.Schedule, deps: Dependences, program: PolyProgram) -> bool:

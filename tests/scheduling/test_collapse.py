@@ -1,5 +1,6 @@
 """Collapsed parallel loops: the coincident tile loops after the parallel one are shared
 out with it (``collapse N`` marks, proven like the parallel ones)."""
+import islpy as isl
 import numpy as np
 import pytest
 
@@ -8,7 +9,7 @@ from polyc.compiler import frontend, generate
 from polyc.errors import InternalError
 from polyc.options import Options
 from polyc.scheduling.marks import Collapse, decision_mark
-from polyc.scheduling.schedule import check_parallel
+from polyc.scheduling.schedule import check_parallel, collapsible_members
 
 MATMUL = """def matmul(float(M, K) A, float(K, N) B) -> (C) {
   C(m, n) +=! A(m, k) * B(k, n)
@@ -102,3 +103,26 @@ def test_collapsed_loops_keep_contracted_temporaries_private():
     expected = np.exp(wide - wide.max(axis=2, keepdims=True))
     expected /= expected.sum(axis=2, keepdims=True)
     np.testing.assert_allclose(polyc.define(source)(X), expected, rtol=1e-5, atol=1e-6)
+
+
+def _band(domain: str, members: str):
+    schedule = isl.Schedule.from_domain(isl.UnionSet(domain))
+    return schedule.get_root().child(0).insert_partial_schedule(isl.MultiUnionPwAff(members))
+
+
+@pytest.mark.parametrize("domain, members, count, collapsible", [
+    ("[N] -> { S[i, j] : 0 <= i < N and 0 <= j < N }",
+     "[N] -> [{ S[i, j] -> [(i)] }, { S[i, j] -> [(j)] }]", 2, 2),          # a box
+    ("[N] -> { S[i, j] : 0 <= i < N and 0 <= j <= i }",
+     "[N] -> [{ S[i, j] -> [(i)] }, { S[i, j] -> [(j)] }]", 2, 1),          # a triangle
+    ("[N] -> { S[i, j] : 0 <= i < N and j = 0 }",
+     "[N] -> [{ S[i, j] -> [(i)] }, { S[i, j] -> [(j)] }]", 2, 1),          # no second loop
+    ("[N] -> { S[i, j, k] : 0 <= i, j, k < N }",
+     "[N] -> [{ S[i, j, k] -> [(i)] }, { S[i, j, k] -> [(j)] }, { S[i, j, k] -> [(k)] }]",
+     3, 3),
+    ("[N] -> { S[i, j, k] : 0 <= i, j < N and 0 <= k <= j }",
+     "[N] -> [{ S[i, j, k] -> [(i)] }, { S[i, j, k] -> [(j)] }, { S[i, j, k] -> [(k)] }]",
+     3, 2),
+])
+def test_collapse_depth_is_proven_on_the_bands_image(domain, members, count, collapsible):
+    assert collapsible_members(_band(domain, members), count) == collapsible
