@@ -18,6 +18,7 @@ from polyc.jit.arguments import ArgumentBinder
 from polyc.jit.cache import CompiledOperator, load_operator
 from polyc.jit.kernel import BoundKernel, Kernel
 from polyc.jit.launcher import launcher_module, make_launcher
+from polyc.jit.torch_tensors import TorchBound, torch_call
 from polyc.lang import ir
 from polyc.lang.printer import to_tc
 from polyc.options import Options
@@ -43,6 +44,7 @@ class Operator:
         self.ir = op_ir
         self.options = options or environment_options()
         self._binder = ArgumentBinder(op_ir, check_gathers=self.options.check_gathers)
+        self._input_names = tuple(tensor.name for tensor in op_ir.inputs)
         self._lock = threading.Lock()
         self._compilation: Compilation | None = None
         self._kernel: Kernel | None = None
@@ -85,6 +87,9 @@ class Operator:
         An operator compiled before, in this process or another with the same cache, is
         found by its checked IR and options: no polyhedral stage, no C compiler."""
         if args:
+            converted = torch_call(self._input_names, args, out)
+            if converted is not None:
+                args, out = converted.args, converted.out
             self._binder.bind(args, out)
         kernel = self._kernel
         if kernel is None:
@@ -115,7 +120,11 @@ class Operator:
 
     def _call_through_binder(self, args: tuple, out):
         """A call the Python way: the arguments checked (copied where needed) before the
-        first compile, the kernel run through ctypes. The launcher's fallback."""
+        first compile, the kernel run through ctypes. The launcher's fallback; torch
+        tensors become numpy views here (:mod:`polyc.jit.torch_tensors`)."""
+        converted = torch_call(self._input_names, args, out)
+        if converted is not None:
+            return converted.results(self._call(converted.args, converted.out))
         bound = self._binder.bind(args, out)
         kernel = self._kernel or self.compile()
         kernel.run(bound.sizes, bound.inputs, bound.outputs)
@@ -128,7 +137,10 @@ class Operator:
         arguments are checked once, here; each ``run()`` reads the arrays' current
         contents and returns the same output arrays (fresh ones allocated here when no
         ``out=`` is given, refilled by every run). Gather indices are still checked by
-        the kernel on every run."""
+        the kernel on every run. Given torch tensors, each run returns torch tensors."""
+        converted = torch_call(self._input_names, args, out)
+        if converted is not None:
+            return TorchBound(self.bind(*converted.args, out=converted.out), converted)
         bound = self._binder.bind(args, out)
         kernel = self._kernel or self.compile()
         if self._launcher is not None:

@@ -1,0 +1,102 @@
+"""torch CPU tensors as a call's arguments: numpy views in, torch tensors out, no copies.
+
+An operator called with torch tensors (inputs or ``out=``) runs on numpy views of
+their memory (``Tensor.numpy()``) and returns torch tensors sharing the outputs'
+memory (``torch.from_numpy``), or the caller's own ``out=`` tensors. What a
+plain call cannot take gets an :class:`~polyc.errors.ArgumentError` that says what
+to do: a tensor on another device (polyc runs on the CPU), one that requires grad
+(a plain call records no gradient), a non-contiguous one (numpy arrays are copied;
+a tensor is not, so that writing through ``out=`` is never silently lost), and a
+dtype polyc has no type for (bfloat16, complex).
+
+torch is optional: nothing here imports it. A call looks for tensors only when the
+caller's process has imported torch.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from polyc.errors import ArgumentError
+from polyc.lang import types as ty
+
+_NUMPY_DTYPES = frozenset(t.numpy_name for t in ty.ALL_TYPES)
+
+
+@dataclass(frozen=True)
+class TorchCall:
+    """A call's arguments with its torch tensors replaced by numpy views."""
+
+    args: tuple
+    out: object
+    user_out: object  # the caller's out= (tensors returned as they are)
+
+    def results(self, result):
+        """The call's result as torch tensors: the caller's ``out=`` when given."""
+        import torch
+
+        if self.user_out is not None:
+            if isinstance(self.user_out, (tuple, list)):
+                return self.user_out[0] if len(self.user_out) == 1 else tuple(self.user_out)
+            return self.user_out
+        if isinstance(result, tuple):
+            return tuple(torch.from_numpy(array) for array in result)
+        return torch.from_numpy(result)
+
+
+class TorchBound:
+    """A bound call (:meth:`polyc.Operator.bind`) made with torch tensors: each run
+    returns torch tensors."""
+
+    __slots__ = ("_bound", "_call")
+
+    def __init__(self, bound, call: TorchCall):
+        self._bound, self._call = bound, call
+
+    def __call__(self):
+        return self._call.results(self._bound())
+
+    def __repr__(self) -> str:
+        return repr(self._bound)
+
+
+def torch_call(names: tuple[str, ...], args: tuple, out) -> TorchCall | None:
+    """``args`` and ``out`` with torch tensors as numpy views; ``None`` when there are
+    none. ``names``: the operator's input names, for messages."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    tensor = torch.Tensor
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    if not any(isinstance(a, tensor) for a in (*args, *outs)):
+        return None
+    arrays = tuple(_view(arg, name) if isinstance(arg, tensor) else arg
+                   for arg, name in zip(args, names)) + tuple(args[len(names):])
+    if out is None:
+        return TorchCall(arrays, None, None)
+    labels = ("out",) if not isinstance(out, (tuple, list)) else \
+        tuple(f"out[{k}]" for k in range(len(out)))
+    views = tuple(_view(o, label) if isinstance(o, tensor) else o
+                  for o, label in zip(outs, labels))
+    return TorchCall(arrays, views if isinstance(out, (tuple, list)) else views[0], out)
+
+
+def _view(tensor, name: str):
+    """The numpy array sharing ``tensor``'s memory, or the ArgumentError saying why not."""
+    if tensor.device.type != "cpu":
+        raise ArgumentError(f"{name}: a tensor on {tensor.device}: polyc runs on the CPU; "
+                            f"pass {name}.cpu()")
+    if tensor.requires_grad:
+        raise ArgumentError(f"{name} requires grad: a plain polyc call records no gradient; "
+                            f"pass {name}.detach()")
+    dtype = str(tensor.dtype).removeprefix("torch.")
+    if dtype not in _NUMPY_DTYPES:
+        raise ArgumentError(f"{name}: polyc has no type for torch.{dtype} (convert with "
+                            f"{name}.float() or {name}.double())")
+    if not tensor.is_contiguous():
+        raise ArgumentError(f"{name}: a non-contiguous tensor (strides {tuple(tensor.stride())}"
+                            f"): pass {name}.contiguous()")
+    try:
+        return tensor.numpy()
+    except (RuntimeError, TypeError) as error:  # e.g. a conjugate or negative view
+        raise ArgumentError(f"{name}: {error}") from None
