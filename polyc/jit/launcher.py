@@ -86,15 +86,19 @@ def launcher_module(options) -> LauncherModule:
 
 
 def make_launcher(module: LauncherModule, kernel, binder, fallback):
-    """The launcher object of one compiled operator, or ``None`` without the extension.
+    """The launcher object of one compiled operator, or ``None`` without the extension
+    or for an operator with more sizes or arguments than it takes (64 each).
 
     ``fallback(args, out)`` is the Python binder's call, for whatever the launcher does
     not take; ``kernel.fail(status, args)`` raises a kernel's error."""
     if module.module is None:
         return None
     sizes, inputs, outputs = binder.launcher_spec()
-    return module.module.Launcher(kernel.launch_address, sizes, inputs, outputs,
-                                  binder.prepared, fallback, kernel.fail)
+    try:
+        return module.module.Launcher(kernel.launch_address, sizes, inputs, outputs,
+                                      binder.prepared, fallback, kernel.fail)
+    except ValueError:  # beyond the launcher's fixed arrays: the Python binder calls it
+        return None
 
 
 def _load(options) -> LauncherModule:

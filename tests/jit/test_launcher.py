@@ -287,3 +287,13 @@ def test_the_launcher_agrees_with_the_binder(shapes, dtype, layout, with_out, ou
     shape = (m, n) if out_shape == "right" else (n, m + 1)
     out = (lambda: np.empty(shape, F32)) if with_out else None
     same("mm", (a, b), out)
+
+
+def test_an_operator_with_more_arguments_than_the_launcher_takes_still_runs():
+    count = 70
+    inputs = ", ".join(f"float(N) a{k}" for k in range(count))
+    total = " + ".join(f"a{k}(i)" for k in range(count))
+    op = polyc.define(f"def many({inputs}) -> (y) {{ y(i) = {total} }}")
+    args = [np.full(3, k, np.float32) for k in range(count)]
+    np.testing.assert_array_equal(op(*args), np.full(3, sum(range(count))))
+    assert op._launcher is None and op(*args).tolist() == [2415.0] * 3
