@@ -21,6 +21,7 @@ from polyc.errors import ArgumentError
 from polyc.lang import types as ty
 
 _NUMPY_DTYPES = frozenset(t.numpy_name for t in ty.ALL_TYPES)
+_KNOWN: dict[object, bool] = {}  # torch dtype -> whether polyc has a type for it
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,15 @@ def torch_call(names: tuple[str, ...], args: tuple, out) -> TorchCall | None:
 
 def _view(tensor, name: str):
     """The numpy array sharing ``tensor``'s memory, or the ArgumentError saying why not."""
+    known = _KNOWN.get(tensor.dtype)
+    if known is None:
+        known = _KNOWN[tensor.dtype] = \
+            str(tensor.dtype).removeprefix("torch.") in _NUMPY_DTYPES
+    if known and tensor.is_cpu and not tensor.requires_grad and tensor.is_contiguous():
+        try:
+            return tensor.numpy()
+        except (RuntimeError, TypeError) as error:  # e.g. a conjugate or negative view
+            raise ArgumentError(f"{name}: {error}") from None
     if tensor.device.type != "cpu":
         raise ArgumentError(f"{name}: a tensor on {tensor.device}: polyc runs on the CPU; "
                             f"pass {name}.cpu()")
@@ -93,10 +103,5 @@ def _view(tensor, name: str):
     if dtype not in _NUMPY_DTYPES:
         raise ArgumentError(f"{name}: polyc has no type for torch.{dtype} (convert with "
                             f"{name}.float() or {name}.double())")
-    if not tensor.is_contiguous():
-        raise ArgumentError(f"{name}: a non-contiguous tensor (strides {tuple(tensor.stride())}"
-                            f"): pass {name}.contiguous()")
-    try:
-        return tensor.numpy()
-    except (RuntimeError, TypeError) as error:  # e.g. a conjugate or negative view
-        raise ArgumentError(f"{name}: {error}") from None
+    raise ArgumentError(f"{name}: a non-contiguous tensor (strides {tuple(tensor.stride())}): "
+                        f"pass {name}.contiguous()")
