@@ -13,6 +13,7 @@ with leading arguments (``ccache gcc``).
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import shutil
@@ -22,6 +23,7 @@ import threading
 from pathlib import Path
 
 from polyc.errors import CompileError
+from polyc.machine.memo import read_memo, write_memo
 
 _IDENTITIES: dict[str, str] = {}
 _COMMANDS: dict[str, tuple[str, ...]] = {}
@@ -58,19 +60,41 @@ def _resolve(cc: str) -> tuple[str, ...]:
 def compiler_identity(options) -> str:
     """The resolved compiler path, the first line of ``--version`` and ``-dumpmachine``.
 
-    Memoised per ``options.cc``; raises :class:`CompileError` when the compiler is
-    missing or hangs.
+    Memoised per ``options.cc`` in the process and, for a compiler that is one program
+    (not a wrapper such as ``ccache gcc``), in the cache directory: keyed by the
+    program's real path, size, modification time and inode, so that an upgraded or
+    switched compiler is asked again. Raises :class:`CompileError` when the compiler
+    is missing or hangs.
     """
     cached = _IDENTITIES.get(options.cc)
     if cached is not None:
         return cached
     command = compiler_command(options)
-    version = _first_line(run_compiler([*command, "--version"], options.cc_timeout))
-    machine = _first_line(run_compiler([*command, "-dumpmachine"], options.cc_timeout))
-    identity = "\n".join([shlex.join(command), version, machine])
+    memo = _memo_path(command, Path(options.cache_dir))
+    identity = (read_memo(memo) or {}).get("identity") if memo is not None else None
+    if not isinstance(identity, str):
+        version = _first_line(run_compiler([*command, "--version"], options.cc_timeout))
+        machine = _first_line(run_compiler([*command, "-dumpmachine"], options.cc_timeout))
+        identity = "\n".join([shlex.join(command), version, machine])
+        if memo is not None:
+            write_memo(memo, {"identity": identity})
     with _LOCK:
         _IDENTITIES[options.cc] = identity
     return identity
+
+
+def _memo_path(command: tuple[str, ...], cache_dir: Path) -> Path | None:
+    """Where the identity of ``command`` is remembered; ``None`` for a wrapper command."""
+    if len(command) != 1:
+        return None
+    try:
+        program = os.path.realpath(command[0])
+        info = os.stat(program)
+    except OSError:
+        return None
+    key = "\0".join([command[0], program, str(info.st_size), str(info.st_mtime_ns),
+                     str(info.st_ino)])
+    return cache_dir / "compilers" / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
 
 
 def run_compiler(argv: list[str], timeout: float, cwd: Path | None = None

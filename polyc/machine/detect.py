@@ -17,12 +17,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
-import json
 import os
 import platform
-import tempfile
 from pathlib import Path
 
+from polyc.machine.memo import read_memo, write_memo
 from polyc.machine.model import Machine, NAMED_MACHINES
 
 _SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
@@ -116,32 +115,18 @@ def _memo_path(memo_dir: Path) -> Path | None:
 
 
 def _read_memo(path: Path) -> tuple[str, str, frozenset[str]] | None:
-    """The remembered answer, if the file is ours alone (it decides the instructions
-    kernels may use) and well-formed."""
-    try:
-        info = path.stat()
-        if info.st_uid != os.getuid() or info.st_mode & 0o022:
-            return None
-        fields = json.loads(path.read_text(encoding="utf-8"))
-        name, vendor, features = fields["name"], fields["vendor"], fields["features"]
-        if not (isinstance(name, str) and isinstance(vendor, str)
-                and all(isinstance(f, str) for f in features)):
-            return None
-        return name, vendor, frozenset(features)
-    except (OSError, ValueError, KeyError, TypeError):
+    """The remembered answer (:func:`~polyc.machine.memo.read_memo`), if well-formed."""
+    fields = read_memo(path) or {}
+    name, vendor, features = fields.get("name"), fields.get("vendor"), fields.get("features")
+    if not (isinstance(name, str) and isinstance(vendor, str) and isinstance(features, list)
+            and all(isinstance(f, str) for f in features)):
         return None
+    return name, vendor, frozenset(features)
 
 
 def _write_memo(path: Path, found: tuple[str, str, frozenset[str]]) -> None:
     name, vendor, features = found
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".host-", dir=path.parent)
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump({"name": name, "vendor": vendor, "features": sorted(features)}, file)
-        os.replace(temporary, path)
-    except OSError:
-        pass  # detected again by the next process
+    write_memo(path, {"name": name, "vendor": vendor, "features": sorted(features)})
 
 
 def _vector_unit(vendor: str, features: frozenset[str]) -> tuple[str, int, int, int]:

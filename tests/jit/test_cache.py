@@ -18,6 +18,7 @@ import pytest
 from polyc.errors import CompileError
 from polyc.jit import CacheWarning, KernelCache, get_library
 from polyc.jit.build import build_shared_object
+from polyc.jit import toolchain
 from polyc.jit.toolchain import compiler_identity
 from polyc.options import Options
 from child_process import run_json
@@ -297,6 +298,32 @@ def test_compiler_identity_names_compiler_and_target():
     path, version, machine = identity.splitlines()
     assert os.path.isabs(path) and version and machine
     assert compiler_identity(Options()) is identity
+
+
+@pytest.mark.needs_cc
+def test_compiler_identity_is_remembered_for_a_new_process(tmp_path, monkeypatch):
+    options = Options(cache_dir=tmp_path)
+    monkeypatch.setattr(toolchain, "_IDENTITIES", {})
+    identity = compiler_identity(options)
+    (memo,) = (tmp_path / "compilers").glob("*.json")
+    monkeypatch.setattr(toolchain, "_IDENTITIES", {})   # a new process...
+
+    def never(*args, **kwargs):
+        raise AssertionError("the compiler was asked again")
+
+    monkeypatch.setattr(toolchain, "run_compiler", never)
+    assert compiler_identity(options) == identity       # ...reads it back
+    memo.chmod(0o666)                                    # others could have written it
+    monkeypatch.setattr(toolchain, "_IDENTITIES", {})
+    with pytest.raises(AssertionError, match="asked again"):
+        compiler_identity(options)
+
+
+@pytest.mark.needs_cc
+def test_a_wrapper_command_is_not_remembered(tmp_path, monkeypatch):
+    monkeypatch.setattr(toolchain, "_IDENTITIES", {})
+    compiler_identity(Options(cache_dir=tmp_path, cc="cc -w"))
+    assert not (tmp_path / "compilers").exists()
 
 
 @pytest.mark.needs_cc
