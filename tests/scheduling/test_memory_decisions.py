@@ -26,19 +26,21 @@ READ_AGAIN = """def twice(float(M, N) A) -> (B, C) {
 ACCUMULATED = "def rows(float(M, N) A) -> (S) { S(m) +=! A(m, n) }"
 
 
-def streamed(source: str, **options) -> tuple[set[str], str]:
+def decided(source: str, kind: type, **options) -> tuple[set[str], str]:
+    """The tensors the decisions of ``kind`` name in the schedule, and the C."""
     compilation = generate(frontend(source), Options().with_(**options))
     marks = marks_by_statement(compilation.schedule.tree)
-    decided = {mark.tensor for values in marks.values() for mark in values
-               if isinstance(mark, StreamedStores)}
-    return decided, compilation.c_source.text
+    tensors = {tensor for values in marks.values() for mark in values
+               if isinstance(mark, kind)
+               for tensor in (mark.tensors if kind is PrefetchNextRow else (mark.tensor,))}
+    return tensors, compilation.c_source.text
 
 
 @pytest.mark.parametrize("source, tensors", [(ADD, {"C"}), (SOFTMAX, {"Y"}),
                                              (READ_AGAIN, set()), (ACCUMULATED, set())])
 def test_outputs_written_once_along_their_rows_stream(source, tensors, machine):
-    decided, c = streamed(source, machine=machine)
-    assert decided == tensors
+    decided_tensors, c = decided(source, StreamedStores, machine=machine)
+    assert decided_tensors == tensors
     assert ("polyc_stream(" in c) == bool(tensors)     # codegen stages exactly those
     for tensor in tensors:
         assert f"polyc_stream(polyc_to" in c and f"polyc_to = &{tensor}[" in c
@@ -46,13 +48,13 @@ def test_outputs_written_once_along_their_rows_stream(source, tensors, machine):
 
 def test_no_decision_where_the_machine_has_no_streaming_stores(machine):
     generic = dataclasses.replace(machine, isa="generic", name="generic")
-    decided, c = streamed(ADD, machine=generic)
-    assert decided == set() and "polyc_stream(" not in c
+    tensors, c = decided(ADD, StreamedStores, machine=generic)
+    assert tensors == set() and "polyc_stream(" not in c
 
 
 def test_nothing_streams_without_optimisation():
-    decided, c = streamed(ADD, optimize=False)
-    assert decided == set() and "polyc_stream(" not in c
+    tensors, c = decided(ADD, StreamedStores, optimize=False)
+    assert tensors == set() and "polyc_stream(" not in c
 
 
 # ----------------------------------------------------------------- row prefetches
@@ -66,18 +68,10 @@ LAYERNORM = """def layernorm(float(N, D) X) -> (Y) {
 }"""
 
 
-def prefetched(source: str, **options) -> tuple[set[str], str]:
-    compilation = generate(frontend(source), Options().with_(**options))
-    marks = marks_by_statement(compilation.schedule.tree)
-    decided = {tensor for values in marks.values() for mark in values
-               if isinstance(mark, PrefetchNextRow) for tensor in mark.tensors}
-    return decided, compilation.c_source.text
-
-
 @pytest.mark.parametrize("source, tensors", [(SOFTMAX, {"X"}), (LAYERNORM, {"X"}),
                                              (ADD, set()), (ACCUMULATED, set())])
 def test_row_loops_prefetch_what_their_first_pass_reads(source, tensors, machine):
-    decided, c = prefetched(source, machine=machine)
-    assert decided == tensors
+    decided_tensors, c = decided(source, PrefetchNextRow, machine=machine)
+    assert decided_tensors == tensors
     fetched = set(re.findall(r"__builtin_prefetch\(&(\w+)\[", c))
     assert fetched == tensors          # codegen fetches exactly the decided tensors
