@@ -915,6 +915,8 @@ def overhead(cache_dir: Path) -> dict:
             tA, tB, tC = torch.from_numpy(A), torch.from_numpy(B), torch.from_numpy(C)
             torch.matmul(tA, tB, out=tC)
             calls["torch.matmul"] = lambda: torch.matmul(tA, tB, out=tC)
+            op(tA, tB, out=tC)
+            calls["polyc on torch tensors"] = lambda: op(tA, tB, out=tC)
         except Exception:
             pass
     n = 2000
