@@ -100,6 +100,7 @@ class ArgumentBinder:
     def __init__(self, op: ir.Op, check_gathers: bool = True):
         self.op = op
         self._gathers = whole_gathers(op) if check_gathers else ()
+        self._input_positions = {tensor.name: k for k, tensor in enumerate(op.inputs)}
         self._inputs = tuple(_input_spec(tensor) for tensor in op.inputs)
         self._outputs = tuple(_Output(t.name, t.type.dtype, t.shape, _starts_at_zero(op, t.name))
                               for t in op.outputs)
@@ -192,9 +193,8 @@ class ArgumentBinder:
         shapes = [extent for shape in self._output_shapes(named) for extent in shape]
         if any(extent < 0 for extent in shapes):
             return None
-        positions = {spec.name: k for k, spec in enumerate(self._inputs)}
         gathers = [value for gather, extent in active_gathers(self.op, self._gathers, named)
-                   for value in (positions[gather.index], extent)]
+                   for value in (self._input_positions[gather.index], extent)]
         return tuple(shapes), tuple(gathers)
 
     # ------------------------------------------------------------- outputs

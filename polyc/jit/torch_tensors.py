@@ -99,8 +99,8 @@ def _view(tensor, name: str):
     if tensor.requires_grad:
         raise ArgumentError(f"{name} requires grad: a plain polyc call records no gradient; "
                             f"pass {name}.detach()")
-    dtype = str(tensor.dtype).removeprefix("torch.")
-    if dtype not in _NUMPY_DTYPES:
+    if not known:
+        dtype = str(tensor.dtype).removeprefix("torch.")
         raise ArgumentError(f"{name}: polyc has no type for torch.{dtype} (convert with "
                             f"{name}.float() or {name}.double())")
     raise ArgumentError(f"{name}: a non-contiguous tensor (strides {tuple(tensor.stride())}): "

@@ -18,11 +18,11 @@ core), the source stays one unit.
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 
 from polyc.codegen.outlining import REGION_QUALIFIERS, STATUS_AFTER, STATUS_BEFORE
+from polyc.machine.detect import usable_cores
 
 # A region shorter than this compiles faster than a second compiler process starts.
 MIN_REGION_LINES = 150
@@ -40,7 +40,7 @@ class Unit:
 def compile_units(c_source: str, cores: int | None = None) -> list[Unit]:
     """``c_source`` as the translation units to compile at once on ``cores`` cores
     (default: the cores this process may use); one unit when splitting does not pay."""
-    cores = cores or _usable_cores()
+    cores = cores or usable_cores()
     start = c_source.find(f"\n{STATUS_BEFORE}\n")
     end = c_source.find(f"\n{STATUS_AFTER}\n")
     if cores < 2 or start < 0 or end < 0:
@@ -78,10 +78,3 @@ def _signature(region: str) -> str:
 
 def _exported(region: str) -> str:
     return region.replace(REGION_QUALIFIERS, _HIDDEN, 1)
-
-
-def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1

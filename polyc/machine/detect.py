@@ -46,7 +46,7 @@ def _host_machine(microarchitecture: tuple[str, str, frozenset[str]]) -> Machine
     (l1, l2, l3, line), caches_from = _caches()
     return Machine(name=name, vendor=vendor, isa=isa, vector_bits=vector_bits,
                    vector_registers=registers, fma_units=fma, l1=l1, l2=l2, l3=l3,
-                   line=line, cores=_cores(),
+                   line=line, cores=usable_cores(),
                    source=f"detected: archspec {name}, caches from {caches_from}")
 
 
@@ -172,7 +172,8 @@ def _parse_size(text: str) -> int:
     return int(text)
 
 
-def _cores() -> int:
+def usable_cores() -> int:
+    """The CPUs this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

@@ -33,6 +33,11 @@ def isl_items(isl_list) -> list:
     return [isl_list.get_at(k) for k in range(len(isl_list))]
 
 
+def statement_names(domain: isl.UnionSet) -> list[str]:
+    """The names of the statements with instances in ``domain``, in isl's order."""
+    return [part.get_tuple_name() for part in isl_items(domain.get_set_list())]
+
+
 def statements_named(domain: isl.UnionSet, names) -> isl.UnionSet:
     """The part of ``domain`` that belongs to the statements called ``names``."""
     result = isl.UnionSet.empty(domain.get_space())

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polyc.poly.dependences import Dependences
-from polyc.poly.program import PolyProgram, isl_items
+from polyc.poly.program import PolyProgram, isl_items, statement_names
 from polyc.poly.relations import affine_inputs
 from polyc.scheduling.marks import SIMD_MARK, is_register_block, node_mark
 
@@ -93,7 +93,7 @@ def _register_marks(node: isl.ScheduleNode) -> list[isl.ScheduleNode]:
 
 
 def _only_statement(domain: isl.UnionSet) -> str | None:
-    names = {part.get_tuple_name() for part in isl_items(domain.get_set_list())}
+    names = set(statement_names(domain))
     return names.pop() if len(names) == 1 else None
 
 

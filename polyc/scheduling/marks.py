@@ -20,7 +20,7 @@ from typing import Iterable, TypeVar
 
 import islpy as isl
 
-from polyc.poly.program import isl_items
+from polyc.poly.program import statement_names
 
 PARALLEL_MARK = "parallel"
 SIMD_MARK = "simd"                      # a parallel member: plain `omp simd`
@@ -137,6 +137,24 @@ def collapsed_loops(marks: Iterable) -> int:
     return collapse.loops if collapse is not None else 1
 
 
+def insert_decision_marks(tree: isl.Schedule, decide) -> isl.Schedule:
+    """``tree`` with a decision mark above each node for which ``decide(node)`` returns a
+    decision (``None``: no mark); the walk goes on below the marked node."""
+
+    def visit(node: isl.ScheduleNode) -> isl.ScheduleNode:  # returns the same position
+        decision = decide(node)
+        if decision is not None:
+            return children(node.insert_mark(decision_mark(decision)).child(0)).parent()
+        return children(node)
+
+    def children(node: isl.ScheduleNode) -> isl.ScheduleNode:
+        for position in range(node.n_children()):
+            node = visit(node.child(position)).parent()
+        return node
+
+    return visit(tree.get_root()).get_schedule()
+
+
 def marks_by_statement(tree: isl.Schedule) -> dict[str, frozenset]:
     """For each statement, the values of the marks above its instances."""
     found: dict[str, set] = {}
@@ -144,8 +162,8 @@ def marks_by_statement(tree: isl.Schedule) -> dict[str, frozenset]:
     def visit(node: isl.ScheduleNode) -> None:
         mark = node_mark(node)
         if mark is not None:
-            for part in isl_items(node.get_domain().get_set_list()):
-                found.setdefault(part.get_tuple_name(), set()).add(mark)
+            for name in statement_names(node.get_domain()):
+                found.setdefault(name, set()).add(mark)
         for k in range(node.n_children()):
             visit(node.child(k))
 

@@ -15,30 +15,17 @@ from __future__ import annotations
 import islpy as isl
 
 from polyc.lang import ir
-from polyc.poly.program import PolyProgram, isl_items
+from polyc.poly.program import PolyProgram, statement_names
 from polyc.scheduling.band_members import band_members
-from polyc.scheduling.marks import SIMD_MARK, PrefetchNextRow, decision_mark, node_mark
+from polyc.scheduling.marks import SIMD_MARK, PrefetchNextRow, insert_decision_marks, node_mark
+from polyc.scheduling.tiling import has_inner_band
 
 
 def mark_row_prefetches(tree: isl.Schedule, program: PolyProgram) -> isl.Schedule:
     """``tree`` with a :class:`PrefetchNextRow` mark above each row band that prefetches."""
-    return _visit(tree.get_root(), program).get_schedule()
-
-
-def _visit(node: isl.ScheduleNode, program: PolyProgram) -> isl.ScheduleNode:
-    """The subtree at ``node`` marked; returns the same position."""
-    if node.get_type() == isl.schedule_node_type.band:
-        decision = row_prefetch(node, program)
-        if decision is not None:
-            node = node.insert_mark(decision_mark(decision)).child(0)
-            return _children(node, program).parent()
-    return _children(node, program)
-
-
-def _children(node: isl.ScheduleNode, program: PolyProgram) -> isl.ScheduleNode:
-    for position in range(node.n_children()):
-        node = _visit(node.child(position), program).parent()
-    return node
+    return insert_decision_marks(tree, lambda node: (
+        row_prefetch(node, program) if node.get_type() == isl.schedule_node_type.band
+        else None))
 
 
 def row_prefetch(row: isl.ScheduleNode, program: PolyProgram) -> PrefetchNextRow | None:
@@ -52,7 +39,7 @@ def row_prefetch(row: isl.ScheduleNode, program: PolyProgram) -> PrefetchNextRow
                  None)
     if first is None:
         return None
-    (name,) = _statements(first)
+    (name,) = statement_names(first.get_domain())
     stmt = program.statement(name)
     if stmt.is_init:
         return None
@@ -79,14 +66,14 @@ def _simd_loop_of_one_statement(node: isl.ScheduleNode) -> bool:
         marks.add(node_mark(node))
         node = node.child(0)
     return (SIMD_MARK in marks and node.get_type() == isl.schedule_node_type.band
-            and len(_statements(node)) == 1)
+            and len(statement_names(node.get_domain())) == 1)
 
 
 def _innermost_bands(node: isl.ScheduleNode, program: PolyProgram) -> list[isl.ScheduleNode]:
     """The bands under ``node``, in order, that are the innermost loop of one statement:
     no band below them, and a last member that is a loop (not a constant)."""
-    if node.get_type() == isl.schedule_node_type.band and not _has_band_below(node):
-        names = _statements(node)
+    if node.get_type() == isl.schedule_node_type.band and not has_inner_band(node):
+        names = statement_names(node.get_domain())
         if len(names) != 1:
             return []
         last = band_members(node, program)[-1]
@@ -95,11 +82,3 @@ def _innermost_bands(node: isl.ScheduleNode, program: PolyProgram) -> list[isl.S
     return [band for k in range(node.n_children())
             for band in _innermost_bands(node.child(k), program)]
 
-
-def _has_band_below(node: isl.ScheduleNode) -> bool:
-    return any(node.child(k).get_type() == isl.schedule_node_type.band
-               or _has_band_below(node.child(k)) for k in range(node.n_children()))
-
-
-def _statements(node: isl.ScheduleNode) -> list[str]:
-    return [part.get_tuple_name() for part in isl_items(node.get_domain().get_set_list())]

@@ -29,7 +29,7 @@ import islpy as isl
 from polyc.errors import InternalError
 from polyc.machine import Machine
 from polyc.poly.dependences import Dependences
-from polyc.poly.program import PolyProgram, isl_items, statements_named
+from polyc.poly.program import PolyProgram, isl_items, statement_names, statements_named
 from polyc.poly.relations import same_image
 from polyc.scheduling.band_members import (accumulates_along, calls_library, carries_reuse,
                                            reduces, tiling_matters, writes_once,
@@ -88,7 +88,7 @@ def compute_schedule(program: PolyProgram, deps: Dependences, fusion: str = "def
 
 
 def _restricted(program: PolyProgram, domain: isl.UnionSet) -> PolyProgram:
-    names = {part.get_tuple_name() for part in isl_items(domain.get_set_list())}
+    names = set(statement_names(domain))
     return dataclasses.replace(program, domain=domain, statements=tuple(
         s for s in program.statements if s.name in names))
 

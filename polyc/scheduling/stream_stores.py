@@ -14,10 +14,10 @@ from __future__ import annotations
 import islpy as isl
 
 from polyc.machine import Machine
-from polyc.poly.program import PolyProgram, isl_items
+from polyc.poly.program import PolyProgram, statement_names
 from polyc.rewrite.layout import write_once_outputs
 from polyc.scheduling.band_members import band_members
-from polyc.scheduling.marks import SIMD_MARK, StreamedStores, decision_mark, node_mark
+from polyc.scheduling.marks import SIMD_MARK, StreamedStores, insert_decision_marks, node_mark
 
 
 def mark_streamed_stores(tree: isl.Schedule, program: PolyProgram,
@@ -26,33 +26,21 @@ def mark_streamed_stores(tree: isl.Schedule, program: PolyProgram,
     streamable = write_once_outputs(program.op)
     if not streamable or not machine.streaming_stores:
         return tree
-    return _visit(tree.get_root(), program, streamable).get_schedule()
 
+    def decide(node: isl.ScheduleNode) -> StreamedStores | None:
+        if node_mark(node) != SIMD_MARK or node.n_children() != 1 or \
+                node.child(0).get_type() != isl.schedule_node_type.band:
+            return None
+        return streamed(node.child(0), program, streamable)
 
-def _visit(node: isl.ScheduleNode, program: PolyProgram,
-           streamable: frozenset[str]) -> isl.ScheduleNode:
-    """The subtree at ``node`` marked; returns the same position."""
-    if node_mark(node) == SIMD_MARK and node.n_children() == 1 and \
-            node.child(0).get_type() == isl.schedule_node_type.band:
-        decision = streamed(node.child(0), program, streamable)
-        if decision is not None:
-            marked = node.insert_mark(decision_mark(decision))
-            return _children(marked.child(0), program, streamable).parent()
-    return _children(node, program, streamable)
-
-
-def _children(node: isl.ScheduleNode, program: PolyProgram,
-              streamable: frozenset[str]) -> isl.ScheduleNode:
-    for position in range(node.n_children()):
-        node = _visit(node.child(position), program, streamable).parent()
-    return node
+    return insert_decision_marks(tree, decide)
 
 
 def streamed(band: isl.ScheduleNode, program: PolyProgram,
              streamable: frozenset[str]) -> StreamedStores | None:
     """The stores the SIMD ``band``'s loop streams: its one statement writes an output
     written once, and the loop walks that output's last index with step 1."""
-    names = [part.get_tuple_name() for part in isl_items(band.get_domain().get_set_list())]
+    names = statement_names(band.get_domain())
     if len(names) != 1:
         return None
     stmt = program.statement(names[0])

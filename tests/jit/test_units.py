@@ -49,7 +49,7 @@ def test_one_unit_where_splitting_does_not_pay(source, cores):
 
 @pytest.mark.needs_cc
 def test_a_kernel_built_from_units_gives_numpys_answer(tmp_path, monkeypatch):
-    monkeypatch.setattr(units, "_usable_cores", lambda: 2)
+    monkeypatch.setattr(units, "usable_cores", lambda: 2)
     op = polyc.define(TWO_PRODUCTS)
     text = op.compilation().c_source.text
     assert len(units.compile_units(text)) == 3
