@@ -263,11 +263,46 @@ def rewrite(expr: Expr, replacement) -> Expr:
     return expr
 
 
+def substitute_indices(expr: Expr, values: dict) -> Expr:
+    """``expr`` with each index named in ``values`` replaced by its value (an
+    expression), everywhere: in reads' indices too."""
+    if isinstance(expr, Index):
+        return values.get(expr.name, expr)
+    if isinstance(expr, Read):
+        return replace(expr, indices=tuple(substitute_indices(i, values) for i in expr.indices))
+    if isinstance(expr, (Unary, Cast)):
+        return replace(expr, operand=substitute_indices(expr.operand, values))
+    if isinstance(expr, Binary):
+        return replace(expr, lhs=substitute_indices(expr.lhs, values),
+                       rhs=substitute_indices(expr.rhs, values))
+    if isinstance(expr, Select):
+        return replace(expr, cond=substitute_indices(expr.cond, values),
+                       then=substitute_indices(expr.then, values),
+                       other=substitute_indices(expr.other, values))
+    if isinstance(expr, Call):
+        return replace(expr, args=tuple(substitute_indices(a, values) for a in expr.args))
+    return expr
+
+
 def has_gather(expr: Expr) -> bool:
     """Whether ``expr`` reads a tensor at a data-dependent index (a gather)."""
     return any(isinstance(e, Read) and any(isinstance(r, Read) for i in e.indices
                                            for r in walk(i))
                for e in walk(expr))
+
+
+def walk_unconditional(expr: Expr):
+    """The sub-expressions of ``expr`` evaluated wherever ``expr`` is, pre-order: not
+    those in a ternary's branches or on the right of ``&&`` and ``||``, which C evaluates
+    only when selected (and whose reads may be in bounds only there)."""
+    yield expr
+    if isinstance(expr, Select):
+        yield from walk_unconditional(expr.cond)
+    elif isinstance(expr, Binary) and expr.op in ("&&", "||"):
+        yield from walk_unconditional(expr.lhs)
+    else:
+        for child in children(expr):
+            yield from walk_unconditional(child)
 
 
 def walk(expr: Expr):

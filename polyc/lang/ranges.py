@@ -86,6 +86,13 @@ def affine_of(expr: ir.Expr) -> LinearIndex | None:
     return None
 
 
+def linear_to_isl(linear: LinearIndex) -> str:
+    """isl text of ``linear``: ``(1*i) + (-1*r) + (N - 1)``."""
+    terms = [f"{c}*{sz.isl_name(n)}" for n, c in linear.coefficients]
+    terms.append(sz.to_isl(linear.offset))
+    return " + ".join(f"({t})" for t in terms)
+
+
 def _scaled(a: LinearIndex, factor: int) -> LinearIndex:
     return LinearIndex(tuple((n, c * factor) for n, c in a.coefficients if c * factor),
                        sz.scale(a.offset, factor))
@@ -115,22 +122,19 @@ class Unresolved:
 
 
 def infer_ranges(indices: tuple[str, ...], given: dict[str, tuple[SizeExpr, SizeExpr]],
-                 access_dims: tuple[AccessDim, ...]
+                 access_dims: tuple[AccessDim, ...], guarded_dims: tuple[AccessDim, ...] = ()
                  ) -> dict[str, tuple[SizeExpr, SizeExpr]] | Unresolved:
     """The half-open range ``(lo, hi)`` of every index in ``indices``.
 
     ``given`` holds the ranges written in ``where`` clauses (they override
-    inference). Returns :class:`Unresolved` when some index cannot be ranged.
+    inference). ``guarded_dims`` are the dimensions of reads under an affine guard
+    (``i >= 1 ? A(i - 1) : 0``): the guard, not the range, keeps them inside, so they
+    range an index only when no other access can. Returns :class:`Unresolved` when
+    some index cannot be ranged.
     """
     resolved = dict(given)
     while True:
-        found: dict[str, list[tuple[SizeExpr, SizeExpr]]] = {}
-        for dim in access_dims:
-            unknown = [n for n in dim.index.indices if n not in resolved]
-            if len(unknown) != 1:
-                continue
-            x = unknown[0]
-            found.setdefault(x, []).append(_maximal_range(x, dim, resolved))
+        found = _round(access_dims, resolved) or _round(guarded_dims, resolved)
         if not found:
             break
         for x, candidates in found.items():
@@ -143,6 +147,18 @@ def infer_ranges(indices: tuple[str, ...], given: dict[str, tuple[SizeExpr, Size
     if missing:
         return Unresolved(missing)
     return {n: resolved[n] for n in indices}
+
+
+def _round(access_dims, resolved) -> dict[str, list[tuple[SizeExpr, SizeExpr]]]:
+    """The ranges one round of inference finds, per index."""
+    found: dict[str, list[tuple[SizeExpr, SizeExpr]]] = {}
+    for dim in access_dims:
+        unknown = [n for n in dim.index.indices if n not in resolved]
+        if len(unknown) != 1:
+            continue
+        x = unknown[0]
+        found.setdefault(x, []).append(_maximal_range(x, dim, resolved))
+    return found
 
 
 def _maximal_range(x: str, dim: AccessDim, resolved) -> tuple[SizeExpr, SizeExpr]:

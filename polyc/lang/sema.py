@@ -7,7 +7,8 @@ walks the statements in order:
 2. types every expression (``polyc.lang.types`` promotion rules);
 3. splits indices into left-hand and reduction indices and checks the
    operator (a reduction index needs a reduction operator);
-4. infers index ranges (``polyc.lang.ranges``), with ``where`` overriding;
+4. infers index ranges (``polyc.lang.ranges``), with ``where`` overriding and
+   reads under an affine guard consulted last (``polyc.lang.guards``);
 5. defines the written tensor on its first statement (an output, or a
    temporary when it is not in the ``-> (...)`` list) with the shape given by
    the ranges of its left-hand indices, which must start at 0 so that no
@@ -25,6 +26,7 @@ from polyc.lang import ast, ir
 from polyc.lang import sizes as sz
 from polyc.lang import types as ty
 from polyc.lang.builtins import BUILTINS
+from polyc.lang.guards import guarded_reads
 from polyc.lang.inline import inline_calls
 from polyc.lang.ranges import AccessDim, Unresolved, affine_of, infer_ranges
 
@@ -143,6 +145,10 @@ class _OpBuilder:
 
     def _declare_params(self) -> None:
         for param in self.definition.params:
+            for dim in param.type.dims or ():
+                if isinstance(dim, str) and dim not in self.sizes:
+                    self.sizes.append(dim)
+        for param in self.definition.params:
             if param.name in self.tensors:
                 raise SemanticError(f"duplicate parameter name `{param.name}`", param.span)
             elem = self._scalar_type(param.type)
@@ -150,10 +156,10 @@ class _OpBuilder:
             for dim in param.type.dims or ():
                 if isinstance(dim, int):
                     dims.append(sz.const(dim))
-                else:
-                    if dim not in self.sizes:
-                        self.sizes.append(dim)
+                elif isinstance(dim, str):
                     dims.append(sz.var(dim))
+                else:
+                    dims.append(self._derived_extent(dim, param.name))
             tensor = ir.Tensor(param.name, elem, tuple(dims), ir.INPUT, param.span)
             self.tensors[param.name] = tensor
             self.inputs.append(tensor)
@@ -161,6 +167,15 @@ class _OpBuilder:
             if name in self.tensors:
                 raise SemanticError(f"`{name}` is both a size variable and a tensor",
                                     self.tensors[name].span)
+
+    def _derived_extent(self, dim: ast.Expr, tensor: str) -> sz.SizeExpr:
+        """An input extent written as an expression of sizes that plain dimensions name."""
+        for name in (e.name for e in _names_in(dim)):
+            if name not in self.sizes:
+                raise SemanticError(f"`{name}` in the extent of `{tensor}` is not a size: an "
+                                    f"extent may use the sizes that other dimensions name",
+                                    dim.span)
+        return self._size_expr(dim, _StmtScope({}))
 
     def _check_output_decls(self) -> None:
         seen: set[str] = set()
@@ -275,21 +290,23 @@ class _OpBuilder:
         for index, clause in given_clauses.items():
             given[index] = (self._size_expr(clause.lo, scope), self._size_expr(clause.hi, scope))
         access_dims: list[AccessDim] = []
-        reads = [e for root in (rhs, *exists_reads) for e in ir.walk(root)
-                 if isinstance(e, ir.Read)]
+        guarded_dims: list[AccessDim] = []
+        reads = [(read, guard) for root in (rhs, *exists_reads)
+                 for read, guard in guarded_reads(root)]
         target = self.tensors.get(stmt.tensor)
         if target is not None:
             lhs = ir.Read(target.type, target.name,
                           tuple(ir.Index(ty.INT64, i) for i in stmt.indices))
-            reads.append(lhs)
-        for read in reads:
+            reads.append((lhs, None))
+        for read, guard in reads:
             shape = self.tensors[read.tensor].shape
             for index_expr, extent in zip(read.indices, shape):
                 linear = affine_of(index_expr)
                 if linear is not None:
-                    access_dims.append(AccessDim(linear, extent))
+                    (access_dims if guard is None else guarded_dims).append(
+                        AccessDim(linear, extent))
         all_indices = tuple(scope.indices)
-        result = infer_ranges(all_indices, given, tuple(access_dims))
+        result = infer_ranges(all_indices, given, tuple(access_dims), tuple(guarded_dims))
         if isinstance(result, Unresolved):
             index = result.indices[0]
             if not any(index in d.index.indices for d in access_dims):
@@ -512,6 +529,16 @@ class _ExprLowering:
                                     f"{index.expr.type}", arg.span)
             indices.append(_retype_literal(index, ty.INT64))
         return _Typed(ir.Read(tensor.type, tensor.name, tuple(indices)), False)
+
+
+def _names_in(expr: ast.Expr):
+    """The :class:`ast.Name` nodes of an expression."""
+    if isinstance(expr, ast.Name):
+        yield expr
+    for value in vars(expr).values():
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, ast.Expr):
+                yield from _names_in(item)
 
 
 def _retype_literal(typed: _Typed, elem: ty.ScalarType) -> ir.Expr:

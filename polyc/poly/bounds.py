@@ -9,7 +9,9 @@ Empty: proven safe for all sizes. Otherwise the complement (within the
 sizes' context) becomes an :class:`~polyc.lang.ir.Precondition` that every
 call checks before running, as for TC's ``C(i + j)``, which needs ``C`` long
 enough. If no sizes at all make the access safe, the program is rejected.
-Data-dependent dimensions (gathers) are checked at run time instead.
+Data-dependent dimensions (gathers) are checked at run time instead. A read under a
+guard is checked where its guard holds (``i >= 1 ? A(i - 1) : 0`` is in bounds for
+every ``N``): :mod:`polyc.lang.guards`.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.printer import expr_to_tc
 from polyc.lang.types import INT64
+from polyc.lang.guards import guarded_reads
 from polyc.poly.program import (access_text, isl_name, params_prefix, poly_statements,
                                 sizes_context, tuple_text, domain_constraints)
 
@@ -40,12 +43,11 @@ def prove_accesses_in_bounds(op: ir.Op) -> ir.Op:
         domain = domain.intersect_params(context)
         lhs = ir.Read(tensors[stmt.statement.tensor].type, stmt.statement.tensor,
                       tuple(ir.Index(INT64, i) for i in stmt.statement.indices))
-        reads = [e for e in ir.walk(stmt.statement.rhs) if isinstance(e, ir.Read)]
-        for access in [lhs] + reads:
+        for access, guard in [(lhs, None)] + guarded_reads(stmt.statement.rhs):
             tensor = tensors[access.tensor]
             if tensor.rank == 0:
                 continue
-            relation = isl.Map(f"{prefix} -> {{ {access_text(stmt, tensor, access.indices)} }}")
+            relation = isl.Map(f"{prefix} -> {{ {access_text(stmt, tensor, access.indices, guard)} }}")
             touched = domain.apply(relation)
             box = isl.Set(f"{prefix} -> {{ {isl_name(tensor.name)}"
                           f"[{', '.join(f'a{k}' for k in range(tensor.rank))}] : "

@@ -10,7 +10,8 @@ over the whole domain; TC's ``C(m, n) +=! A(m, k) * B(k, n)`` gives::
     reads:    { S0[m, n, k] -> C[m, n]; S0[m, n, k] -> A[m, k]; S0[m, n, k] -> B[k, n] }
 
 Sizes are isl parameters. A data-dependent index (``LUT(I(b, l), d)``) is a
-may-read of the whole dimension it indexes. The original schedule runs the
+may-read of the whole dimension it indexes; a read under a guard (``i >= 1 ?
+A(i - 1) : 0``) is restricted to where the guard holds (:mod:`polyc.lang.guards`). The original schedule runs the
 statements in program order, each in the lexicographic order of its domain.
 """
 from __future__ import annotations
@@ -21,9 +22,10 @@ import islpy as isl
 
 from polyc.lang import ir
 from polyc.lang import sizes as sz
-from polyc.lang.ranges import affine_of
+from polyc.lang.ranges import affine_of, linear_to_isl
 from polyc.lang.sizes import isl_name
 from polyc.lang.types import INT64
+from polyc.lang.guards import guarded_reads
 
 INIT_SUFFIX = "_init"
 
@@ -112,9 +114,12 @@ def sizes_context(op: ir.Op) -> isl.Set:
     return isl.Set(f"{params_prefix(op)} -> {{ : {body} }}")
 
 
-def access_text(stmt: PolyStatement, tensor: ir.Tensor, indices: tuple[ir.Expr, ...]) -> str:
-    """``S[i, k] -> A[i, k]``, with a data-dependent dimension spanning the whole extent."""
-    names, constraints = [], []
+def access_text(stmt: PolyStatement, tensor: ir.Tensor, indices: tuple[ir.Expr, ...],
+                guard: str | None = None) -> str:
+    """``S[i, k] -> A[i, k]``, with a data-dependent dimension spanning the whole extent,
+    restricted to the points where ``guard`` (isl text over the statement's indices,
+    :mod:`polyc.lang.guards`) holds."""
+    names, constraints = [], [f"({guard})"] if guard else []
     for position, (index, extent) in enumerate(zip(indices, tensor.shape)):
         linear = affine_of(index)
         if linear is None:
@@ -125,12 +130,6 @@ def access_text(stmt: PolyStatement, tensor: ir.Tensor, indices: tuple[ir.Expr, 
             names.append(linear_to_isl(linear))
     text = f"{tuple_text(stmt)} -> {isl_name(tensor.name)}[{', '.join(names)}]"
     return text + (f" : {' and '.join(constraints)}" if constraints else "")
-
-
-def linear_to_isl(linear) -> str:
-    terms = [f"{c}*{isl_name(n)}" for n, c in linear.coefficients]
-    terms.append(sz.to_isl(linear.offset))
-    return " + ".join(f"({t})" for t in terms)
 
 
 def build_poly_program(op: ir.Op) -> PolyProgram:
@@ -148,8 +147,8 @@ def build_poly_program(op: ir.Op) -> PolyProgram:
         if not stmt.is_init:
             if stmt.statement.is_reduction:
                 read_parts.append(access_text(stmt, target, lhs))
-            for read in (e for e in ir.walk(stmt.statement.rhs) if isinstance(e, ir.Read)):
-                read_parts.append(access_text(stmt, tensors[read.tensor], read.indices))
+            for read, guard in guarded_reads(stmt.statement.rhs):
+                read_parts.append(access_text(stmt, tensors[read.tensor], read.indices, guard))
         dims = [isl_name(i) for i in stmt.indices] + ["0"] * (depth - len(stmt.indices))
         schedule_parts.append(f"{tuple_text(stmt)} -> [{', '.join([str(position)] + dims)}]")
 

@@ -20,7 +20,8 @@ Only calls of the math library are shared (``exp``, ``log``, ``tanh``, ...: tens
 cycles each); recomputing cheap arithmetic costs less than storing and loading it.
 A value qualifies when it appears in an earlier and a later statement, both over
 the same ranges of the indices it uses (each starting at 0: the temporary's
-shape), it reads no tensor that either statement or one between them writes (so
+shape), it is evaluated unconditionally in both (not under a ternary's branch or
+``&&``/``||``, whose guard may be what keeps its reads in bounds), it reads no tensor that either statement or one between them writes (so
 it has the same value in both), and it holds no gather. The temporary is computed
 right before the earlier statement, over those ranges. The values are the same
 expressions; results differ only where a loop's vector and scalar iterations call
@@ -52,7 +53,7 @@ def _first_shared(op: ir.Op) -> tuple[int, ir.Expr] | None:
     """``(position of the earlier statement, the value)`` of the first qualifying value."""
     statements = op.statements
     for first, earlier in enumerate(statements):
-        for value in ir.walk(earlier.rhs):
+        for value in ir.walk_unconditional(earlier.rhs):
             if not _worth_sharing(value):
                 continue
             for later in statements[first + 1:]:
@@ -68,7 +69,7 @@ def _worth_sharing(value: ir.Expr) -> bool:
 
 def _qualifies(value: ir.Expr, statements: tuple[ir.Statement, ...], first: int,
                later: ir.Statement) -> bool:
-    if not any(e == value for e in ir.walk(later.rhs)):
+    if not any(e == value for e in ir.walk_unconditional(later.rhs)):
         return False
     earlier = statements[first]
     indices = ir.index_names(value)

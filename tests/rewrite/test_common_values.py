@@ -37,6 +37,12 @@ KEPT = [
     "Y(i) = exp(X(i))  Z(i) = exp(X(i)) where i in 0:N-1",
     # a gather is evaluated only where the program evaluates it
     "Y(i) = exp(V(I(i)))  Z(i) = exp(V(I(i)))",
+    # a value under a guard is evaluated only where the guard holds (its read may be
+    # inside the tensor only there)
+    "Y(i) = i >= 1 ? exp(X(i - 1)) : 0.0 where i in 0:N "
+    " Z(i) = i >= 1 ? exp(X(i - 1)) : 1.0 where i in 0:N",
+    "Y(i) = i >= 1 && exp(X(i - 1)) > 1.0 ? 1.0 : 0.0 where i in 0:N "
+    " Z(i) = i >= 1 ? exp(X(i - 1)) : 2.0 where i in 0:N",
 ]
 
 

@@ -1,0 +1,85 @@
+"""Reads under a guard are proven in bounds where the guard holds (polyc.lang.guards)."""
+import numpy as np
+import pytest
+
+import polyc
+from polyc.compiler import frontend
+from polyc.lang.guards import guarded_reads
+from polyc.poly.program import build_poly_program
+
+
+def _preconditions(body: str, params: str = "float(N) A") -> list[str]:
+    op = frontend(f"def f({params}) -> (B) {{ {body} }}")
+    return [p.description for p in op.preconditions]
+
+
+@pytest.mark.parametrize("body", [
+    "B(i) = (i >= 1) ? A(i - 1) : 0.0 where i in 0:N",
+    "B(i) = (i < 1) ? 0.0 : A(i - 1) where i in 0:N",
+    "B(i) = !(i < 1) ? A(i - 1) : 0.0 where i in 0:N",
+    "B(i) = i >= 1 && i + 1 < N ? A(i - 1) + A(i + 1) : 0.0 where i in 0:N",
+    "B(i) = i < 1 || i + 1 >= N ? 0.0 : A(i - 1) + A(i + 1) where i in 0:N",
+    # && and || evaluate their right operand only when the left one decides nothing
+    "B(i) = i >= 1 && A(i - 1) > 0.0 ? 1.0 : 0.0 where i in 0:N",
+    "B(i) = i < 1 || A(i - 1) > 0.0 ? 1.0 : 0.0 where i in 0:N",
+    # strides: a divisibility guard
+    "B(i) = i % 2 == 0 && i / 2 < N ? A(i / 2) : 0.0 where i in 0:2 * N",
+    "B(i) = i >= N ? A(i - N) : A(i) where i in 0:2 * N",
+])
+def test_a_guarded_read_needs_no_precondition(body):
+    assert _preconditions(body) == []
+
+
+@pytest.mark.parametrize("body", [
+    # a guard on data says nothing about where the read happens
+    "B(i) = A(i) > 0.0 ? A(i - 1) : 0.0 where i in 0:N",
+    # the guard is on the other branch
+    "B(i) = (i >= 1) ? 0.0 : A(i - 1) where i in 0:N",
+    # an || whose left side may hold says nothing about its right side's operands
+    "B(i) = i >= 1 || A(i - 1) > 0.0 ? 1.0 : 0.0 where i in 0:N",
+])
+def test_an_unguarded_read_still_needs_its_precondition(body):
+    assert _preconditions(body) == [
+        "`A(i - 1)` in statement S0 stays inside `A` (N) only if N = 0"]
+
+
+def test_the_read_relation_holds_only_the_guarded_points():
+    op = frontend("def f(float(N) A) -> (B) { B(i) = (i >= 2) ? A(i - 2) : 0.0 where i in 0:N }")
+    reads = build_poly_program(op).reads
+    assert reads.is_equal(reads.__class__(
+        "[N] -> { S0[i] -> A[i - 2] : 2 <= i < N }"))
+
+
+def test_guards_of_nested_conditions_are_conjunctions():
+    op = frontend("def f(float(N) A) -> (B) { B(i) = i >= 1 ? (i + 1 < N ? A(i + 1) : A(i - 1)) "
+                  ": 0.0 where i in 0:N }")
+    guards = {str(read.indices[0]): guard for read, guard in guarded_reads(op.statements[0].rhs)}
+    assert len(guards) == 2 and all("and" in g for g in guards.values())
+
+
+SHIFT = """def shift(float(N) A) -> (B) { B(i) = (i >= 1) ? A(i - 1) : 0.0 where i in 0:N }"""
+# TC's WaveNet layer reads Data(b, c, rf - DILATION) under a guard
+DILATED = """def dilated(float(B, C, RF) Data) -> (Out) {
+  Out(b, c, rf) = Data(b, c, rf) + (rf - 2 >= 0 ? Data(b, c, rf - 2) : 0.0)
+}"""
+
+
+def test_a_guarded_read_ranges_an_index_only_when_nothing_else_does():
+    # rf from Data(b, c, rf); the guarded Data(b, c, rf - 2) would start it at 2
+    assert str(frontend(DILATED)).splitlines()[1].endswith("rf in 0:RF")
+    # nothing else ranges i: the guarded read does, and sema says what it would leave out
+    with pytest.raises(polyc.SemanticError, match="make `i` start at 0"):
+        frontend("def f(float(N) A) -> (B) { B(i) = i >= 1 ? A(i - 1) : 0.0 }")
+
+
+@pytest.mark.needs_cc
+def test_guarded_reads_run_for_every_size():
+    shift = polyc.define(SHIFT)
+    for n in (0, 1, 2, 9):
+        a = np.arange(n, dtype=np.float32) + 1
+        np.testing.assert_array_equal(shift(a), np.concatenate([[0.0], a[:-1]])[:n])
+    dilated = polyc.define(DILATED)
+    data = np.random.default_rng(0).standard_normal((2, 3, 7)).astype(np.float32)
+    expected = data.copy()
+    expected[:, :, 2:] += data[:, :, :-2]
+    np.testing.assert_allclose(dilated(data), expected, rtol=1e-6)
