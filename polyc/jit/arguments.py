@@ -15,7 +15,8 @@ parameter, the values and the fix):
   (0-rank inputs) take Python numbers that fit the declared type, or numpy
   scalars and 0-d arrays of exactly that dtype;
 * a size variable takes its value from the first input dimension it
-  appears in; every other appearance must agree; the operator's
+  appears in; every other appearance must agree; an extent derived from
+  sizes (``float(N, H - KH + 1) d_O``) must equal its value; the operator's
   preconditions on sizes must hold;
 * gather indices read whole from an input are checked against the gathered
   extent (:mod:`polyc.jit.gathers`), unless ``check_gathers=False``;
@@ -76,7 +77,8 @@ class _Input:
     name: str
     dtype: np.dtype
     kind: str
-    # Per dimension: (size variable, None) or (None, constant extent).
+    # Per dimension: (size variable, None) or (None, constant extent); a derived extent
+    # binds a slot named like "d_O.shape[2]" that :class:`ArgumentBinder` then checks.
     dims: tuple[tuple[str | None, int | None], ...]
     dims_text: str  # "(M, K)"
     float_max: float  # the largest finite value of a floating type
@@ -105,6 +107,9 @@ class ArgumentBinder:
         self._outputs = tuple(_Output(t.name, t.type.dtype, t.shape, _starts_at_zero(op, t.name))
                               for t in op.outputs)
         self._size_names = op.sizes
+        # derived extents: (slot, extent); the launcher binds their slots after the sizes
+        self._derived = tuple((f"{t.name}.shape[{d}]", extent) for t in op.inputs
+                              for d, extent in enumerate(t.shape) if _is_derived(extent))
         bound = {name for spec in self._inputs for name, _ in spec.dims if name is not None}
         unbound = [name for name in op.sizes if name not in bound]
         if unbound:
@@ -134,6 +139,8 @@ class ArgumentBinder:
             if not (array.flags.c_contiguous and array.flags.aligned):
                 array = np.array(array, order="C")  # a copy, aligned too
             inputs.append(array)
+        if self._derived:
+            self._check_derived(sizes)
         sizes = {name: sizes[name] for name in self._size_names}  # declaration order
         if self.op.preconditions:
             self._check_preconditions(sizes)
@@ -163,6 +170,8 @@ class ArgumentBinder:
         for spec, shape in zip(self._inputs, shapes):
             if spec.dims:
                 _bind_dims(spec, tuple(shape), sizes, origins)
+        if self._derived:
+            self._check_derived(sizes)
         return {name: sizes[name] for name in self._size_names if name in sizes}, origins
 
     # ------------------------------------------------------------- the C launcher
@@ -172,14 +181,32 @@ class ArgumentBinder:
         sizes; per input ``(dtype, kind, float_max, dims)`` with ``dims`` a
         ``(size position or -1, constant)`` per dimension; per output ``(dtype, rank,
         starts at zero)``."""
-        position = {name: k for k, name in enumerate(self._size_names)}
+        slots = self._size_names + tuple(slot for slot, _ in self._derived)
+        position = {name: k for k, name in enumerate(slots)}
         inputs = tuple((spec.dtype, spec.kind, spec.float_max,
                         tuple((-1, constant) if name is None else (position[name], 0)
                               for name, constant in spec.dims))
                        for spec in self._inputs)
         outputs = tuple((spec.dtype, len(spec.shape), spec.starts_at_zero)
                         for spec in self._outputs)
-        return len(self._size_names), inputs, outputs
+        return len(slots), inputs, outputs
+
+    def _check_derived(self, bound: dict[str, int]) -> None:
+        """Raise the ArgumentError of the first derived extent that ``bound`` (sizes and
+        derived slots) gets wrong."""
+        message = self._derived_message(bound)
+        if message is not None:
+            raise ArgumentError(message)
+
+    def _derived_message(self, bound: dict[str, int]) -> str | None:
+        for slot, extent in self._derived:
+            expected = sz.evaluate(extent, bound)
+            if bound[slot] != expected:
+                name = slot[:slot.index(".")]
+                spec = next(spec for spec in self._inputs if spec.name == name)
+                return (f"{name}: expected shape {spec.dims_text} but {slot} is {bound[slot]}: "
+                        f"it must be {sz.to_tc(extent)} = {expected}")
+        return None
 
     def prepared(self, sizes: tuple[int, ...]):
         """What the launcher needs for a call with these sizes, decided as :meth:`bind`
@@ -188,6 +215,11 @@ class ArgumentBinder:
         when :meth:`bind` would raise (a precondition fails, an output's extent is
         negative), so that the launcher lets it."""
         named = dict(zip(self._size_names, sizes))
+        if self._derived:
+            slots = dict(named, **dict(zip((slot for slot, _ in self._derived),
+                                           sizes[len(self._size_names):])))
+            if self._derived_message(slots) is not None:
+                return None
         if self.op.preconditions and self._precondition_message(named) is not None:
             return None
         shapes = [extent for shape in self._output_shapes(named) for extent in shape]
@@ -310,17 +342,22 @@ def bind_arguments(op: ir.Op, args: tuple, out=None) -> BoundCall:
 # ----------------------------------------------------------------- per argument
 
 
+def _is_derived(extent: sz.SizeExpr) -> bool:
+    """Whether an input extent is neither a constant nor a size variable."""
+    return not (isinstance(extent, sz.Affine) and (extent.is_constant or (
+        extent.const == 0 and len(extent.terms) == 1 and extent.terms[0][1] == 1
+        and isinstance(extent.terms[0][0], str))))
+
+
 def _input_spec(tensor: ir.Tensor) -> _Input:
     dims = []
-    for extent in tensor.shape:
-        if isinstance(extent, sz.Affine) and extent.is_constant:
+    for d, extent in enumerate(tensor.shape):
+        if _is_derived(extent):
+            dims.append((f"{tensor.name}.shape[{d}]", None))
+        elif extent.is_constant:
             dims.append((None, extent.const))
-        elif isinstance(extent, sz.Affine) and extent.const == 0 and len(extent.terms) == 1 \
-                and extent.terms[0][1] == 1 and isinstance(extent.terms[0][0], str):
-            dims.append((extent.terms[0][0], None))
         else:
-            raise InternalError(f"input {tensor.name} has extent {sz.to_tc(extent)}: input "
-                                f"extents must be a size variable or a constant")
+            dims.append((extent.terms[0][0], None))
     text = "(" + ", ".join(sz.to_tc(extent) for extent in tensor.shape) + ")"
     dtype = tensor.type.dtype
     float_max = float(np.finfo(dtype).max) if tensor.type.is_float else 0.0

@@ -185,11 +185,13 @@ class TensorType:
     """``float(M, 3)``: an element type name and dimensions (size names or ints).
 
     ``dims`` is ``None`` when no parenthesised list was written (a 0-rank scalar
-    or an output with inferred shape); ``()`` for an explicit ``float()``.
+    or an output with inferred shape); ``()`` for an explicit ``float()``. A
+    dimension is a size name, an integer, or an extent derived from sizes that
+    other dimensions name (``float(N, H - KH + 1) d_O``), which each call checks.
     """
 
     elem: str
-    dims: tuple[str | int, ...] | None
+    dims: tuple[str | int | Expr, ...] | None
     span: Span | None = _span()
 
 

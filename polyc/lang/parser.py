@@ -199,16 +199,20 @@ class _Parser:
         dims = self.comma_list(self.dimension, ")")
         return ast.TensorType(token.text, tuple(dims), span=token.span.to(self.previous_span()))
 
-    def dimension(self) -> str | int:
+    def dimension(self) -> str | int | ast.Expr:
+        """A size name, an integer, or an extent derived from sizes (``H - KH + 1``)."""
         token = self.token
-        if token.kind == IDENT:
+        plain = self.peek().is_op(",") or self.peek().is_op(")")
+        if token.kind == IDENT and plain:
             return self.advance().text
-        if token.kind == NUMBER and _is_integer_literal(token.text):
+        if token.kind == NUMBER and _is_integer_literal(token.text) and plain:
             self.advance()
             return _integer_value(token.text)
-        if token.kind == NUMBER:
+        if token.kind == NUMBER and not _is_integer_literal(token.text):
             raise self.error(f"a dimension must be an integer but found {token.describe()}")
-        raise self.expected("a dimension (a size name or an integer)")
+        if token.kind in (IDENT, NUMBER) or token.is_op("("):
+            return self.expression()
+        raise self.expected("a dimension (a size name, an integer or an extent of sizes)")
 
     # ------------------------------------------------------------- statements
 

@@ -35,6 +35,9 @@ SOURCES = {
   top(n) max=! X(n, d)
 }""",
     "accumulate": "def accumulate(float(N, K) A) -> (s) { s(n) += A(n, k) }",
+    # an extent derived from sizes, checked per call
+    "derived": "def derived(float(N) x, float(K) w, float(N - K + 1) d) -> (y) "
+               "{ y(i) +=! x(i + k) * w(k) * d(i) }",
 }
 OPS = {name: polyc.define(source) for name, source in SOURCES.items()}
 REFERENCE = {name: op.with_options(launcher=False) for name, op in OPS.items()}
@@ -87,6 +90,8 @@ BAD_CALLS = [
     ("mm", (A, B), lambda: (np.empty((3, 4), F32),) * 2),       # out count
     ("mm", (A, B), lambda: np.empty((3, 4), F32).setflags(write=False)),  # replaced below
     ("fixed", (np.zeros((3, 2), F32),), None),                  # constant extent
+    ("derived", (X, np.ones(2, F32), np.ones(4, F32)), None),   # derived extent
+    ("derived", (X, np.ones(2, F32), np.ones(6, F32)), None),
     ("window", (X, np.ones(8, F32)), None),                     # negative output extent
     ("axpy", (np.float64(2), X, X), None),                      # numpy scalar of another type
     ("axpy", (np.zeros(1, F32), X, X), None),                   # array for a scalar
@@ -125,6 +130,7 @@ def test_every_bad_argument_gives_the_binders_error(name, args, out):
 
 GOOD_CALLS = [
     ("mm", (A, B), None),
+    ("derived", (X, np.arange(2, dtype=F32), np.arange(5, dtype=F32)), None),
     ("mm", (A, B), lambda: np.empty((3, 4), F32)),
     ("mm", (np.asfortranarray(A), B), None),                    # a copy is made
     ("mm", (A[:, ::2], B[::2]), None),                          # strided

@@ -1,8 +1,12 @@
 """Sema: names, types, reductions, range inference (TC's conformance cases), errors."""
+import numpy as np
 import pytest
 
 import polyc
 from polyc.compiler import frontend
+from polyc.errors import PolycError
+from polyc.lang.parser import parse
+from polyc.lang.sema import analyze
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang import types as ty
@@ -218,3 +222,42 @@ def test_several_defs_need_a_name():
     assert frontend(source, name="g").name == "g"
     with pytest.raises(polyc.SemanticError, match="did you mean `g`"):
         frontend(source, name="gg")
+
+
+# ----------------------------------------------------------------- derived extents
+
+
+def test_an_input_extent_may_be_derived_from_sizes():
+    op = analyze(parse("def f(float(N) x, float(K) w, float(N - K + 1) d) -> (y) "
+                       "{ y(i) +=! x(i + k) * w(k) * d(i) }"))
+    assert op.sizes == ("N", "K")
+    assert sz.to_tc(op.inputs[2].shape[0]) == "N - K + 1"
+    # sizes named later in the signature count too
+    op = analyze(parse("def f(float(2 * N) a, float(N) b) -> (y) { y(i) = a(2 * i) + b(i) }"))
+    assert op.sizes == ("N",)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("def f(float(N) x, float(N - Q) d) -> (y) { y(i) = x(i) }",
+     "`Q` in the extent of `d` is not a size"),
+    ("def f(float(N+1) A) -> (B) { B(i) = A(i) }", "`N` in the extent of `A` is not a size"),
+    ("def f(float(N) x, float(N * N) d) -> (y) { y(i) = x(i) }",
+     "an affine expression of size variables"),
+    ("def f(float(N) x, float(N, 1.5) d) -> (y) { y(i) = x(i) }",
+     "a dimension must be an integer"),
+])
+def test_derived_extents_are_affine_in_named_sizes(source, message):
+    with pytest.raises(PolycError, match=message):
+        analyze(parse(source))
+
+
+@pytest.mark.needs_cc
+def test_a_wrong_derived_extent_is_an_argument_error():
+    op = polyc.define("def f(float(N) x, float(K) w, float(N - K + 1) d) -> (y) "
+                      "{ y(i) +=! x(i + k) * w(k) * d(i) }")
+    x = np.arange(6, dtype=np.float32)
+    with pytest.raises(polyc.ArgumentError, match=r"d: expected shape \(N - K \+ 1\) but "
+                       r"d.shape\[0\] is 4: it must be N - K \+ 1 = 5"):
+        op(x, np.ones(2, np.float32), np.ones(4, np.float32))
+    sizes, _ = op.binder.sizes_of(((6,), (2,), (5,)))
+    assert sizes == {"N": 6, "K": 2}
