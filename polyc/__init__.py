@@ -8,8 +8,9 @@
     C = matmul(A, B)
     matmul.explain(A, B)                  # every stage; pictures in Jupyter
     polyc.compare(matmul, (A, B))         # fused / unfused / unoptimised side by side
+    dA, dB = polyc.grad(matmul)(A, B, dC)  # the backward operator, derived
 """
-from polyc.api import Operator, define, op
+from polyc.api import Operator, define, grad, op
 from polyc.errors import (ArgumentError, CompileError, ConfigurationError, InternalError,
                           ParseError, PolycError, SemanticError)
 from polyc.lang.pyspelling import (bool_, exists, f16, f32, f64, i8, i16, i32, i64, max, min,
@@ -22,7 +23,7 @@ __all__ = [
     "ArgumentError", "CompileError", "ConfigurationError", "InternalError", "Machine",
     "NAMED_MACHINES", "Operator", "Options", "ParseError",
     "PolycError", "SemanticError", "__version__", "bool_", "compare", "define", "exists",
-    "f16", "f32", "f64", "i8", "i16", "i32", "i64", "max", "min", "op", "prod", "sum", "u8",
+    "f16", "f32", "f64", "grad", "i8", "i16", "i32", "i64", "max", "min", "op", "prod", "sum", "u8",
     "u16", "u32", "u64", "where",
 ]
 

@@ -12,7 +12,7 @@ import functools
 import threading
 from typing import TYPE_CHECKING
 
-from polyc.errors import PolycError
+from polyc.errors import InternalError, PolycError
 from polyc.frontend import check, frontend
 from polyc.jit.arguments import ArgumentBinder
 from polyc.jit.cache import CompiledOperator, load_operator
@@ -185,4 +185,23 @@ def op(fn=None, *, options: Options | None = None, **option_changes):
     return operator
 
 
-__all__ = ["Operator", "define", "op", "PolycError"]
+def grad(operator: Operator, wrt=None) -> Operator:
+    """The backward operator of ``operator``: ``grad(op)(*inputs, *cotangents)`` returns
+    the gradients of ``op``'s floating-point inputs (or of those named in ``wrt``), each
+    ``d_<input>``, for one cotangent ``d_<output>`` per output (:mod:`polyc.autodiff`).
+    An ordinary operator: it prints as TC, explains, compiles and caches like any
+    other, and ``grad`` applies to it again."""
+    from polyc.autodiff import adjoint_op
+
+    if not isinstance(operator, Operator):
+        raise TypeError(f"polyc.grad takes a polyc operator, not {type(operator).__name__}")
+    text = to_tc(adjoint_op(operator.ir, wrt))
+    try:
+        backward = frontend(text, filename=f"<the gradient of {operator.name}>")
+    except PolycError as error:
+        raise InternalError(f"polyc derived a backward operator it cannot check "
+                            f"({error}):\n{text}") from error
+    return Operator(backward, operator.options)
+
+
+__all__ = ["Operator", "define", "grad", "op", "PolycError"]

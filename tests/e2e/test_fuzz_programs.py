@@ -38,3 +38,26 @@ def test_random_programs_agree_with_numpy_under_every_variant(program, seed):
         for actual, reference in zip(results, expected):
             assert actual.shape == reference.shape, (program.source, variant)
             assert_close(actual, reference, 1e-4, what=f"{variant} {program.source}")
+
+
+@settings(max_examples=max(EXAMPLES // 3, 5), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.filter_too_much])
+@given(fuzz_programs(), st.integers(0, 2**16))
+def test_random_programs_differentiate(program, seed):
+    """polyc.grad of a random program against central differences of its float64 oracle."""
+    from gradcheck import directional, directions, finite_difference, relative_error
+
+    if program.rejected:
+        return
+    op = polyc.define(program.source)
+    arrays = program.inputs(seed)
+    rng = np.random.default_rng(seed)
+    cotangents = [rng.standard_normal(r.shape) for r in program.reference(arrays)]
+    gradients = polyc.grad(op)(*arrays, *(w.astype(np.float32) for w in cotangents))
+    direction = directions(arrays, [True] * len(arrays), rng)
+    expected = finite_difference(lambda *xs: program.reference(xs),
+                                 tuple(a.astype(np.float64) for a in arrays), direction,
+                                 cotangents)
+    actual = directional(gradients, direction)
+    assert relative_error(actual, expected, 1e-3) <= 1e-3, (program.source, actual, expected)

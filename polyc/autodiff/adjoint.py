@@ -1,0 +1,509 @@
+"""The backward operator of an operator: reverse mode over its statements.
+
+``adjoint_op(op, wrt)`` returns the IR of an ordinary operator whose inputs are
+``op``'s inputs followed by one cotangent ``d_<output>`` per output, and whose outputs
+are ``d_<input>`` for each differentiated input, in ``op``'s input order::
+
+    def matmul(float(M, K) A, float(K, N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }
+  →
+    def matmul_grad(float(M, K) A, float(K, N) B, float(M, N) d_C) -> (d_A, d_B) {
+      d_B(k, n) +=! d_C(m, n) * A(m, k) where k in 0:K, n in 0:N, m in 0:M
+      d_A(m, k) +=! d_C(m, n) * B(k, n) where m in 0:M, k in 0:K, n in 0:N
+    }
+
+How:
+
+1. **Versions.** A statement that writes a tensor already written (``O(i, j) = fmax(O(i,
+   j), 0)`` after the product that defined ``O``) defines a new version of it
+   (``O_1``), so that every value the backward needs has a name. A write that covers
+   only part of the tensor, or accumulates into it without ``!``, starts from a copy
+   of the previous version.
+2. **Reverse sweep.** Statements are visited last to first. A statement whose version
+   has a cotangent sends ``seed * ∂rhs/∂read`` to every read of a differentiated
+   tensor (:mod:`polyc.autodiff.derivatives`); the seed is the cotangent for ``=`` and
+   ``+=``, the product rule for ``*=`` (zeros counted, so a zero factor gets the product
+   of the others) and, for ``max=``/``min=``, the cotangent shared evenly by the
+   elements equal to the result (ties split, as ``torch.amax``). Each read's cotangent
+   becomes a gather over the read tensor's indices (:mod:`polyc.autodiff.inversion`):
+   no atomics, exact borders.
+3. **Recomputation.** The forward statements whose values the backward reads are
+   recomputed at the start of the backward operator, where the scheduler may fuse them
+   with it; the others are dropped.
+
+The result is printed as TC and checked like any user operator (sema, the bounds
+proof), so ``print(polyc.grad(op))`` shows exactly what runs and ``polyc.grad`` applies
+to it again. Not differentiable (a :class:`~polyc.errors.SemanticError` naming the
+statement): data-dependent reads of differentiated tensors (gathers), reductions that
+read the tensor they accumulate into, and statements that read a tensor they
+overwrite elsewhere than at the element they write.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import islpy as isl
+
+from polyc.autodiff.derivatives import (add, compare, conjunction, const, div, guarded, mul,
+                                        read_cotangents, select)
+from polyc.autodiff.inversion import invert
+from polyc.errors import SemanticError
+from polyc.lang import ir
+from polyc.lang import sizes as sz
+from polyc.lang.printer import expr_to_tc
+from polyc.lang.types import INT64
+from polyc.poly.program import params_prefix, sizes_context
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One forward statement, on versions: it defines ``version`` (reading versions);
+    ``previous``: the version it starts from when it does not overwrite all of it."""
+
+    statement: ir.Statement
+    version: ir.Tensor
+    previous: ir.Tensor | None
+    covers: bool           # its left-hand ranges cover the whole tensor
+
+    @property
+    def updates(self) -> bool:
+        return self.previous is not None
+
+
+def adjoint_op(op: ir.Op, wrt: tuple[str, ...] | None = None) -> ir.Op:
+    """The backward operator's IR (see the module docstring), not yet checked."""
+    return _Adjoint(op, _differentiated(op, wrt)).build()
+
+
+def _differentiated(op: ir.Op, wrt) -> tuple[str, ...]:
+    floats = [t.name for t in op.inputs if t.type.is_float]
+    if wrt is None:
+        return tuple(floats)
+    if isinstance(wrt, str):
+        wrt = (wrt,)
+    names = {t.name: t for t in op.inputs}
+    for name in wrt:
+        if name not in names:
+            raise SemanticError(f"`{name}` is not an input of `{op.name}` (its inputs: "
+                                f"{', '.join(names) or 'none'})")
+        if not names[name].type.is_float:
+            raise SemanticError(f"cannot differentiate with respect to `{name}`: it is "
+                                f"{names[name].type.name}, and only floating-point inputs "
+                                f"have gradients")
+    return tuple(t.name for t in op.inputs if t.name in wrt)
+
+
+class _Adjoint:
+    def __init__(self, op: ir.Op, wrt: tuple[str, ...]):
+        self.op = op
+        self.wrt = wrt
+        external = [f"d_{t.name}" for t in op.inputs + op.outputs]
+        for name in external:
+            if name in {t.name for t in op.inputs}:
+                raise SemanticError(f"cannot name a cotangent or gradient `{name}`: it is "
+                                    f"an input of `{op.name}`")
+        self.external = set(external)
+        self.taken = set(op.tensors) | set(op.sizes) | self.external
+        self.tensors: dict[str, ir.Tensor] = dict(op.tensors)
+        self.params = params_prefix(op)
+        context = sizes_context(op)
+        for precondition in op.preconditions:
+            context = context.intersect(isl.Set(precondition.condition))
+        self.context = context
+        self.steps, self.recompute = self._versions()
+        self.active = self._activity()
+        self.pending: dict[str, list[ir.Statement]] = {}
+        self.helpers: list[ir.Statement] = []
+        self.backward: list[ir.Statement] = []
+        self.cotangent: dict[str, str] = {}  # version -> the tensor holding its cotangent
+
+    # ------------------------------------------------------------- names
+
+    def _fresh(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.taken:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+    def _tensor(self, name: str, like: ir.Tensor, role: str = ir.TEMPORARY) -> ir.Tensor:
+        tensor = ir.Tensor(name, like.type, like.shape, role)
+        self.tensors[name] = tensor
+        return tensor
+
+    # ------------------------------------------------------------- 1. versions
+
+    def _versions(self) -> tuple[list[_Step], dict[str, list[ir.Statement]]]:
+        """The steps, and the statements that recompute each version."""
+        current: dict[str, str] = {t.name: t.name for t in self.op.inputs}
+        steps, recompute = [], {}
+        for statement in self._materialized_terms():
+            target = self.tensors[statement.tensor]
+            previous = current.get(statement.tensor)
+            rhs = _renamed_reads(statement.rhs, current)
+            if previous is not None:
+                self._check_self_reads(statement, previous, rhs)
+            covers = all(r.lo == sz.const(0) and r.hi == extent for r, extent in
+                         zip((statement.range_of(i) for i in statement.indices), target.shape))
+            accumulates = statement.is_reduction and not statement.init
+            if previous is None and statement.tensor not in self.external:
+                name = statement.tensor
+            else:  # a new version, or a name the backward's signature takes
+                name = self._fresh(f"{statement.tensor}_{len(steps)}")
+            version = self._tensor(name, target)
+            defining = dataclasses.replace(statement, tensor=name, rhs=rhs)
+            statements = [defining]
+            before = None
+            if previous is not None and (accumulates or not covers):
+                before = self.tensors[previous]
+                statements.insert(0, _copy(version, before, statement.indices))
+            steps.append(_Step(defining, version, before, covers))
+            recompute[name] = statements
+            current[statement.tensor] = name
+        self.final = {t.name: current[t.name] for t in self.op.outputs}
+        return steps, recompute
+
+    def _materialized_terms(self) -> list[ir.Statement]:
+        """The statements, each ``max=``/``min=`` of computed terms split in two: the terms
+        into a temporary, then the reduction of it. The backward finds the maximal
+        terms by comparing them with the result, which needs the very values the
+        maximum was taken of (a C compiler may contract ``a * b + c`` into a fused
+        multiply-add in one loop and not in another)."""
+        result = []
+        for statement in self.op.statements:
+            if statement.op not in ("max", "min") or isinstance(statement.rhs, ir.Read):
+                result.append(statement)
+                continue
+            target = self.tensors[statement.tensor]
+            name = self._fresh(f"{statement.tensor}_terms")
+            names = [r.index for r in statement.domain]
+            shape = tuple(sz.sub(r.hi, r.lo) for r in statement.domain)
+            self.tensors[name] = ir.Tensor(name, target.type, shape, ir.TEMPORARY)
+            shifted = {r.index: _plus(ir.Index(INT64, r.index), r.lo) for r in statement.domain}
+            rhs = ir.substitute_indices(statement.rhs, shifted)
+            if rhs.type != target.type:
+                rhs = ir.Cast(target.type, rhs)
+            result.append(ir.Statement(
+                name=statement.name, tensor=name, indices=tuple(names), op="=", init=False,
+                rhs=rhs, domain=tuple(ir.IndexRange(i, sz.const(0), e)
+                                      for i, e in zip(names, shape)), reduction_indices=()))
+            terms = ir.Read(target.type, name, tuple(
+                _plus(ir.Index(INT64, r.index), sz.neg(r.lo)) for r in statement.domain))
+            result.append(dataclasses.replace(statement, rhs=terms))
+        return result
+
+    def _check_self_reads(self, statement: ir.Statement, previous: str, rhs: ir.Expr) -> None:
+        own = tuple(ir.Index(INT64, i) for i in statement.indices)
+        for read in ir.walk(rhs):
+            if not (isinstance(read, ir.Read) and read.tensor == previous):
+                continue
+            if statement.is_reduction:
+                raise SemanticError(
+                    f"cannot differentiate statement {statement.name}: the reduction reads "
+                    f"`{statement.tensor}`, the tensor it accumulates into", statement.span)
+            if read.indices != own:
+                raise SemanticError(
+                    f"cannot differentiate statement {statement.name}: it reads "
+                    f"`{expr_to_tc(read).replace(previous, statement.tensor, 1)}` while it "
+                    f"overwrites `{statement.tensor}`; read a copy instead", statement.span)
+
+    def _activity(self) -> set[str]:
+        """The versions that depend on a differentiated input."""
+        active = set(self.wrt)
+        for step in self.steps:
+            reads = ir.tensors_read(step.statement.rhs)
+            if (reads & active and step.version.type.is_float) or \
+                    (step.previous is not None and step.previous.name in active):
+                active.add(step.version.name)
+        return active
+
+    # ------------------------------------------------------------- 2. the sweep
+
+    def build(self) -> ir.Op:
+        cotangents = tuple(ir.Tensor(f"d_{t.name}", t.type, t.shape, ir.INPUT)
+                           for t in self.op.outputs)
+        for tensor in cotangents:
+            self.tensors[tensor.name] = tensor
+        for step in reversed(self.steps):
+            version = step.version.name
+            if version not in self.active:
+                continue
+            cotangent = self._flush(version)
+            if cotangent is not None:
+                self._statement_adjoint(step, cotangent)
+        outputs = []
+        for name in self.wrt:
+            tensor = self.op.tensor(name)
+            gradient = ir.Tensor(f"d_{name}", tensor.type, tensor.shape, ir.OUTPUT)
+            self.tensors[gradient.name] = gradient
+            outputs.append(gradient)
+            if self._flush(name, gradient.name) is None:
+                self.backward.append(_fill(gradient, const(0, tensor.type),
+                                           self._indices(tensor.rank)))
+        statements = self._recomputed() + self.helpers + self.backward
+        return ir.Op(name=f"{self.op.name}_grad", sizes=self.op.sizes,
+                     inputs=self.op.inputs + cotangents, outputs=tuple(outputs),
+                     temporaries=(), statements=tuple(statements))
+
+    def _flush(self, version: str, name: str | None = None) -> str | None:
+        """Emit the statements that sum ``version``'s cotangent; the tensor that holds it
+        (``None``: it has none)."""
+        contributions = self.pending.pop(version, [])
+        output = next((o for o, v in self.final.items() if v == version), None)
+        if output is not None and not contributions:
+            return f"d_{output}"
+        if not contributions:
+            return None
+        like = self.tensors[version]
+        name = name or self._fresh(f"d_{version}")
+        self._tensor(name, like)
+        indices = self._indices(like.rank)
+        first = True
+        if output is not None:
+            self.backward.append(_fill(self.tensors[name], ir.Read(
+                like.type, f"d_{output}", tuple(ir.Index(INT64, i) for i in indices)), indices))
+            first = False
+        for statement in contributions:
+            statement = dataclasses.replace(statement, tensor=name)
+            if not first:
+                statement = dataclasses.replace(statement, op="+", init=False)
+            elif statement.reduction_indices:
+                statement = dataclasses.replace(statement, op="+", init=True)
+            self.backward.append(statement)
+            first = False
+        self.cotangent[version] = name
+        return name
+
+    def _indices(self, rank: int) -> tuple[str, ...]:
+        names, k = [], 0
+        while len(names) < rank:
+            candidate = f"i{k}"
+            if candidate not in self.taken:
+                names.append(candidate)
+            k += 1
+        return tuple(names)
+
+    def _statement_adjoint(self, step: _Step, cotangent: str) -> None:
+        statement, version = step.statement, step.version
+        at = tuple(ir.Index(INT64, i) for i in statement.indices)
+        d_out = ir.Read(version.type, cotangent, at)
+        rhs = statement.rhs
+        share = self._share(step, rhs)  # ∂version/∂rhs at one point, times nothing
+        seed = mul(d_out, share) if share is not None else d_out
+        for read, value in _grouped(read_cotangents(rhs, seed, self._differentiable)):
+            self._send(read, value, statement)
+        if step.previous is not None and step.previous.name in self.active:
+            self._send_to_previous(step, cotangent)
+
+    def _differentiable(self, tensor: str) -> bool:
+        return tensor in self.active and self.tensors[tensor].type.is_float
+
+    def _send(self, read: ir.Read, value: ir.Expr, statement: ir.Statement) -> None:
+        tensor = self.tensors[read.tensor]
+        inversion = invert(read, statement, tensor.shape, self.taken, self.params,
+                           self.context)
+        value = ir.substitute_indices(value, inversion.values)
+        rhs = guarded(inversion.guards, value)
+        free = []
+        for index_range in inversion.free:  # a sum of equal terms is a product
+            if index_range.index in ir.index_names(rhs):
+                free.append(index_range)
+            else:
+                count = sz.smax(sz.sub(index_range.hi, index_range.lo), sz.const(0))
+                rhs = mul(rhs, ir.Cast(rhs.type, ir.SizeValue(INT64, count)))
+        domain = tuple(ir.IndexRange(i, sz.const(0), extent)
+                       for i, extent in zip(inversion.indices, tensor.shape)) + tuple(free)
+        self.pending.setdefault(read.tensor, []).append(ir.Statement(
+            name="", tensor=read.tensor, indices=inversion.indices, op="=", init=False,
+            rhs=rhs, domain=domain, reduction_indices=tuple(r.index for r in free)))
+
+    # ------------------------------------------------------------- reductions
+
+    def _share(self, step: _Step, rhs: ir.Expr) -> ir.Expr | None:
+        """The factor by which the version's cotangent reaches one term ``rhs`` of its
+        reduction (``None``: 1, for ``=`` and ``+=``)."""
+        statement, version = step.statement, step.version
+        at = tuple(ir.Index(INT64, i) for i in statement.indices)
+        if statement.op in ("=", "+"):
+            return None
+        if statement.op == "*":
+            product, zeros = self._product_helpers(step)
+            return _factor_share(ir.Read(version.type, product, at),
+                                 ir.Read(version.type, zeros, at), rhs)
+        count = self._tie_count(step)
+        result = ir.Read(version.type, version.name, at)
+        return select(compare("==", rhs, result),
+                      div(const(1, version.type), ir.Read(version.type, count, at)),
+                      const(0, version.type))
+
+    def _helper(self, base: str, step: _Step, start: ir.Expr, op: str, term: ir.Expr) -> str:
+        """A temporary shaped like the version: ``start`` everywhere, then ``op``-reduced
+        with ``term`` over the statement's domain."""
+        version, statement = step.version, step.statement
+        name = self._fresh(f"{version.name}_{base}")
+        tensor = self._tensor(name, version)
+        indices = statement.indices
+        self.helpers.append(_fill(tensor, start, indices))
+        self.helpers.append(dataclasses.replace(statement, tensor=name, op=op, init=False,
+                                                rhs=term))
+        return name
+
+    def _product_helpers(self, step: _Step) -> tuple[str, str]:
+        """The product of the nonzero factors and the number of zero factors (the previous
+        value being one factor when the statement accumulates)."""
+        version, rhs = step.version, step.statement.rhs
+        zero, one = const(0, version.type), const(1, version.type)
+        at = tuple(ir.Index(INT64, i) for i in step.statement.indices)
+        previous = ir.Read(version.type, step.previous.name, at) if step.previous else None
+        is_zero = compare("==", rhs, zero)
+        start_product = one if previous is None else \
+            select(compare("==", previous, zero), one, previous)
+        start_zeros = zero if previous is None else select(compare("==", previous, zero), one, zero)
+        product = self._helper("nonzero_product", step, start_product, "*",
+                               select(is_zero, one, rhs))
+        zeros = self._helper("zeros", step, start_zeros, "+", select(is_zero, one, zero))
+        return product, zeros
+
+    def _tie_count(self, step: _Step) -> str:
+        """How many terms (the previous value included) equal the ``max=``/``min=`` result."""
+        version, statement = step.version, step.statement
+        zero, one = const(0, version.type), const(1, version.type)
+        at = tuple(ir.Index(INT64, i) for i in statement.indices)
+        result = ir.Read(version.type, version.name, at)
+        start = zero if step.previous is None else select(
+            compare("==", ir.Read(version.type, step.previous.name, at), result), one, zero)
+        return self._helper("ties", step, start, "+",
+                            select(compare("==", statement.rhs, result), one, zero))
+
+    def _send_to_previous(self, step: _Step, cotangent: str) -> None:
+        """The previous version's cotangent: the version's where the statement does not
+        write, and where it accumulates, the previous value's share."""
+        statement, version, previous = step.statement, step.version, step.previous
+        indices = statement.indices
+        at = tuple(ir.Index(INT64, i) for i in indices)
+        d_out = ir.Read(version.type, cotangent, at)
+        inside = None
+        if statement.is_reduction and not statement.init:
+            old = ir.Read(version.type, previous.name, at)
+            if statement.op == "+":
+                inside = d_out
+            elif statement.op == "*":
+                product, zeros = self._product_helpers(step)
+                inside = mul(d_out, _factor_share(ir.Read(version.type, product, at),
+                                                  ir.Read(version.type, zeros, at), old))
+            else:
+                result = ir.Read(version.type, version.name, at)
+                count = ir.Read(version.type, self._tie_count(step), at)
+                inside = select(compare("==", old, result), div(d_out, count),
+                                const(0, version.type))
+        written = conjunction(
+            c for r in (statement.range_of(i) for i in indices)
+            for c in (compare(">=", ir.Index(INT64, r.index), ir.SizeValue(INT64, r.lo)),
+                      compare("<", ir.Index(INT64, r.index), ir.SizeValue(INT64, r.hi))))
+        if step.covers or written is None:
+            if inside is None:
+                return  # overwritten everywhere: the previous value does not matter
+            value = inside
+        else:
+            value = select(written, inside if inside is not None else const(0, version.type),
+                           d_out)
+        domain = tuple(ir.IndexRange(i, sz.const(0), extent)
+                       for i, extent in zip(indices, previous.shape))
+        self.pending.setdefault(previous.name, []).append(ir.Statement(
+            name="", tensor=previous.name, indices=indices, op="=", init=False, rhs=value,
+            domain=domain, reduction_indices=()))
+
+    # ------------------------------------------------------------- 3. recomputation
+
+    def _recomputed(self) -> list[ir.Statement]:
+        """The forward statements whose values the backward reads, in forward order."""
+        needed = set()
+        for statement in self.helpers + self.backward:
+            needed |= ir.tensors_read(statement.rhs) | {statement.tensor}
+        kept = []
+        for step in reversed(self.steps):
+            name = step.version.name
+            if name not in needed:
+                continue
+            for statement in self.recompute[name]:
+                needed |= ir.tensors_read(statement.rhs)
+            kept.append(name)
+        result = []
+        for step in self.steps:
+            if step.version.name in kept:
+                result += [_as_type(s, self.tensors[s.tensor]) for s in
+                           self.recompute[step.version.name]]
+        return result
+
+
+# ----------------------------------------------------------------- helpers
+
+
+def _renamed_reads(expr: ir.Expr, current: dict[str, str]) -> ir.Expr:
+    if isinstance(expr, ir.Read):
+        return ir.Read(expr.type, current.get(expr.tensor, expr.tensor),
+                       tuple(_renamed_reads(i, current) for i in expr.indices))
+    return _map_children(expr, lambda e: _renamed_reads(e, current))
+
+
+def _map_children(expr: ir.Expr, f) -> ir.Expr:
+    if isinstance(expr, ir.Read):
+        return dataclasses.replace(expr, indices=tuple(f(i) for i in expr.indices))
+    if isinstance(expr, (ir.Unary, ir.Cast)):
+        return dataclasses.replace(expr, operand=f(expr.operand))
+    if isinstance(expr, ir.Binary):
+        return dataclasses.replace(expr, lhs=f(expr.lhs), rhs=f(expr.rhs))
+    if isinstance(expr, ir.Select):
+        return dataclasses.replace(expr, cond=f(expr.cond), then=f(expr.then),
+                                   other=f(expr.other))
+    if isinstance(expr, ir.Call):
+        return dataclasses.replace(expr, args=tuple(f(a) for a in expr.args))
+    return expr
+
+
+def _plus(index: ir.Expr, offset: sz.SizeExpr) -> ir.Expr:
+    if offset == sz.const(0):
+        return index
+    return ir.Binary(INT64, "+", index, ir.SizeValue(INT64, offset))
+
+
+def _grouped(cotangents) -> list[tuple[ir.Read, ir.Expr]]:
+    """One summed cotangent per distinct read (``X(n, d)`` read twice gets one sum)."""
+    sums: dict[tuple, list] = {}
+    for item in cotangents:
+        key = (item.read.tensor, item.read.indices)
+        if key in sums:
+            sums[key][1] = add(sums[key][1], item.value)
+        else:
+            sums[key] = [item.read, item.value]
+    return [(read, value) for read, value in sums.values()]
+
+
+def _factor_share(product: ir.Expr, zeros: ir.Expr, factor: ir.Expr) -> ir.Expr:
+    """∂(product of all factors)/∂factor from the product of the nonzero factors and the
+    number of zero factors: exact when factors are zero, without dividing by zero."""
+    zero, one = const(0, product.type), const(1, product.type)
+    return select(compare("==", zeros, zero), div(product, factor),
+                  select(conjunction([compare("==", zeros, one), compare("==", factor, zero)]),
+                         product, zero))
+
+
+def _copy(version: ir.Tensor, previous: ir.Tensor, indices: tuple[str, ...]) -> ir.Statement:
+    at = tuple(ir.Index(INT64, i) for i in indices)
+    return _fill(version, ir.Read(previous.type, previous.name, at), indices)
+
+
+def _fill(tensor: ir.Tensor, value: ir.Expr, indices: tuple[str, ...]) -> ir.Statement:
+    """``tensor(indices) = value`` over the whole tensor."""
+    domain = tuple(ir.IndexRange(i, sz.const(0), extent) for i, extent in zip(indices,
+                                                                              tensor.shape))
+    return ir.Statement(name="", tensor=tensor.name, indices=indices, op="=", init=False,
+                        rhs=value, domain=domain, reduction_indices=())
+
+
+def _as_type(statement: ir.Statement, tensor: ir.Tensor) -> ir.Statement:
+    """``statement`` converting its value to ``tensor``'s type when sema would infer
+    another (a forward output declared wider than its expression)."""
+    if statement.rhs.type == tensor.type:
+        return statement
+    return dataclasses.replace(statement, rhs=ir.Cast(tensor.type, statement.rhs))

@@ -1,0 +1,263 @@
+"""polyc.grad: the API, exact adjoints, reductions, and second order."""
+import functools
+
+import numpy as np
+import pytest
+
+import polyc
+from gradcheck import directional, directions, finite_difference, relative_error
+
+MATMUL = "def matmul(float(M, K) A, float(K, N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
+CONV = """def conv(float(N, C, H, W) I, float(M, C, KH, KW) Wt) -> (O) {
+  O(n, m, h, w) +=! I(n, c, h + kh, w + kw) * Wt(m, c, kh, kw)
+}"""
+
+
+@functools.lru_cache(maxsize=None)
+def define(source: str, **options) -> polyc.Operator:
+    return polyc.define(source, **options)
+
+
+# ----------------------------------------------------------------- the API
+
+
+def test_the_backward_operator_is_printed_as_tc():
+    assert str(polyc.grad(define(MATMUL))) == (
+        "def matmul_grad(float32(M, K) A, float32(K, N) B, float32(M, N) d_C) "
+        "-> (float32 d_A, float32 d_B) {\n"
+        "  d_A(m, k) +=! d_C(m, n) * B(k, n) where m in 0:M, k in 0:K, n in 0:N\n"
+        "  d_B(k, n) +=! d_C(m, n) * A(m, k) where k in 0:K, n in 0:N, m in 0:M\n"
+        "}\n")
+
+
+def test_the_printed_backward_operator_is_the_operator():
+    grad = polyc.grad(define(CONV))
+    assert polyc.define(str(grad)).ir == grad.ir
+
+
+def test_borders_of_a_convolution_adjoint_are_exact_guards():
+    text = str(polyc.grad(define(CONV)))
+    assert ("d_I(n, c, h, w) +=! h - kh >= 0 && h - kh < H - KH + 1 && w - kw >= 0 && "
+            "w - kw < W - KW + 1 ? d_O(n, m, h - kh, w - kw) * Wt(m, c, kh, kw) : 0.0") in text
+    assert "float32(N, M, H - KH + 1, W - KW + 1) d_O" in text
+
+
+def test_wrt_picks_inputs_in_the_operators_order():
+    grad = polyc.grad(define(MATMUL), wrt=("B",))
+    assert [t.name for t in grad.ir.outputs] == ["d_B"]
+    assert [t.name for t in grad.ir.inputs] == ["A", "B", "d_C"]
+
+
+@pytest.mark.parametrize("wrt, message", [
+    (("Z",), "`Z` is not an input of `gather`"),
+    (("I",), "cannot differentiate with respect to `I`: it is int32"),
+])
+def test_wrt_names_floating_inputs(wrt, message):
+    gather = define("def gather(float(N, D) T, int32(B) I) -> (O) { O(b, d) = T(I(b), d) }")
+    with pytest.raises(polyc.SemanticError, match=message):
+        polyc.grad(gather, wrt=wrt)
+
+
+def test_what_polyc_cannot_differentiate_is_a_semantic_error_naming_it():
+    with pytest.raises(polyc.SemanticError, match=r"no derivative of `lgamma`"):
+        polyc.grad(define("def f(float(N) X) -> (Y) { Y(i) = lgamma(X(i)) }"))
+    with pytest.raises(polyc.SemanticError, match=r"reads `Y\(i - 1\)` while it overwrites"):
+        polyc.grad(define("def f(float(N) X) -> (Y) { Y(i) = X(i)  "
+                          "Y(i) = i >= 1 ? Y(i - 1) : 0.0 where i in 0:N }"))
+    with pytest.raises(TypeError, match="polyc operator"):
+        polyc.grad(lambda x: x)
+
+
+# ----------------------------------------------------------------- values
+
+
+def check(source: str, inputs: tuple, reference, seed: int = 0, forward=None,
+          tolerance: float = 1e-3):
+    """polyc.grad(op) against central differences of ``reference`` (float64)."""
+    forward = forward or define(source)
+    rng = np.random.default_rng(seed)
+    outputs = forward(*inputs)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    cotangents = [rng.standard_normal(o.shape).astype(o.dtype) for o in outputs]
+    grad = polyc.grad(forward)
+    gradients = grad(*inputs, *cotangents)
+    gradients = gradients if isinstance(gradients, tuple) else (gradients,)
+    differentiated = [t.type.is_float for t in forward.ir.inputs]
+    direction = directions(inputs, differentiated, rng)
+    expected = finite_difference(reference, tuple(
+        np.asarray(x, np.float64) if isinstance(x, np.ndarray) else x for x in inputs),
+        direction, [np.asarray(w, np.float64) for w in cotangents])
+    actual = directional(gradients, direction)
+    assert relative_error(actual, expected, 1e-6) <= tolerance, (actual, expected)
+    return gradients
+
+
+def f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("sizes", [(1, 1, 1), (3, 4, 5), (0, 2, 3)])
+def test_matmul(sizes):
+    rng = np.random.default_rng(1)
+    m, k, n = sizes
+    check(MATMUL, (f32(rng, m, k), f32(rng, k, n)), lambda a, b: a @ b)
+
+
+def _conv_reference(x, w, stride=1, dilation=1):
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    ho = (h - dilation * (kh - 1) - 1) // stride + 1
+    wo = (wd - dilation * (kw - 1) - 1) // stride + 1
+    out = np.zeros((n, m, ho, wo))
+    for r in range(kh):
+        for s in range(kw):
+            patch = x[:, :, r * dilation:r * dilation + stride * (ho - 1) + 1:stride,
+                      s * dilation:s * dilation + stride * (wo - 1) + 1:stride]
+            out += np.einsum("nchw,mc->nmhw", patch, w[:, :, r, s])
+    return out
+
+
+@pytest.mark.needs_cc
+def test_convolution_gradients_are_exact_at_the_borders():
+    rng = np.random.default_rng(2)
+    x, w = f32(rng, 2, 3, 6, 5), f32(rng, 4, 3, 3, 2)
+    d_x, d_w = check(CONV, (x, w), _conv_reference)
+    # the data gradient is the full correlation: every border element gets its terms
+    d_o = rng.standard_normal((2, 4, 4, 4)).astype(np.float32)
+    d_x, _ = polyc.grad(define(CONV))(x, w, d_o)
+    expected = np.zeros((2, 3, 6, 5))
+    for r in range(3):
+        for s in range(2):
+            expected[:, :, r:r + 4, s:s + 4] += np.einsum("nmhw,mc->nchw", d_o, w[:, :, r, s])
+    np.testing.assert_allclose(d_x, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.needs_cc
+def test_strided_and_dilated_convolutions():
+    rng = np.random.default_rng(3)
+    strided = """def conv(float(N, C, H, W) I, float(M, C, 3, 3) Wt) -> (O) {
+      O(n, m, h, w) +=! I(n, c, 2 * h + kh, 2 * w + kw) * Wt(m, c, kh, kw)
+    }"""
+    check(strided, (f32(rng, 1, 2, 9, 8), f32(rng, 3, 2, 3, 3)),
+          lambda x, w: _conv_reference(x, w, stride=2))
+    dilated = """def conv(float(N, C, H, W) I, float(M, C, 3, 3) Wt) -> (O) {
+      O(n, m, h, w) +=! I(n, c, h + 2 * kh, w + 2 * kw) * Wt(m, c, kh, kw)
+    }"""
+    check(dilated, (f32(rng, 1, 2, 9, 8), f32(rng, 3, 2, 3, 3)),
+          lambda x, w: _conv_reference(x, w, dilation=2))
+
+
+@pytest.mark.needs_cc
+def test_diagonals_transposes_and_broadcasts():
+    rng = np.random.default_rng(4)
+    check("def f(float(N, N) A, float(N) b) -> (Y) { Y(i, j) = A(i, i) * A(j, i) + b(j) }",
+          (f32(rng, 4, 4), f32(rng, 4)),
+          lambda a, b: np.diag(a)[:, None] * a.T + b[None, :])
+    check("def f(float(N) x) -> (Y) { Y(i, j) = x(i) * x(j) where j in 0:N }",
+          (f32(rng, 5),), lambda x: np.outer(x, x))
+    check("def f(float(N, M) A) -> (s) { s +=! A(0, j) * A(N - 1, j) }",
+          (f32(rng, 3, 4),), lambda a: np.asarray(a[0] @ a[-1]))
+
+
+@pytest.mark.needs_cc
+def test_max_splits_the_cotangent_among_ties():
+    op = define("def f(float(N, M) X) -> (m) { m(i) max=! X(i, j) }")
+    x = np.array([[1, 3, 3, 2], [5, 5, 5, 5], [0, -1, 2, 1]], np.float32)
+    d_m = np.array([6, 4, 1], np.float32)
+    (d_x,) = (polyc.grad(op)(x, d_m),)
+    np.testing.assert_array_equal(d_x, [[0, 3, 3, 0], [1, 1, 1, 1], [0, 0, 1, 0]])
+    mins = define("def f(float(N, M) X) -> (m) { m(i) min=! X(i, j) }")
+    np.testing.assert_array_equal(polyc.grad(mins)(x, d_m), [[6, 0, 0, 0], [1, 1, 1, 1],
+                                                            [0, 1, 0, 0]])
+
+
+@pytest.mark.needs_cc
+def test_products_with_zero_factors():
+    op = define("def f(float(N, M) X) -> (p) { p(i) *=! X(i, j) }")
+    x = np.array([[2, 3, 4], [2, 0, 4], [0, 3, 0]], np.float32)
+    d_x = polyc.grad(op)(x, np.ones(3, np.float32))
+    np.testing.assert_array_equal(d_x, [[12, 8, 6], [0, 8, 0], [0, 0, 0]])
+    rng = np.random.default_rng(5)
+    check("def f(float(N, M) X) -> (p) { p(i) *=! X(i, j) }", (f32(rng, 3, 4),),
+          lambda x: np.prod(x, axis=1))
+
+
+MLP = """def mlp(float(B, K) X, float(N, K) W, float(N) b) -> (Y) {
+  Y(i, n) +=! X(i, k) * W(n, k)
+  Y(i, n) = Y(i, n) + b(n)
+  Y(i, n) = fmax(Y(i, n), 0.0)
+}"""
+
+
+@pytest.mark.needs_cc
+def test_the_chain_rule_runs_through_updated_tensors():
+    rng = np.random.default_rng(6)
+    check(MLP, (f32(rng, 4, 5), f32(rng, 3, 5), f32(rng, 3)),
+          lambda x, w, b: np.maximum(x @ w.T + b, 0))
+    # a partial update and an accumulation without `!` keep the other elements' cotangents
+    check("""def f(float(N) X, float(N) Z) -> (Y) {
+      Y(i) = X(i) * X(i)
+      Y(i) = 2.0 * Y(i) + Z(i) where i in 1:N
+      Y(i) += Z(i) * X(i)
+    }""", (f32(rng, 5), f32(rng, 5)),
+        lambda x, z: np.concatenate([x[:1] ** 2, 2 * x[1:] ** 2 + z[1:]]) + z * x)
+
+
+@pytest.mark.needs_cc
+def test_scalars_get_zero_rank_gradients():
+    rng = np.random.default_rng(7)
+    source = "def f(float(N) X, float alpha) -> (Y) { Y(i) = alpha * exp(X(i)) }"
+    d_x, d_alpha = check(source, (f32(rng, 5), 1.5), lambda x, a: a * np.exp(x))
+    assert np.shape(d_alpha) == ()
+
+
+SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
+  m(n) max=! X(n, d)
+  e(n, d) = exp(X(n, d) - m(n))
+  s(n) +=! e(n, d)
+  Y(n, d) = e(n, d) / s(n)
+}"""
+LAYERNORM = """def layernorm(float(N, D) X, float(D) g, float(D) b) -> (Y) {
+  mu(n) +=! X(n, d) / D
+  var(n) +=! (X(n, d) - mu(n)) * (X(n, d) - mu(n)) / D
+  Y(n, d) = (X(n, d) - mu(n)) * rsqrt(var(n) + 1e-5) * g(d) + b(d)
+}"""
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _layernorm(x, g, b):
+    mu = x.mean(axis=1, keepdims=True)
+    return (x - mu) / np.sqrt(x.var(axis=1, keepdims=True) + 1e-5) * g + b
+
+
+@pytest.mark.needs_cc
+def test_second_order():
+    """grad(grad(op)): the derivative of <grad(x, w), u> with respect to x."""
+    rng = np.random.default_rng(8)
+    for source, inputs in ((SOFTMAX, (f32(rng, 3, 4),)),
+                           (LAYERNORM, (f32(rng, 3, 5), f32(rng, 5), f32(rng, 5))),
+                           ("def f(float(N) X) -> (Y) { Y(i) = tanh(X(i)) * X(i) }",
+                            (f32(rng, 6),))):
+        forward = define(source, )
+        first = polyc.grad(forward)
+        outputs = forward(*inputs)
+        cotangent = rng.standard_normal(outputs.shape).astype(np.float32)
+
+        def first_order(*xs, first=first, cotangent=cotangent):
+            return first(*(np.asarray(x, np.float64) for x in xs),
+                         cotangent.astype(np.float64))
+
+        # float64 versions for the finite differences of the first derivative
+        forward64 = polyc.define(source.replace("float(", "double(").replace(
+            "float ", "double "))
+        first64 = polyc.grad(forward64)
+        check(str(first64), tuple(np.asarray(x, np.float64) for x in inputs) +
+              (cotangent.astype(np.float64),),
+              lambda *xs, g=first64: tuple(np.asarray(r, np.float64) for r in
+                                           (g(*xs) if isinstance(g(*xs), tuple) else (g(*xs),))),
+              forward=first64, tolerance=1e-5)
