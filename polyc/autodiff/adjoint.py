@@ -45,7 +45,8 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polyc.autodiff.derivatives import (add, compare, conjunction, const, div, guarded, mul,
-                                        read_cotangents, select)
+                                        plus_size, read_cotangents, select)
+from polyc.autodiff.padding import pad_cotangent
 from polyc.autodiff.inversion import invert
 from polyc.errors import SemanticError
 from polyc.lang import ir
@@ -116,6 +117,7 @@ class _Adjoint:
         self.helpers: list[ir.Statement] = []
         self.backward: list[ir.Statement] = []
         self.cotangent: dict[str, str] = {}  # version -> the tensor holding its cotangent
+        self.copies: dict = {}  # (fill, shape) -> the padded copy of a cotangent
 
     # ------------------------------------------------------------- names
 
@@ -179,7 +181,7 @@ class _Adjoint:
             names = [r.index for r in statement.domain]
             shape = tuple(sz.sub(r.hi, r.lo) for r in statement.domain)
             self.tensors[name] = ir.Tensor(name, target.type, shape, ir.TEMPORARY)
-            shifted = {r.index: _plus(ir.Index(INT64, r.index), r.lo) for r in statement.domain}
+            shifted = {r.index: plus_size(ir.Index(INT64, r.index), r.lo) for r in statement.domain}
             rhs = ir.substitute_indices(statement.rhs, shifted)
             if rhs.type != target.type:
                 rhs = ir.Cast(target.type, rhs)
@@ -188,7 +190,7 @@ class _Adjoint:
                 rhs=rhs, domain=tuple(ir.IndexRange(i, sz.const(0), e)
                                       for i, e in zip(names, shape)), reduction_indices=()))
             terms = ir.Read(target.type, name, tuple(
-                _plus(ir.Index(INT64, r.index), sz.neg(r.lo)) for r in statement.domain))
+                plus_size(ir.Index(INT64, r.index), sz.neg(r.lo)) for r in statement.domain))
             result.append(dataclasses.replace(statement, rhs=terms))
         return result
 
@@ -291,19 +293,27 @@ class _Adjoint:
         share = self._share(step, rhs)  # ∂version/∂rhs at one point, times nothing
         seed = mul(d_out, share) if share is not None else d_out
         for read, value in _grouped(read_cotangents(rhs, seed, self._differentiable)):
-            self._send(read, value, statement)
+            self._send(read, value, statement, self.tensors[cotangent])
         if step.previous is not None and step.previous.name in self.active:
             self._send_to_previous(step, cotangent)
 
     def _differentiable(self, tensor: str) -> bool:
         return tensor in self.active and self.tensors[tensor].type.is_float
 
-    def _send(self, read: ir.Read, value: ir.Expr, statement: ir.Statement) -> None:
+    def _send(self, read: ir.Read, value: ir.Expr, statement: ir.Statement,
+              cotangent: ir.Tensor) -> None:
+        """Add the gather that sends ``value`` (a term of ``statement``) to ``read``'s
+        elements to the read tensor's pending cotangent."""
         tensor = self.tensors[read.tensor]
         inversion = invert(read, statement, tensor.shape, self.taken, self.params,
                            self.context)
         value = ir.substitute_indices(value, inversion.values)
-        rhs = guarded(inversion.guards, value)
+        ranges = tuple(ir.IndexRange(i, sz.const(0), extent)
+                       for i, extent in zip(inversion.indices, tensor.shape)) + inversion.free
+        padded = pad_cotangent(value, inversion.guards, cotangent, ranges, self.tensors,
+                               self.params, self.context, self._fresh(f"{cotangent.name}_padded"),
+                               self._indices(cotangent.rank)) if inversion.guards else None
+        rhs = guarded(inversion.guards, value) if padded is None else self._padded_copy(padded)
         free = []
         for index_range in inversion.free:  # a sum of equal terms is a product
             if index_range.index in ir.index_names(rhs):
@@ -316,6 +326,18 @@ class _Adjoint:
         self.pending.setdefault(read.tensor, []).append(ir.Statement(
             name="", tensor=read.tensor, indices=inversion.indices, op="=", init=False,
             rhs=rhs, domain=domain, reduction_indices=tuple(r.index for r in free)))
+
+    def _padded_copy(self, padded) -> ir.Expr:
+        """``padded``'s term, its copy made once (the same copy serves every term that
+        pads the cotangent by the same border)."""
+        key = (padded.fill.rhs, padded.copy.shape)
+        name = self.copies.get(key)
+        if name is None:
+            name = self.copies[key] = padded.copy.name
+            self.tensors[name] = padded.copy
+            self.backward.append(padded.fill)
+        return ir.rewrite(padded.value, lambda e: dataclasses.replace(e, tensor=name)
+                          if isinstance(e, ir.Read) and e.tensor == padded.copy.name else None)
 
     # ------------------------------------------------------------- reductions
 
@@ -459,12 +481,6 @@ def _map_children(expr: ir.Expr, f) -> ir.Expr:
     if isinstance(expr, ir.Call):
         return dataclasses.replace(expr, args=tuple(f(a) for a in expr.args))
     return expr
-
-
-def _plus(index: ir.Expr, offset: sz.SizeExpr) -> ir.Expr:
-    if offset == sz.const(0):
-        return index
-    return ir.Binary(INT64, "+", index, ir.SizeValue(INT64, offset))
 
 
 def _grouped(cotangents) -> list[tuple[ir.Read, ir.Expr]]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from polyc.errors import SemanticError
 from polyc.lang import ir
+from polyc.lang import sizes as sz
 from polyc.lang import types as ty
 from polyc.lang.printer import expr_to_tc
 
@@ -117,6 +118,15 @@ def negation(condition: ir.Expr) -> ir.Expr:
 
 def call(function: str, *args: ir.Expr) -> ir.Expr:
     return ir.Call(args[0].type if args[0].type.is_float else ty.FLOAT32, function, args)
+
+
+def plus_size(index: ir.Expr, offset: sz.SizeExpr) -> ir.Expr:
+    """``index + offset`` (``index`` when the offset is 0)."""
+    if offset == sz.const(0):
+        return index
+    if sz.to_tc(offset).startswith("-"):
+        return ir.Binary(ty.INT64, "-", index, ir.SizeValue(ty.INT64, sz.neg(offset)))
+    return ir.Binary(ty.INT64, "+", index, ir.SizeValue(ty.INT64, offset))
 
 
 def guarded(conditions: tuple[ir.Expr, ...], value: ir.Expr) -> ir.Expr:

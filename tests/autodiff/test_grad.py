@@ -35,11 +35,27 @@ def test_the_printed_backward_operator_is_the_operator():
     assert polyc.define(str(grad)).ir == grad.ir
 
 
-def test_borders_of_a_convolution_adjoint_are_exact_guards():
-    text = str(polyc.grad(define(CONV)))
-    assert ("d_I(n, c, h, w) +=! h - kh >= 0 && h - kh < H - KH + 1 && w - kw >= 0 && "
-            "w - kw < W - KW + 1 ? d_O(n, m, h - kh, w - kw) * Wt(m, c, kh, kw) : 0.0") in text
-    assert "float32(N, M, H - KH + 1, W - KW + 1) d_O" in text
+def test_borders_of_a_convolution_adjoint_read_a_zero_padded_cotangent():
+    lines = str(polyc.grad(define(CONV))).splitlines()
+    assert "float32(N, M, H - KH + 1, W - KW + 1) d_O" in lines[0]
+    assert lines[1] == (
+        "  d_O_padded(i0, i1, i2, i3) = i2 - (KH - 1) >= 0 && i2 - (KH - 1) < H - KH + 1 && "
+        "i3 - (KW - 1) >= 0 && i3 - (KW - 1) < W - KW + 1 ? "
+        "d_O(i0, i1, i2 - (KH - 1), i3 - (KW - 1)) : 0.0 "
+        "where i0 in 0:N, i1 in 0:M, i2 in 0:max(0, H + KH - 1), i3 in 0:max(0, KW + W - 1)")
+    assert lines[2].startswith(
+        "  d_I(n, c, h, w) +=! d_O_padded(n, m, h - kh + (KH - 1), w - kw + (KW - 1)) "
+        "* Wt(m, c, kh, kw) where")
+
+
+def test_guards_stay_where_padding_would_not_do_their_job():
+    # the guard k < N - 1 also keeps X(k + 1) inside X: no padding of the cotangent helps
+    text = str(polyc.grad(define("def f(float(N) X) -> (T) { T +=! X(k) * X(k + 1) }")))
+    assert "d_X(k) = k < N - 1 ? d_T * X(k + 1) : 0.0 where k in 0:N" in text
+    # a stride's guard is a divisibility
+    strided = str(polyc.grad(define("def f(float(N) X) -> (T) { T(i) +=! X(2 * i + k) "
+                                    "where k in 0:3 }"), wrt="X"))
+    assert "(i - k) % 2 == 0" in strided
 
 
 def test_wrt_picks_inputs_in_the_operators_order():
