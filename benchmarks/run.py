@@ -101,12 +101,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--keep-blas-env", action="store_true",
                    help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE from the environment "
                         "(default: removed, so that OpenBLAS picks its kernels for this CPU)")
-    p.add_argument("--sections", default="kernels,compile,spellings,fusion,corpus",
+    p.add_argument("--sections", default="kernels,compile,backward,spellings,fusion,corpus",
                    help="comma-separated: kernels (polyc against numpy and torch), spellings "
                         "(equivalent spellings of one operator, against the fastest), fusion "
                         "(the default fusion against fusion='min' and 'max'), corpus (the "
                         "same for every operator of tests/corpus.py, scaled up), compile "
-                        "(cold compile of every corpus operator); default all")
+                        "(cold compile of every corpus operator), backward (polyc.grad against "
+                        "torch autograd); default all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     return p.parse_args(argv)
@@ -153,6 +154,7 @@ import polyc  # noqa: E402
 from polyc.machine import host_brand  # noqa: E402
 from kernels import BENCHES, BY_NAME, TOLERANCE, max_rel_error  # noqa: E402
 from variants import FUSION_STRATEGIES, SPELLINGS, SPELLINGS_BY_NAME  # noqa: E402
+from backward import BACKWARD, BACKWARD_BY_NAME  # noqa: E402
 from corpus import CORPUS, make_inputs  # noqa: E402
 
 torch = None
@@ -834,6 +836,82 @@ def corpus_rows(cache_dir: Path, names: list[str]) -> list[dict]:
 
 # ------------------------------------------------------------------ cold compiles
 
+def bench_backward(entry, rng_seed: int) -> dict:
+    """``polyc.grad`` of one kernel against torch autograd (backward alone, and forward +
+    backward) and numpy's formula, interleaved; checked against torch's gradients."""
+    bench = entry.bench
+    sizes = bench.quick_sizes if ARGS.quick else bench.sizes
+    rng = np.random.default_rng(rng_seed)
+    args = bench.inputs(sizes, rng)
+    forward = polyc.define(bench.source)
+    grad = polyc.grad(forward)
+    cotangent = rng.standard_normal(forward(*args).shape).astype(np.float32)
+    arrays = [k for k, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    floats = [k for k, t in enumerate(forward.ir.inputs) if t.type.is_float]
+    last: dict = {}
+
+    def gradients(result) -> list:  # polyc's gradients of the array inputs
+        result = result if isinstance(result, tuple) else (result,)
+        return [g for k, g in zip(floats, result) if k in arrays]
+
+    contestants = [Contestant("polyc", lambda: last.__setitem__("polyc", grad(*args, cotangent)),
+                              lambda: gradients(last["polyc"]))]
+    reference = None
+    if torch is not None:
+        t_args = [torch.from_numpy(a).requires_grad_(k in arrays) if isinstance(a, np.ndarray)
+                  else a for k, a in enumerate(args)]
+        leaves = [t_args[k] for k in arrays]
+        d_y = torch.from_numpy(cotangent)
+        saved = entry.torch_forward(*t_args)
+        reference = [g.numpy() for g in torch.autograd.grad(saved, leaves, d_y,
+                                                            retain_graph=True)]
+        contestants.append(Contestant("torch backward", lambda: torch.autograd.grad(
+            saved, leaves, d_y, retain_graph=True), lambda: reference))
+        contestants.append(Contestant("torch forward+backward", lambda: torch.autograd.grad(
+            entry.torch_forward(*t_args), leaves, d_y), lambda: reference))
+    if entry.numpy is not None:
+        contestants.append(Contestant("numpy", lambda: last.__setitem__(
+            "numpy", entry.numpy(args, cotangent)), lambda: list(last["numpy"])))
+    for c in contestants:
+        try:
+            c.run()  # compiles polyc's backward
+            c.first_s = timed(c.run)
+            if reference is not None:
+                check(c, reference)
+        except Exception as error:
+            c.error = f"{type(error).__name__}: {error}".splitlines()[0]
+            c.check = "error"
+    rounds = measure(contestants)
+    return {"kernel": entry.name, "size_text": bench.size_text(sizes), "rounds": rounds,
+            "note": entry.note, "compile_s": None,
+            "times": {c.name: median_ms(c) for c in contestants},
+            "checks": {c.name: c.check or c.error for c in contestants}}
+
+
+def print_backward(rows: list[dict]) -> None:
+    print()
+    print("backward: polyc.grad against torch autograd and numpy's formula (same run)")
+    columns = [("kernel", "<"), ("sizes", "<"), ("check", "<"), ("n", ">"), ("polyc ms", ">"),
+               ("torch bwd", ">"), ("÷", ">"), ("torch fwd+bwd", ">"), ("÷", ">"),
+               ("numpy ms", ">"), ("÷", ">")]
+    cells = []
+    for row in rows:
+        t = row["times"]
+        mine = t.get("polyc")
+        cells.append([row["kernel"], row["size_text"], str(row["checks"].get("polyc")),
+                      str(row["rounds"]), fmt_ms(mine),
+                      fmt_ms(t.get("torch backward")), fmt_ratio(t.get("torch backward"), mine),
+                      fmt_ms(t.get("torch forward+backward")),
+                      fmt_ratio(t.get("torch forward+backward"), mine),
+                      fmt_ms(t.get("numpy")), fmt_ratio(t.get("numpy"), mine)])
+    print(table(columns, cells))
+    print("÷: the peer's time / polyc's (above 1: polyc faster); polyc's backward recomputes "
+          "the forward values it needs")
+    for row in rows:
+        if row["note"]:
+            print(f"  {row['kernel']}: {row['note']}")
+
+
 def launcher_seconds(cache_dir: Path) -> tuple[float, str]:
     """Build (or find) the C launcher before anything is timed: it is built once per
     cache directory and Python, not once per operator."""
@@ -1064,8 +1142,8 @@ def main() -> int:
         return 0
     names = [n.strip() for n in ARGS.kernels.split(",") if n.strip()] or [b.name for b in BENCHES]
     corpus_names = {entry.name for entry in CORPUS}
-    unknown = [n for n in names
-               if n not in BY_NAME and n not in SPELLINGS_BY_NAME and n not in corpus_names]
+    unknown = [n for n in names if n not in BY_NAME and n not in SPELLINGS_BY_NAME
+               and n not in corpus_names and n not in BACKWARD_BY_NAME]
     if unknown:
         print(f"unknown kernel(s): {', '.join(unknown)}; known: {', '.join(BY_NAME)}, "
               f"{', '.join(n for n in SPELLINGS_BY_NAME if n not in BY_NAME)}", file=sys.stderr)
@@ -1073,13 +1151,15 @@ def main() -> int:
     chosen = [n.strip() for n in ARGS.kernels.split(",") if n.strip()]
     names = [n for n in names if n in BY_NAME]
     sections = {s.strip() for s in ARGS.sections.split(",") if s.strip()}
-    unknown = sorted(sections - {"kernels", "compile", "spellings", "fusion", "corpus"})
+    unknown = sorted(sections - {"kernels", "compile", "spellings", "fusion", "corpus",
+                                 "backward"})
     if unknown:
         print(f"unknown section(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
     info = header()
     print_header(info)
     rows, spellings, fusions, corpus, compiles, over = [], [], [], [], [], None
+    backwards: list[dict] = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="polyc-bench-cache-") as tmp:
         cache_dir = Path(tmp)
@@ -1108,11 +1188,19 @@ def main() -> int:
             fusions = fusion_rows(cache_dir, names)
         if "corpus" in sections:
             corpus = corpus_rows(cache_dir, chosen)
+        if "backward" in sections:
+            for i, entry in enumerate(BACKWARD):
+                if chosen and entry.name not in chosen:
+                    continue
+                backwards.append(bench_backward(entry, ARGS.seed + i))
+                print(f"  backward {entry.name}: done", file=sys.stderr, flush=True)
     if rows:
         print()
         print_results(rows, over)
     if compiles:
         print_compiles(compiles)
+    if backwards:
+        print_backward(backwards)
     if spellings:
         print_variants("spellings: one operator written several ways, and torch eager (same "
                        "run)", spellings, "÷ fastest: time / the fastest spelling of the "
@@ -1132,9 +1220,11 @@ def main() -> int:
         with open(ARGS.json, "w") as f:
             json.dump({"machine": info, "kernels": rows, "overhead_us": over,
                        "spellings": spellings, "fusion": fusions, "corpus": corpus,
-                       "compile": compiles}, f,
+                       "compile": compiles, "backward": backwards}, f,
                       indent=1, default=str)
     wrong = [r["kernel"] for r in rows if r.get("polyc", {}).get("check") != "ok"]
+    wrong += [f"{r['kernel']} backward" for r in backwards
+              if r["checks"].get("polyc") not in ("ok", "")]
     wrong += [f"{r['kernel']} {v['label']}" for r in spellings + fusions + corpus
               for v in r["variants"] if v["check"] != "ok"]
     return 1 if wrong else 0
