@@ -6,10 +6,15 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-fast bench bench-fusion bench-polly fuzz golden clean
 
+# torch is optional; the tests of polyc.to_torch, the torch oracles and tensor calls
+# skip without it. TORCH= (empty) leaves it out; a failed install is not an error.
+TORCH ?= torch==2.13.0
+
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	$(if $(TORCH),-$(PY) -m pip install --quiet '$(TORCH)')
 	touch $(STAMP)
 
 demo: $(STAMP)

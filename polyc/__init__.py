@@ -24,7 +24,7 @@ __all__ = [
     "NAMED_MACHINES", "Operator", "Options", "ParseError",
     "PolycError", "SemanticError", "__version__", "bool_", "compare", "define", "exists",
     "f16", "f32", "f64", "grad", "i8", "i16", "i32", "i64", "max", "min", "op", "prod", "sum", "u8",
-    "u16", "u32", "u64", "where",
+    "to_torch", "u16", "u32", "u64", "where",
 ]
 
 
@@ -34,4 +34,8 @@ def __getattr__(name: str):
         from polyc.explore.compare import compare
 
         return compare
+    if name == "to_torch":  # imports torch, on first use
+        from polyc.torch_ops import to_torch
+
+        return to_torch
     raise AttributeError(f"module 'polyc' has no attribute {name!r}")

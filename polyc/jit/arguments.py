@@ -344,9 +344,8 @@ def bind_arguments(op: ir.Op, args: tuple, out=None) -> BoundCall:
 
 def _is_derived(extent: sz.SizeExpr) -> bool:
     """Whether an input extent is neither a constant nor a size variable."""
-    return not (isinstance(extent, sz.Affine) and (extent.is_constant or (
-        extent.const == 0 and len(extent.terms) == 1 and extent.terms[0][1] == 1
-        and isinstance(extent.terms[0][0], str))))
+    return not ((isinstance(extent, sz.Affine) and extent.is_constant)
+                or sz.plain_name(extent) is not None)
 
 
 def _input_spec(tensor: ir.Tensor) -> _Input:
@@ -357,7 +356,7 @@ def _input_spec(tensor: ir.Tensor) -> _Input:
         elif extent.is_constant:
             dims.append((None, extent.const))
         else:
-            dims.append((extent.terms[0][0], None))
+            dims.append((sz.plain_name(extent), None))
     text = "(" + ", ".join(sz.to_tc(extent) for extent in tensor.shape) + ")"
     dtype = tensor.type.dtype
     float_max = float(np.finfo(dtype).max) if tensor.type.is_float else 0.0

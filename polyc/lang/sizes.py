@@ -169,18 +169,31 @@ def _minmax(op: str, args: tuple[SizeExpr, ...]) -> SizeExpr:
     return MinMax(op, tuple(sorted(kept, key=to_tc)))
 
 
-def evaluate(e: SizeExpr, sizes: dict[str, int]) -> int:
-    """The value of ``e`` for concrete sizes."""
+def evaluate(e: SizeExpr, sizes: dict[str, int], minimum=min, maximum=max) -> int:
+    """The value of ``e`` for concrete sizes (or symbolic ones, such as torch's SymInts,
+    given their ``minimum`` and ``maximum``)."""
     if isinstance(e, MinMax):
-        values = [evaluate(a, sizes) for a in e.args]
-        return min(values) if e.op == "min" else max(values)
+        values = [evaluate(a, sizes, minimum, maximum) for a in e.args]
+        combine = minimum if e.op == "min" else maximum
+        result = values[0]
+        for value in values[1:]:
+            result = combine(result, value)
+        return result
     total = e.const
     for atom, c in e.terms:
         if isinstance(atom, str):
             total += c * sizes[atom]
         else:
-            total += c * (evaluate(atom.numerator, sizes) // atom.denominator)
+            total += c * (evaluate(atom.numerator, sizes, minimum, maximum) // atom.denominator)
     return total
+
+
+def plain_name(e: SizeExpr) -> str | None:
+    """The size variable ``e`` is, when it is one (``N``; not ``N - 1`` or ``2``)."""
+    if isinstance(e, Affine) and e.const == 0 and len(e.terms) == 1 and e.terms[0][1] == 1 \
+            and isinstance(e.terms[0][0], str):
+        return e.terms[0][0]
+    return None
 
 
 def size_names(e: SizeExpr) -> frozenset[str]:

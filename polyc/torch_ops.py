@@ -1,0 +1,150 @@
+"""polyc operators as torch ops: ``torch.library`` custom ops with shapes and gradients.
+
+    f = polyc.to_torch(op)                 # the custom op polyc::<name>
+    Y = f(X, W, b)                         # eager; Y.backward() works
+    torch.library.opcheck(f, (X, W, b))
+    torch.compile(model, fullgraph=True, dynamic=True)
+
+What is registered, from the operator alone:
+
+- the kernel: the operator called on the tensors (made contiguous; polyc's CPU
+  kernel through its launcher, :mod:`polyc.jit.torch_tensors`);
+- a fake implementation: the outputs' shapes from the sizes the inputs' shapes bind,
+  symbolically (``torch.sym_min``/``sym_max`` for ``min``/``max`` extents), so that
+  ``torch.compile(dynamic=True)`` traces once for all shapes;
+- the autograd formula: :func:`polyc.grad` of the operator, itself registered as a
+  custom op (``polyc::<name>_grad``) with its own formula, so that double backward
+  works. The backward saves the inputs and recomputes what it needs.
+
+Schema: a tensor input is ``Tensor``, a 0-rank one a ``float``, ``int`` or ``bool``
+argument; outputs are ``Tensor``\\ s. Gradients flow to floating-point tensor inputs
+(scalars are Python numbers in torch's schema and get none). The same op object is
+returned for the same operator; a different operator with a name already taken gets a
+numbered name (``polyc::matmul_2``).
+
+torch stays optional: importing polyc never imports torch; this module does, on first
+use, and says how to install it when it is missing.
+"""
+from __future__ import annotations
+
+import threading
+
+from polyc.errors import ConfigurationError
+from polyc.lang import ir
+from polyc.lang import sizes as sz
+from polyc.lang.printer import to_tc
+
+_LOCK = threading.RLock()
+_OPS: dict[str, object] = {}    # the operator's TC text -> its custom op
+_NAMES: set[str] = set()
+
+
+def to_torch(operator, eager_backward: bool = True):
+    """The ``torch.library`` custom op of ``operator`` (see the module docstring).
+    ``eager_backward``: register the backward op now (else on the first backward, which
+    is how the backward's own backward is registered: each order when first needed)."""
+    torch = _import_torch()
+    with _LOCK:
+        key = to_tc(operator.ir) + repr(operator.options)
+        op = _OPS.get(key)
+        if op is None:
+            op = _OPS[key] = _register(torch, operator, eager_backward)
+        return op
+
+
+def _import_torch():
+    try:
+        import torch
+    except ImportError as error:
+        raise ConfigurationError(f"polyc.to_torch needs torch ({error}): pip install "
+                                 f"'polyc[torch]'") from None
+    return torch
+
+
+def _register(torch, operator, eager_backward: bool):
+    name = _free_name(operator.name)
+    inputs, outputs = operator.ir.inputs, operator.ir.outputs
+    schema = "(" + ", ".join(f"{_schema_type(t)} {t.name}" for t in inputs) + ") -> " + (
+        "Tensor" if len(outputs) == 1 else "(" + ", ".join("Tensor" for _ in outputs) + ")")
+
+    def kernel(*args):
+        args = tuple(a.detach().contiguous() if isinstance(a, torch.Tensor) else a
+                     for a in args)
+        return operator(*args)
+
+    op = torch.library.custom_op(f"polyc::{name}", kernel, mutates_args=(), schema=schema)
+    op.register_fake(_fake(torch, operator.ir))
+    differentiable = tuple(t.name for t in inputs if t.rank and t.type.is_float)
+    if differentiable:
+        _register_autograd(torch, op, operator, differentiable, eager_backward)
+    return op
+
+
+def _free_name(base: str) -> str:
+    name, k = base, 2
+    while name in _NAMES:
+        name, k = f"{base}_{k}", k + 1
+    _NAMES.add(name)
+    return name
+
+
+def _schema_type(tensor: ir.Tensor) -> str:
+    if tensor.rank:
+        return "Tensor"
+    if tensor.type.is_float:
+        return "float"
+    return "bool" if tensor.type.kind == "bool" else "int"
+
+
+def _fake(torch, op_ir: ir.Op):
+    """Outputs shaped by the sizes the inputs bind (symbolic under dynamic shapes)."""
+    dtypes = [getattr(torch, t.type.numpy_name) for t in op_ir.outputs]
+
+    def fake(*args):
+        sizes = {}
+        for tensor, arg in zip(op_ir.inputs, args):
+            for d, extent in enumerate(tensor.shape):
+                name = sz.plain_name(extent)
+                if name is not None and name not in sizes:
+                    sizes[name] = arg.shape[d]
+        device = next((a.device for a in args if isinstance(a, torch.Tensor)), "cpu")
+        results = tuple(torch.empty(tuple(sz.evaluate(e, sizes, torch.sym_min, torch.sym_max)
+                                          for e in tensor.shape), dtype=dtype, device=device)
+                        for tensor, dtype in zip(op_ir.outputs, dtypes))
+        return results[0] if len(results) == 1 else results
+
+    return fake
+
+
+def _register_autograd(torch, op, operator, differentiable: tuple[str, ...],
+                       eager: bool) -> None:
+    """``op``'s gradient through ``polyc.grad(operator)``, registered as an op itself."""
+    from polyc.api import grad
+
+    made: list = []
+
+    def backward_op():
+        if not made:
+            made.append(to_torch(grad(operator, wrt=differentiable), eager_backward=False))
+        return made[0]
+
+    if eager:
+        backward_op()
+    names = [t.name for t in operator.ir.inputs]
+
+    def setup_context(ctx, inputs, output):
+        ctx.inputs = inputs
+        outputs = output if isinstance(output, tuple) else (output,)
+        ctx.outputs = [(o.shape, o.dtype) for o in outputs]
+        ctx.save_for_backward(*(a for a in inputs if isinstance(a, torch.Tensor)))
+
+    def backward(ctx, *cotangents):
+        saved = iter(ctx.saved_tensors)
+        inputs = [next(saved) if isinstance(a, torch.Tensor) else a for a in ctx.inputs]
+        cotangents = [torch.zeros(shape, dtype=dtype) if g is None else g
+                      for g, (shape, dtype) in zip(cotangents, ctx.outputs)]
+        result = backward_op()(*inputs, *cotangents)
+        result = iter(result if isinstance(result, tuple) else (result,))
+        return tuple(next(result) if name in differentiable else None for name in names)
+
+    op.register_autograd(backward, setup_context=setup_context)

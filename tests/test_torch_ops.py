@@ -1,0 +1,109 @@
+"""polyc.to_torch: operators as torch.library custom ops (eager, autograd, opcheck,
+torch.compile), where torch is installed."""
+import numpy as np
+import pytest
+
+import polyc
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.needs_cc
+
+LINEAR = """def linear(float(M, K) X, float(N, K) W, float(N) b, float alpha) -> (Y, S) {
+  Y(m, n) +=! X(m, k) * W(n, k)
+  Y(m, n) = alpha * tanh(Y(m, n) + b(n))
+  S(m) +=! Y(m, n) * Y(m, n)
+}"""
+
+
+@pytest.fixture(scope="module")
+def linear():
+    return polyc.to_torch(polyc.define(LINEAR))
+
+
+def _reference(x, w, b, alpha):
+    y = alpha * torch.tanh(x @ w.T + b)
+    return y, (y * y).sum(dim=1)
+
+
+def _leaves(*shapes, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    return [torch.randn(*s, generator=generator, requires_grad=True) for s in shapes]
+
+
+def test_the_same_operator_gives_the_same_op_named_after_it(linear):
+    assert polyc.to_torch(polyc.define(LINEAR)) is linear
+    assert linear._qualname == "polyc::linear"
+    other = polyc.to_torch(polyc.define(LINEAR.replace("tanh", "exp")))
+    assert other is not linear and other._qualname == "polyc::linear_2"
+
+
+def test_eager_values_and_gradients_equal_torch(linear):
+    x, w, b = _leaves((4, 5), (3, 5), (3,))
+    y, s = linear(x, w, b, 1.5)
+    (y.sum() + s.sum()).backward()
+    x2, w2, b2 = (t.detach().clone().requires_grad_() for t in (x, w, b))
+    y2, s2 = _reference(x2, w2, b2, 1.5)
+    (y2.sum() + s2.sum()).backward()
+    torch.testing.assert_close(y, y2)
+    torch.testing.assert_close(s, s2)
+    for ours, theirs in ((x, x2), (w, w2), (b, b2)):
+        torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_opcheck_passes(linear):
+    x, w, b = (t.detach() for t in _leaves((4, 5), (3, 5), (3,)))
+    result = torch.library.opcheck(linear, (x, w, b, 0.5))
+    assert set(result.values()) == {"SUCCESS"}
+
+
+def test_double_backward(linear):
+    x, w, b = _leaves((3, 4), (2, 4), (2,), seed=1)
+    y, s = linear(x, w, b, 1.5)
+    g, = torch.autograd.grad(s.sum() + y.sum(), x, create_graph=True)
+    gg, = torch.autograd.grad(g.pow(2).sum(), w)
+    x2, w2, b2 = (t.detach().clone().requires_grad_() for t in (x, w, b))
+    y2, s2 = _reference(x2, w2, b2, 1.5)
+    g2, = torch.autograd.grad(s2.sum() + y2.sum(), x2, create_graph=True)
+    gg2, = torch.autograd.grad(g2.pow(2).sum(), w2)
+    torch.testing.assert_close(gg, gg2, rtol=1e-4, atol=1e-4)
+
+
+def test_compiled_once_for_every_batch_size_without_graph_breaks(linear):
+    torch._dynamo.reset()
+    graphs = []
+
+    def backend(graph, example_inputs):
+        graphs.append(graph)
+        return graph.forward
+
+    w = torch.randn(3, 5, requires_grad=True)
+    b = torch.zeros(3, requires_grad=True)
+    model = torch.compile(lambda x: linear(x, w, b, 0.5)[1].sum(), fullgraph=True,
+                          dynamic=True, backend=backend)
+    for batch in (2, 3, 9):
+        x = torch.randn(batch, 5)
+        loss = model(x)
+        loss.backward()
+        expected = _reference(x, w.detach(), b.detach(), 0.5)[1].sum()
+        torch.testing.assert_close(loss.detach(), expected)
+    assert len(graphs) == 1
+
+
+def test_shape_errors_are_polyc_argument_errors(linear):
+    with pytest.raises(polyc.ArgumentError, match="size K is 5 from X.shape"):
+        linear(torch.randn(4, 5), torch.randn(3, 6), torch.randn(3), 1.0)
+    compiled = torch.compile(lambda x, w: linear(x, w, torch.zeros(3), 1.0)[0],
+                             fullgraph=True, dynamic=True, backend="eager")
+    with pytest.raises(polyc.ArgumentError, match="size K"):
+        compiled(torch.randn(4, 5), torch.randn(3, 6))
+
+
+def test_integer_inputs_get_no_gradient():
+    bag = polyc.to_torch(polyc.define(
+        "def bag(float(V, D) E, int64(B, L) I) -> (O) { O(b, d) +=! E(I(b, l), d) }"))
+    e = torch.randn(6, 3, requires_grad=True)
+    i = torch.tensor([[0, 2, 2], [5, 1, 0]])
+    bag(e, i).sum().backward()
+    expected = torch.zeros(6, 3)
+    expected.index_add_(0, i.flatten(), torch.ones(6, 3))
+    torch.testing.assert_close(e.grad, expected)
