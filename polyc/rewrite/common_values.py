@@ -87,7 +87,11 @@ def _share(op: ir.Op, first: int, value: ir.Expr) -> ir.Op:
     name = _fresh(f"{value.function}_{earlier.name}", op)
     temporary = ir.Tensor(name, value.type, tuple(earlier.range_of(i).hi for i in order),
                           ir.TEMPORARY)
-    compute = ir.Statement(name=earlier.name + SHARED_SUFFIX, tensor=name,
+    taken = {s.name for s in op.statements}
+    statement_name, k = earlier.name + SHARED_SUFFIX, 1
+    while statement_name in taken:  # a second value shared from the same statement
+        statement_name, k = f"{earlier.name}{SHARED_SUFFIX}{k}", k + 1
+    compute = ir.Statement(name=statement_name, tensor=name,
                            indices=tuple(order), op="=", init=False, rhs=value,
                            domain=tuple(earlier.range_of(i) for i in order),
                            reduction_indices=(), span=earlier.span)

@@ -1,5 +1,7 @@
 """A library call two statements compute alike is computed once, into a temporary
 (polyc.rewrite.common_values)."""
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -84,3 +86,19 @@ def test_results_are_those_of_the_unshared_program():
     shared = polyc.define(SOFTMAX)(X)
     kept = polyc.define(SOFTMAX, canonicalize=False)(X)
     np.testing.assert_allclose(shared, kept, rtol=1e-6, atol=0)
+
+
+@pytest.mark.needs_cc
+def test_two_values_shared_from_one_statement_are_two_statements():
+    # erf and exp of one statement, both computed again later: two computations, each
+    # its own polyhedral statement (they once shared a name, and isl took them for one)
+    source = """def f(float(N) X) -> (Y, Z) {
+      Y(i) = erf(X(i)) + exp(X(i))
+      Z(i) = erf(X(i)) * exp(X(i))
+    }"""
+    shared = share_common_values(frontend(source))
+    assert [s.name for s in shared.statements] == ["S0_shared", "S0_shared1", "S0", "S1"]
+    x = np.linspace(-1, 1, 7, dtype=np.float32)
+    y, z = polyc.define(source)(x)
+    np.testing.assert_allclose(y, [math.erf(v) + math.exp(v) for v in x], rtol=1e-5)
+    np.testing.assert_allclose(z, [math.erf(v) * math.exp(v) for v in x], rtol=1e-5)
