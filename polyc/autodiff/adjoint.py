@@ -66,10 +66,6 @@ class _Step:
     previous: ir.Tensor | None
     covers: bool           # its left-hand ranges cover the whole tensor
 
-    @property
-    def updates(self) -> bool:
-        return self.previous is not None
-
 
 def adjoint_op(op: ir.Op, wrt: tuple[str, ...] | None = None) -> ir.Op:
     """The backward operator's IR (see the module docstring), not yet checked."""
@@ -116,7 +112,6 @@ class _Adjoint:
         self.pending: dict[str, list[ir.Statement]] = {}
         self.helpers: list[ir.Statement] = []
         self.backward: list[ir.Statement] = []
-        self.cotangent: dict[str, str] = {}  # version -> the tensor holding its cotangent
         self.copies: dict = {}  # (fill, shape) -> the padded copy of a cotangent
 
     # ------------------------------------------------------------- names
@@ -128,8 +123,8 @@ class _Adjoint:
         self.taken.add(name)
         return name
 
-    def _tensor(self, name: str, like: ir.Tensor, role: str = ir.TEMPORARY) -> ir.Tensor:
-        tensor = ir.Tensor(name, like.type, like.shape, role)
+    def _tensor(self, name: str, like: ir.Tensor) -> ir.Tensor:
+        tensor = ir.Tensor(name, like.type, like.shape, ir.TEMPORARY)
         self.tensors[name] = tensor
         return tensor
 
@@ -173,7 +168,8 @@ class _Adjoint:
         multiply-add in one loop and not in another)."""
         result = []
         for statement in self.op.statements:
-            if statement.op not in ("max", "min") or isinstance(statement.rhs, ir.Read):
+            if statement.op not in ("max", "min") or isinstance(statement.rhs, ir.Read) \
+                    or statement.tensor in statement.tensors_read:  # refused later
                 result.append(statement)
                 continue
             target = self.tensors[statement.tensor]
@@ -181,7 +177,8 @@ class _Adjoint:
             names = [r.index for r in statement.domain]
             shape = tuple(sz.sub(r.hi, r.lo) for r in statement.domain)
             self.tensors[name] = ir.Tensor(name, target.type, shape, ir.TEMPORARY)
-            shifted = {r.index: plus_size(ir.Index(INT64, r.index), r.lo) for r in statement.domain}
+            shifted = {r.index: plus_size(ir.Index(INT64, r.index), r.lo)
+                       for r in statement.domain}
             rhs = ir.substitute_indices(statement.rhs, shifted)
             if rhs.type != target.type:
                 rhs = ir.Cast(target.type, rhs)
@@ -273,7 +270,6 @@ class _Adjoint:
                 statement = dataclasses.replace(statement, op="+", init=True)
             self.backward.append(statement)
             first = False
-        self.cotangent[version] = name
         return name
 
     def _indices(self, rank: int) -> tuple[str, ...]:
@@ -290,7 +286,7 @@ class _Adjoint:
         at = tuple(ir.Index(INT64, i) for i in statement.indices)
         d_out = ir.Read(version.type, cotangent, at)
         rhs = statement.rhs
-        share = self._share(step, rhs)  # ∂version/∂rhs at one point, times nothing
+        share = self._share(step, rhs)  # how the cotangent reaches one term of rhs
         seed = mul(d_out, share) if share is not None else d_out
         for read, value in _grouped(read_cotangents(rhs, seed, self._differentiable)):
             self._send(read, value, statement, self.tensors[cotangent])

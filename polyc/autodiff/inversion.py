@@ -12,15 +12,17 @@ forward ranges. The pivots' ranges become guards. For a convolution's input
 ``I(n, c, h + r, w + s)``, ``h`` and ``w`` are solved (``h ↦ h - r``), ``r``, ``s`` and the
 output channels stay free, and the guards are the borders::
 
-    d_I(n, c, h, w) +=! h - r >= 0 && h - r < HO && … ? d_O(n, m, h - r, w - s) * W(m, c, r, s) : 0
+    d_I(n, c, h, w) +=! h - r >= 0 && h - r < HO && …
+                        ? d_O(n, m, h - r, w - s) * W(m, c, r, s) : 0
 
 A dimension whose pivot has a coefficient other than ±1 (a stride, ``2*h + r``) is
 solved by an exact division under a divisibility guard (``(h - r) % 2 == 0``); a
 dimension with nothing left to solve (a diagonal ``A(i, i)``, a constant index) becomes
 an equality guard, and so does a data-dependent one: the adjoint of a gather
 ``T(I(b), d)`` is ``d_T(t, d) +=! I(b) == t ? … : 0``, race-free for repeated indices
-but a pass over every gathered element per row of ``T`` (a scatter would be one pass). Pivots are chosen among the statement's left-hand indices first,
-so that the free indices are the window and reduction indices (few points each).
+but a pass over every gathered element per row of ``T`` (a scatter would be one pass).
+Pivots are chosen among the statement's left-hand indices first, so that the free
+indices are the window and reduction indices (few points each).
 
 isl proves every inversion exact (:func:`_prove_exact`): the adjoint's points map
 one-to-one onto the forward points whose read is inside ``T``, and each lands on the
@@ -270,8 +272,9 @@ def _prove_exact(statement, forms, solved, order, box, guard_text, shape, params
     access = isl.Map(f"{params} -> {{ [{tuple_z}] -> "
                      f"[{', '.join(forms[k].isl() for k in affine)}] }}")
     lands = to_forward.apply_range(access)
-    identity = isl.Map(f"{params} -> {{ [{tuple_a}] -> "
-                       f"[{', '.join(isl_name(order[k - sum(g < k for g in gathered)]) for k in affine)}] }}")
+    # the adjoint's index of dimension k, in ``order`` without the gathered dimensions
+    landing = [isl_name(order[k - sum(g < k for g in gathered)]) for k in affine]
+    identity = isl.Map(f"{params} -> {{ [{tuple_a}] -> [{', '.join(landing)}] }}")
     if not (to_forward.range().is_equal(domain) and to_forward.is_injective()
             and lands.is_subset(identity)):
         raise InternalError(f"the inversion of a read in statement {statement.name} is not "
