@@ -461,22 +461,7 @@ def _renamed_reads(expr: ir.Expr, current: dict[str, str]) -> ir.Expr:
     if isinstance(expr, ir.Read):
         return ir.Read(expr.type, current.get(expr.tensor, expr.tensor),
                        tuple(_renamed_reads(i, current) for i in expr.indices))
-    return _map_children(expr, lambda e: _renamed_reads(e, current))
-
-
-def _map_children(expr: ir.Expr, f) -> ir.Expr:
-    if isinstance(expr, ir.Read):
-        return dataclasses.replace(expr, indices=tuple(f(i) for i in expr.indices))
-    if isinstance(expr, (ir.Unary, ir.Cast)):
-        return dataclasses.replace(expr, operand=f(expr.operand))
-    if isinstance(expr, ir.Binary):
-        return dataclasses.replace(expr, lhs=f(expr.lhs), rhs=f(expr.rhs))
-    if isinstance(expr, ir.Select):
-        return dataclasses.replace(expr, cond=f(expr.cond), then=f(expr.then),
-                                   other=f(expr.other))
-    if isinstance(expr, ir.Call):
-        return dataclasses.replace(expr, args=tuple(f(a) for a in expr.args))
-    return expr
+    return ir.map_children(expr, lambda e: _renamed_reads(e, current))
 
 
 def _grouped(cotangents) -> list[tuple[ir.Read, ir.Expr]]:

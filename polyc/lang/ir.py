@@ -249,18 +249,9 @@ def rewrite(expr: Expr, replacement) -> Expr:
     new = replacement(expr)
     if new is not None:
         return new
-    if isinstance(expr, (Unary, Cast)):
-        return replace(expr, operand=rewrite(expr.operand, replacement))
-    if isinstance(expr, Binary):
-        return replace(expr, lhs=rewrite(expr.lhs, replacement),
-                       rhs=rewrite(expr.rhs, replacement))
-    if isinstance(expr, Select):
-        return replace(expr, cond=rewrite(expr.cond, replacement),
-                       then=rewrite(expr.then, replacement),
-                       other=rewrite(expr.other, replacement))
-    if isinstance(expr, Call):
-        return replace(expr, args=tuple(rewrite(a, replacement) for a in expr.args))
-    return expr
+    if isinstance(expr, Read):
+        return expr
+    return map_children(expr, lambda child: rewrite(child, replacement))
 
 
 def substitute_indices(expr: Expr, values: dict) -> Expr:
@@ -268,19 +259,22 @@ def substitute_indices(expr: Expr, values: dict) -> Expr:
     expression), everywhere: in reads' indices too."""
     if isinstance(expr, Index):
         return values.get(expr.name, expr)
+    return map_children(expr, lambda child: substitute_indices(child, values))
+
+
+def map_children(expr: Expr, f) -> Expr:
+    """``expr`` with ``f`` applied to each of its :func:`children` (a read's indices
+    included)."""
     if isinstance(expr, Read):
-        return replace(expr, indices=tuple(substitute_indices(i, values) for i in expr.indices))
+        return replace(expr, indices=tuple(f(i) for i in expr.indices))
     if isinstance(expr, (Unary, Cast)):
-        return replace(expr, operand=substitute_indices(expr.operand, values))
+        return replace(expr, operand=f(expr.operand))
     if isinstance(expr, Binary):
-        return replace(expr, lhs=substitute_indices(expr.lhs, values),
-                       rhs=substitute_indices(expr.rhs, values))
+        return replace(expr, lhs=f(expr.lhs), rhs=f(expr.rhs))
     if isinstance(expr, Select):
-        return replace(expr, cond=substitute_indices(expr.cond, values),
-                       then=substitute_indices(expr.then, values),
-                       other=substitute_indices(expr.other, values))
+        return replace(expr, cond=f(expr.cond), then=f(expr.then), other=f(expr.other))
     if isinstance(expr, Call):
-        return replace(expr, args=tuple(substitute_indices(a, values) for a in expr.args))
+        return replace(expr, args=tuple(f(a) for a in expr.args))
     return expr
 
 
