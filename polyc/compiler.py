@@ -5,7 +5,8 @@
     package, what it does):
 
     canonical form    rewrite     factors, divisors and common values (optimize, canonicalize)
-    layout copies     rewrite     strided reused operands transposed (optimize)
+    layout copies     rewrite     strided reused operands transposed, outputs ending in a
+                                  window computed transposed (optimize)
     domains           poly        the isl model: domains, accesses, original schedule
     dependences       poly        flow, anti, output and reuse relations
     schedule          scheduling  fusion, tiling, register blocks, jams, streamed stores,
@@ -44,7 +45,8 @@ from polyc.poly.dependences import Dependences, compute_dependences
 from polyc.poly.program import PolyProgram, build_poly_program
 from polyc.rewrite.common_values import share_common_values
 from polyc.rewrite.invariant_factors import hoist_invariant_factors
-from polyc.rewrite.layout import layout_copies, transpose_strided_operands
+from polyc.rewrite.layout import (layout_copies, transpose_strided_operands,
+                                  transpose_window_outputs)
 from polyc.scheduling.contraction import contract_temporaries
 from polyc.scheduling.folding import folded_inits
 from polyc.scheduling.schedule import Schedule, compute_schedule
@@ -126,7 +128,8 @@ PIPELINE: tuple[Stage, ...] = (
     Stage("canonical form",
           lambda c: {"op": share_common_values(hoist_invariant_factors(c.op))},
           lambda options: options.optimize and options.canonicalize),
-    Stage("layout copies", lambda c: {"op": transpose_strided_operands(c.op)}, _optimizing),
+    Stage("layout copies", lambda c: {"op": transpose_strided_operands(
+        transpose_window_outputs(c.op))}, _optimizing),
     Stage("domains", lambda c: {"program": build_poly_program(c.op)}),
     Stage("dependences", lambda c: {"dependences": compute_dependences(c.program)}),
     Stage("schedule", _schedule),
