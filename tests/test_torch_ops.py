@@ -107,3 +107,13 @@ def test_integer_inputs_get_no_gradient():
     expected = torch.zeros(6, 3)
     expected.index_add_(0, i.flatten(), torch.ones(6, 3))
     torch.testing.assert_close(e.grad, expected)
+
+
+def test_without_torch_to_torch_says_how_to_get_it(monkeypatch):
+    import sys
+
+    from polyc.torch_ops import to_torch
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+    with pytest.raises(polyc.ConfigurationError, match=r"pip install 'polyc\[torch\]'"):
+        to_torch(polyc.define("def f(float(N) X) -> (Y) { Y(i) = X(i) }"))
