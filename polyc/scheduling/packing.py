@@ -195,9 +195,15 @@ def register_block_panels(statement_name: str, statement: ir.Statement, op: ir.O
     for read in ir.walk(statement.rhs):
         if isinstance(read, ir.Read) and op.tensor(read.tensor).rank:
             reads.setdefault(read.tensor, set()).add(read.indices)
+    # a copy of the tile reads every element the loops cover: only a read evaluated
+    # everywhere is known to stay inside its tensor there (not one under a guard)
+    unguarded = {(read.tensor, read.indices) for read in ir.walk_unconditional(statement.rhs)
+                 if isinstance(read, ir.Read)}
     panels = []
     for tensor, variants in sorted(reads.items()):
         if tensor == statement.tensor or tensor not in read_only or len(variants) != 1:
+            continue
+        if (tensor, next(iter(variants))) not in unguarded:
             continue
         if tensor in inside:
             continue  # the factor's panel holds what the block reads of it

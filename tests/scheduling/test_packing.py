@@ -242,3 +242,17 @@ def test_the_copy_prefetches_each_whole_block_rows_ahead(machine):
     assert f"const int64_t k = c2 + polyc_p1 + {PREFETCH_ROWS};" in text
     fetched = re.findall(r"__builtin_prefetch\(&B\[\(k\) \* N \+ n\] \+ (\d+), 0, 3\)", text)
     assert [int(lane) for lane in fetched] == list(range(0, lanes, line_elements(machine, 4)))
+
+
+def test_an_operand_read_under_a_guard_is_not_packed(machine):
+    # B(k, n) stays inside B only where k < J: a copy of the tile over k in 0:K would
+    # read rows past B's end (the guard is what the bounds proof relies on)
+    source = ("def f(float(M, K) A, float(J, N) B) -> (C) "
+              "{ C(m, n) +=! A(m, k) * (k < J ? B(k, n) : 0.0) where k in 0:K }")
+    assert [p.operand for p in _pack_marks(source, machine=machine)] == []
+    unguarded = "def f(float(M, K) A, float(K, N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
+    assert [p.operand for p in _pack_marks(unguarded, machine=machine)] == ["B"]
+    guarded = polyc.define(source)
+    a = np.random.default_rng(0).standard_normal((7, 9)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal((5, 4)).astype(np.float32)
+    np.testing.assert_allclose(guarded(a, b), a[:, :5] @ b, rtol=1e-5, atol=1e-5)
