@@ -49,6 +49,7 @@ from polyc.autodiff.derivatives import (add, compare, conjunction, const, div, g
 from polyc.autodiff.padding import pad_cotangent
 from polyc.autodiff.inversion import invert
 from polyc.errors import SemanticError
+from polyc.lang.builtins import is_library_call
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.printer import expr_to_tc
@@ -288,7 +289,12 @@ class _Adjoint:
         rhs = statement.rhs
         share = self._share(step, rhs)  # how the cotangent reaches one term of rhs
         seed = mul(d_out, share) if share is not None else d_out
+        stored = ir.Read(version.type, version.name, at)
+        reuse = statement.op == "=" and any(
+            isinstance(e, ir.Call) and is_library_call(e.function) for e in ir.walk(rhs))
         for read, value in _grouped(read_cotangents(rhs, seed, self._differentiable)):
+            if reuse:  # the version holds the value (exp's derivative): read, not call again
+                value = ir.rewrite(value, lambda e: stored if e == rhs else None)
             self._send(read, value, statement, self.tensors[cotangent])
         if step.previous is not None and step.previous.name in self.active:
             self._send_to_previous(step, cotangent)
