@@ -277,3 +277,19 @@ def test_second_order():
               lambda *xs, g=first64: tuple(np.asarray(r, np.float64) for r in
                                            (g(*xs) if isinstance(g(*xs), tuple) else (g(*xs),))),
               forward=first64, tolerance=1e-5)
+
+
+@polyc.op
+def _scaled_rows(X: polyc.f32["N", "D"], w: polyc.f32["D"]):
+    Y[n, d] = X[n, d] * w[d] * polyc.exp(X[n, d])  # noqa: F821 (read with ast)
+    return Y  # noqa: F821
+
+
+@pytest.mark.needs_cc
+def test_python_form_operators_differentiate_alike():
+    rng = np.random.default_rng(9)
+    check("", (f32(rng, 3, 4), f32(rng, 4)), lambda x, w: x * w * np.exp(x),
+          forward=_scaled_rows)
+    assert polyc.grad(_scaled_rows).ir == polyc.grad(define(
+        "def _scaled_rows(float(N, D) X, float(D) w) -> (Y) "
+        "{ Y(n, d) = X(n, d) * w(d) * exp(X(n, d)) }")).ir
