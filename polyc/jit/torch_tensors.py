@@ -69,12 +69,16 @@ def torch_call(names: tuple[str, ...], args: tuple, out) -> TorchCall | None:
         return None
     tensor = torch.Tensor
     outs = out if isinstance(out, (tuple, list)) else (out,)
-    if not any(isinstance(a, tensor) for a in (*args, *outs)):
-        return None
-    arrays = tuple(_view(arg, name) if isinstance(arg, tensor) else arg
-                   for arg, name in zip(args, names)) + tuple(args[len(names):])
+    arrays, found = [], False
+    for k, arg in enumerate(args):  # a plain loop: this runs on every call with tensors
+        if isinstance(arg, tensor):
+            arg, found = _view(arg, names[k] if k < len(names) else f"argument {k}"), True
+        arrays.append(arg)
     if out is None:
-        return TorchCall(arrays, None, None)
+        return TorchCall(tuple(arrays), None, None) if found else None
+    if not found and not any(isinstance(o, tensor) for o in outs):
+        return None
+    arrays = tuple(arrays)
     labels = ("out",) if not isinstance(out, (tuple, list)) else \
         tuple(f"out[{k}]" for k in range(len(out)))
     views = tuple(_view(o, label) if isinstance(o, tensor) else o
@@ -84,15 +88,18 @@ def torch_call(names: tuple[str, ...], args: tuple, out) -> TorchCall | None:
 
 def _view(tensor, name: str):
     """The numpy array sharing ``tensor``'s memory, or the ArgumentError saying why not."""
+    message = None
+    try:  # numpy() refuses most of what polyc would: other devices, grad, bfloat16
+        if tensor.is_contiguous():
+            array = tensor.numpy()
+            if array.dtype.kind != "c":  # numpy has complex types, polyc has none
+                return array
+    except (RuntimeError, TypeError) as error:  # also a conjugate or negative view
+        message = str(error)
     known = _KNOWN.get(tensor.dtype)
     if known is None:
         known = _KNOWN[tensor.dtype] = \
             str(tensor.dtype).removeprefix("torch.") in _NUMPY_DTYPES
-    if known and tensor.is_cpu and not tensor.requires_grad and tensor.is_contiguous():
-        try:
-            return tensor.numpy()
-        except (RuntimeError, TypeError) as error:  # e.g. a conjugate or negative view
-            raise ArgumentError(f"{name}: {error}") from None
     if tensor.device.type != "cpu":
         raise ArgumentError(f"{name}: a tensor on {tensor.device}: polyc runs on the CPU; "
                             f"pass {name}.cpu()")
@@ -103,5 +110,7 @@ def _view(tensor, name: str):
         dtype = str(tensor.dtype).removeprefix("torch.")
         raise ArgumentError(f"{name}: polyc has no type for torch.{dtype} (convert with "
                             f"{name}.float() or {name}.double())")
+    if message is not None:
+        raise ArgumentError(f"{name}: {message}")
     raise ArgumentError(f"{name}: a non-contiguous tensor (strides {tuple(tensor.stride())}): "
                         f"pass {name}.contiguous()")
