@@ -105,11 +105,35 @@ def main() -> None:
               f"(first compile {cold * 1000:.0f} ms, cache {kernel.cache_hit})\n")
         rows.append((op.name, polyc_ms, numpy_ms, error))
 
+    show_gradient()
     print("summary (median ms, outputs preallocated; ratio > 1 means polyc is faster)")
     print(f"  {'operator':10} {'polyc':>9} {'numpy':>9} {'ratio':>7} {'max error':>10}")
     for name, polyc_ms, numpy_ms, error in rows:
         print(f"  {name:10} {polyc_ms:9.3f} {numpy_ms:9.3f} {numpy_ms / polyc_ms:7.2f} "
               f"{error:10.2e}")
+
+
+def show_gradient() -> None:
+    """polyc.grad of the convolution: the backward operator, derived and printed as TC,
+    checked against a finite difference."""
+    op = polyc.define((HERE / "conv2d.tc").read_text())
+    grad = polyc.grad(op)
+    print(f"=== polyc.grad({op.name}): the backward operator, derived " + "=" * 20)
+    print(str(grad).strip())
+    inputs = [RNG.standard_normal(tuple(int(n) for n in shape)).astype(np.float32)
+              for shape in ((2, 3, 9, 8), (4, 3, 3, 3))]
+    cotangent = RNG.standard_normal(op(*inputs).shape).astype(np.float32)
+    gradients = grad(*inputs, cotangent)
+    direction = [RNG.standard_normal(x.shape) for x in inputs]
+    step = 1e-3
+
+    def along(t):
+        shifted = [(x + t * v).astype(np.float32) for x, v in zip(inputs, direction)]
+        return float(np.sum(op(*shifted).astype(np.float64) * cotangent))
+
+    finite = (along(step) - along(-step)) / (2 * step)
+    exact = sum(float(np.sum(g.astype(np.float64) * v)) for g, v in zip(gradients, direction))
+    print(f"\ndirectional derivative: polyc.grad {exact:.5f}, finite difference {finite:.5f}\n")
 
 
 if __name__ == "__main__":
