@@ -23,6 +23,7 @@ class Backward:
     torch_forward: Callable       # torch tensors -> the output
     numpy: Callable | None = None  # (inputs, cotangent) -> gradients, a direct formula
     note: str = ""
+    wrt: tuple[str, ...] | None = None  # polyc.grad's wrt (None: every floating input)
 
 
 def _relu_mask_grads(x, w, b, dy):
@@ -69,6 +70,12 @@ BACKWARD = (
     Backward("conv2d", BY_NAME["conv2d"],
              lambda x, f: _torch().nn.functional.conv2d(x, f),
              note="data and weight gradients"),
+    Backward("conv2d data", BY_NAME["conv2d"],
+             lambda x, f: _torch().nn.functional.conv2d(x, f), wrt=("I",),
+             note="the data gradient alone (wrt=I): reads a zero-padded cotangent"),
+    Backward("conv2d weight", BY_NAME["conv2d"],
+             lambda x, f: _torch().nn.functional.conv2d(x, f), wrt=("F",),
+             note="the weight gradient alone (wrt=F): computed with its windows outermost"),
     Backward("softmax", BY_NAME["softmax"], lambda x: _torch().softmax(x, dim=1)),
     Backward("layernorm", BY_NAME["layernorm"],
              lambda x, g, b, eps: _torch().nn.functional.layer_norm(

@@ -844,10 +844,12 @@ def bench_backward(entry, rng_seed: int) -> dict:
     rng = np.random.default_rng(rng_seed)
     args = bench.inputs(sizes, rng)
     forward = polyc.define(bench.source)
-    grad = polyc.grad(forward)
+    grad = polyc.grad(forward, wrt=entry.wrt)
     cotangent = rng.standard_normal(forward(*args).shape).astype(np.float32)
-    arrays = [k for k, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
-    floats = [k for k, t in enumerate(forward.ir.inputs) if t.type.is_float]
+    wanted = [k for k, t in enumerate(forward.ir.inputs)
+              if t.type.is_float and (entry.wrt is None or t.name in entry.wrt)]
+    arrays = [k for k in wanted if isinstance(args[k], np.ndarray)]
+    floats = wanted
     last: dict = {}
 
     def gradients(result) -> list:  # polyc's gradients of the array inputs
