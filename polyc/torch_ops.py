@@ -133,14 +133,15 @@ def _register_autograd(torch, op, operator, differentiable: tuple[str, ...],
     names = [t.name for t in operator.ir.inputs]
 
     def setup_context(ctx, inputs, output):
-        ctx.inputs = inputs
+        # tensors through save_for_backward (torch checks them); the numbers as they are
+        ctx.numbers = [None if isinstance(a, torch.Tensor) else a for a in inputs]
         outputs = output if isinstance(output, tuple) else (output,)
         ctx.outputs = [(o.shape, o.dtype) for o in outputs]
         ctx.save_for_backward(*(a for a in inputs if isinstance(a, torch.Tensor)))
 
     def backward(ctx, *cotangents):
         saved = iter(ctx.saved_tensors)
-        inputs = [next(saved) if isinstance(a, torch.Tensor) else a for a in ctx.inputs]
+        inputs = [next(saved) if number is None else number for number in ctx.numbers]
         cotangents = [torch.zeros(shape, dtype=dtype) if g is None else g
                       for g, (shape, dtype) in zip(cotangents, ctx.outputs)]
         result = backward_op()(*inputs, *cotangents)
