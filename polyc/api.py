@@ -50,6 +50,7 @@ class Operator:
         self._kernel: Kernel | None = None
         self._launcher = None  # the C launcher's object, once compiled (polyc.jit.launcher)
         self._call = self._call_through_binder  # the launcher's call, once compiled
+        self._grads: dict = {}  # wrt -> the backward operator (polyc.grad)
 
     @property
     def name(self) -> str:
@@ -195,13 +196,17 @@ def grad(operator: Operator, wrt=None) -> Operator:
 
     if not isinstance(operator, Operator):
         raise TypeError(f"polyc.grad takes a polyc operator, not {type(operator).__name__}")
+    key = (wrt,) if isinstance(wrt, str) else (None if wrt is None else tuple(wrt))
+    known = operator._grads.get(key)
+    if known is not None:
+        return known  # derived once per operator: its kernel compiles once too
     text = to_tc(adjoint_op(operator.ir, wrt))
     try:
         backward = frontend(text, filename=f"<the gradient of {operator.name}>")
     except PolycError as error:
         raise InternalError(f"polyc derived a backward operator it cannot check "
                             f"({error}):\n{text}") from error
-    return Operator(backward, operator.options)
+    return operator._grads.setdefault(key, Operator(backward, operator.options))
 
 
 __all__ = ["Operator", "define", "grad", "op", "PolycError"]

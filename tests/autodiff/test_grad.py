@@ -293,3 +293,10 @@ def test_python_form_operators_differentiate_alike():
     assert polyc.grad(_scaled_rows).ir == polyc.grad(define(
         "def _scaled_rows(float(N, D) X, float(D) w) -> (Y) "
         "{ Y(n, d) = X(n, d) * w(d) * exp(X(n, d)) }")).ir
+
+
+def test_the_backward_operator_is_derived_once_per_operator():
+    forward = polyc.define(MATMUL)
+    assert polyc.grad(forward) is polyc.grad(forward)
+    assert polyc.grad(forward, wrt="B") is polyc.grad(forward, wrt=("B",))
+    assert polyc.grad(forward, wrt="B") is not polyc.grad(forward)
