@@ -1,6 +1,10 @@
 """Reads under a guard are proven in bounds where the guard holds (polyc.lang.guards)."""
+import functools
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import polyc
 from polyc.compiler import frontend
@@ -83,3 +87,25 @@ def test_guarded_reads_run_for_every_size():
     expected = data.copy()
     expected[:, :, 2:] += data[:, :, :-2]
     np.testing.assert_allclose(dilated(data), expected, rtol=1e-6)
+
+
+@pytest.mark.needs_cc
+@settings(max_examples=15, deadline=None)
+@given(shift=st.integers(-3, 3), stride=st.integers(1, 3), n=st.integers(0, 9))
+def test_shifted_and_strided_reads_under_their_guards(shift, stride, n):
+    """B(i) = <A's element at stride * i + shift, where it exists> else -1, for any shift,
+    stride and length: proven in bounds for every N, equal to numpy."""
+    op = _shifted(shift, stride)
+    a = np.arange(n, dtype=np.float32) + 1
+    expected = [a[stride * i + shift] if 0 <= stride * i + shift < n else -1.0
+                for i in range(n)]
+    np.testing.assert_array_equal(op(a), np.asarray(expected, np.float32))
+
+
+@functools.lru_cache(maxsize=None)
+def _shifted(shift: int, stride: int) -> polyc.Operator:
+    at = f"{stride} * i + {shift}" if shift >= 0 else f"{stride} * i - {-shift}"
+    op = polyc.define(f"def f(float(N) A) -> (B) {{ B(i) = {at} >= 0 && {at} < N ? "
+                      f"A({at}) : -1.0 where i in 0:N }}")
+    assert op.ir.preconditions == ()
+    return op
