@@ -76,6 +76,9 @@ def adjoint_op(op: ir.Op, wrt: tuple[str, ...] | None = None) -> ir.Op:
 def _differentiated(op: ir.Op, wrt) -> tuple[str, ...]:
     floats = [t.name for t in op.inputs if t.type.is_float]
     if wrt is None:
+        if not floats:
+            raise SemanticError(f"`{op.name}` has no floating-point input to differentiate "
+                                f"with respect to")
         return tuple(floats)
     if isinstance(wrt, str):
         wrt = (wrt,)
@@ -88,6 +91,9 @@ def _differentiated(op: ir.Op, wrt) -> tuple[str, ...]:
             raise SemanticError(f"cannot differentiate with respect to `{name}`: it is "
                                 f"{names[name].type.name}, and only floating-point inputs "
                                 f"have gradients")
+    if not wrt:
+        raise SemanticError(f"wrt names no input of `{op.name}` to differentiate with "
+                            f"respect to")
     return tuple(t.name for t in op.inputs if t.name in wrt)
 
 

@@ -64,6 +64,13 @@ def test_wrt_picks_inputs_in_the_operators_order():
     assert [t.name for t in grad.ir.inputs] == ["A", "B", "d_C"]
 
 
+def test_an_operator_without_floating_inputs_has_no_gradient():
+    with pytest.raises(polyc.SemanticError, match="no floating-point input"):
+        polyc.grad(define("def f(int32(N) X) -> (Y) { Y(i) = X(i) * 2 }"))
+    with pytest.raises(polyc.SemanticError, match="wrt names no input"):
+        polyc.grad(define(MATMUL), wrt=())
+
+
 @pytest.mark.parametrize("wrt, message", [
     (("Z",), "`Z` is not an input of `gather`"),
     (("I",), "cannot differentiate with respect to `I`: it is int32"),
