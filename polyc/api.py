@@ -20,6 +20,7 @@ from polyc.jit.kernel import BoundKernel, Kernel
 from polyc.jit.launcher import launcher_module, make_launcher
 from polyc.jit.torch_tensors import TorchBound, torch_call
 from polyc.lang import ir
+from polyc.lang import sizes as sz
 from polyc.lang.printer import to_tc
 from polyc.options import Options
 
@@ -60,6 +61,19 @@ class Operator:
     def binder(self) -> ArgumentBinder:
         """How this operator's calls are checked and bound (:mod:`polyc.jit.arguments`)."""
         return self._binder
+
+    def output_shapes(self, *shapes, minimum=min, maximum=max) -> tuple[tuple, ...]:
+        """The outputs' shapes for inputs of these ``shapes`` (``()`` for a 0-rank input),
+        from the sizes they bind, without checking them; symbolic extents (torch's
+        SymInts) work given their ``minimum`` and ``maximum``."""
+        sizes: dict = {}
+        for tensor, shape in zip(self.ir.inputs, shapes):
+            for extent, value in zip(tensor.shape, shape):
+                name = sz.plain_name(extent)
+                if name is not None and name not in sizes:
+                    sizes[name] = value
+        return tuple(tuple(sz.evaluate(extent, sizes, minimum, maximum) for extent in t.shape)
+                     for t in self.ir.outputs)
 
     def __repr__(self) -> str:
         return f"<polyc.Operator {self.name}>"

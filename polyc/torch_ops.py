@@ -31,8 +31,6 @@ import threading
 
 from polyc.errors import ConfigurationError
 from polyc.lang import ir
-from polyc.lang import sizes as sz
-from polyc.lang.printer import to_tc
 
 _LOCK = threading.RLock()
 _OPS: dict[str, object] = {}    # the operator's TC text -> its custom op
@@ -45,7 +43,7 @@ def to_torch(operator, eager_backward: bool = True):
     is how the backward's own backward is registered: each order when first needed)."""
     torch = _import_torch()
     with _LOCK:
-        key = to_tc(operator.ir) + repr(operator.options)
+        key = str(operator) + repr(operator.options)
         op = _OPS.get(key)
         if op is None:
             op = _OPS[key] = _register(torch, operator, eager_backward)
@@ -73,7 +71,7 @@ def _register(torch, operator, eager_backward: bool):
         return operator(*args)
 
     op = torch.library.custom_op(f"polyc::{name}", kernel, mutates_args=(), schema=schema)
-    op.register_fake(_fake(torch, operator.ir))
+    op.register_fake(_fake(torch, operator))
     differentiable = tuple(t.name for t in inputs if t.rank and t.type.is_float)
     if differentiable:
         _register_autograd(torch, op, operator, differentiable, eager_backward)
@@ -96,21 +94,17 @@ def _schema_type(tensor: ir.Tensor) -> str:
     return "bool" if tensor.type.kind == "bool" else "int"
 
 
-def _fake(torch, op_ir: ir.Op):
+def _fake(torch, operator):
     """Outputs shaped by the sizes the inputs bind (symbolic under dynamic shapes)."""
-    dtypes = [getattr(torch, t.type.numpy_name) for t in op_ir.outputs]
+    dtypes = [getattr(torch, t.type.numpy_name) for t in operator.ir.outputs]
 
     def fake(*args):
-        sizes = {}
-        for tensor, arg in zip(op_ir.inputs, args):
-            for d, extent in enumerate(tensor.shape):
-                name = sz.plain_name(extent)
-                if name is not None and name not in sizes:
-                    sizes[name] = arg.shape[d]
+        shapes = operator.output_shapes(
+            *(a.shape if isinstance(a, torch.Tensor) else () for a in args),
+            minimum=torch.sym_min, maximum=torch.sym_max)
         device = next((a.device for a in args if isinstance(a, torch.Tensor)), "cpu")
-        results = tuple(torch.empty(tuple(sz.evaluate(e, sizes, torch.sym_min, torch.sym_max)
-                                          for e in tensor.shape), dtype=dtype, device=device)
-                        for tensor, dtype in zip(op_ir.outputs, dtypes))
+        results = tuple(torch.empty(shape, dtype=dtype, device=device)
+                        for shape, dtype in zip(shapes, dtypes))
         return results[0] if len(results) == 1 else results
 
     return fake

@@ -5,6 +5,7 @@ import re
 import numpy as np
 import pytest
 
+import polyc
 from polyc.errors import ArgumentError, InternalError
 from polyc.jit import ArgumentBinder, BoundCall, bind_arguments
 from polyc.lang import ir
@@ -395,3 +396,18 @@ def test_size_in_no_input_is_an_internal_error():
     op = make_op("bad", [x], [tensor("Y", F32, ("P",), ir.OUTPUT)], sizes=["N", "P"])
     with pytest.raises(InternalError, match="P appear in no input shape"):
         ArgumentBinder(op)
+
+
+def test_output_shapes_follow_the_sizes_the_inputs_bind():
+    conv = polyc.define("def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) "
+                        "{ O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s) }")
+    assert conv.output_shapes((2, 3, 9, 8), (4, 3, 3, 2)) == ((2, 4, 7, 7),)
+    pool = polyc.define("def pool(float(H, W) X) -> (Y) "
+                        "{ Y(h, w) max=! X(2 * h + r, 2 * w + s) where r in 0:2, s in 0:2 }")
+    assert pool.output_shapes((9, 6)) == ((4, 3),)
+    # min/max extents with the caller's min and max (torch passes sym_min, sym_max)
+    clipped = polyc.define("def f(float(M) A, float(N) B) -> (C) "
+                           "{ C(i) = A(i) + B(i) where i in 0:min(M, N) }")
+    calls = []
+    assert clipped.output_shapes((5,), (3,), minimum=lambda a, b: calls.append(1) or min(a, b)
+                                 ) == ((3,),) and calls == [1]
