@@ -1,8 +1,9 @@
-"""Command line: ``python -m polyc FILE.tc [--name NAME] [--emit STAGE]``.
+"""Command line: ``python -m polyc FILE.tc [--name NAME] [--emit STAGE] [--grad]``.
 
 Prints one stage of the compilation of an operator: ``ir`` (TC with every
 range explicit), ``shapes``, ``domains``, ``deps``, ``schedule``, ``ast``
-(the loop nest) or ``c``. Errors print as ``file:line:col: message`` with a
+(the loop nest) or ``c``; with ``--grad``, of its backward operator
+(``polyc.grad``). Errors print as ``file:line:col: message`` with a
 caret excerpt and exit with status 1.
 """
 from __future__ import annotations
@@ -25,6 +26,8 @@ def main(argv=None) -> int:
     parser.add_argument("--name", help="the def to compile when the file has several")
     parser.add_argument("--emit", choices=STAGES, default="c", help="the stage to print")
     parser.add_argument("--fusion", choices=("default", "max", "min"), default=None)
+    parser.add_argument("--grad", action="store_true",
+                        help="the backward operator (polyc.grad) instead of the operator")
     args = parser.parse_args(argv)
     try:
         if args.file == "-":
@@ -40,6 +43,10 @@ def main(argv=None) -> int:
         options = options.with_(fusion=args.fusion)
     try:
         op = frontend(text, args.name, filename)
+        if args.grad:
+            from polyc.api import Operator, grad
+
+            op = grad(Operator(op, options)).ir
         print(stage_texts(generate(op, options))[args.emit])
     except PolycError as error:
         print(str(error), file=sys.stderr)

@@ -39,3 +39,12 @@ def test_name_selects_a_def():
     source = "def f(float(N) A) -> (O) { O(i) = A(i) }\ndef g(float(N) A) -> (P) { P(i) = A(i) }"
     assert "P(i) = A(i)" in run("-", "--name", "g", "--emit", "ir", stdin=source).stdout
     assert run("-", "--emit", "ir", stdin=source).returncode == 1
+
+
+def test_grad_prints_the_backward_operator():
+    result = run(str(EXAMPLES / "conv2d.tc"), "--grad", "--emit", "ir")
+    assert result.returncode == 0, result.stderr
+    assert "def conv2d_grad(" in result.stdout and "d_O_padded" in result.stdout
+    refused = run("-", "--grad", "--emit", "ir",
+                  stdin="def f(int32(N) X) -> (Y) { Y(i) = X(i) }")
+    assert refused.returncode == 1 and "no floating-point input" in refused.stderr
