@@ -320,7 +320,8 @@ class _Adjoint:
                        for i, extent in zip(inversion.indices, tensor.shape)) + inversion.free
         padded = pad_cotangent(value, inversion.guards, cotangent, ranges, self.tensors,
                                self.params, self.context, self._fresh(f"{cotangent.name}_padded"),
-                               self._indices(cotangent.rank)) if inversion.guards else None
+                               self._indices(cotangent.rank)) \
+            if inversion.guards and inversion.free else None  # a sum's guard costs per term
         rhs = guarded(inversion.guards, value) if padded is None else self._padded_copy(padded)
         free = []
         for index_range in inversion.free:  # a sum of equal terms is a product

@@ -159,11 +159,10 @@ def invert(read: ir.Read, statement: ir.Statement, shape: tuple[sz.SizeExpr, ...
     fresh = _fresh_names(sum(n is None for n in names), set(forward) | taken)
     indices = tuple(name if name is not None else next(fresh) for name in names)
     # the adjoint's index named after a pivot is spelled with a marker until here
+    # (each solve substituted its value into the earlier ones: no value mentions a
+    # solved forward index, and after the renaming a name in a value is an adjoint index)
     rename = {_adjoint_name(p): p for p in names if p is not None}
     solved = {z: _renamed(f, rename) for z, f in solved.items()}
-    for _ in range(len(solved)):  # close the substitution (exact values only)
-        solved = {z: f.substituted({k: v for k, v in solved.items() if k != z})
-                  for z, f in solved.items()}
     free = tuple(r for r in statement.domain if r.index not in solved)
     order = list(indices) + [r.index for r in free]
     ranges = {r.index: r for r in statement.domain}

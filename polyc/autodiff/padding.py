@@ -18,7 +18,8 @@ may compute gives the same sum without a condition::
 
 isl checks both conditions (the guards equal the read's bounds on the adjoint's domain;
 every other read of the term stays inside its tensor on the whole domain); otherwise
-the guards stay. The copy holds the cotangent plus a border of the window's width.
+the guards stay. The copy holds the cotangent plus a border of the window's width;
+it is made for sums only (a guard evaluated once per element costs less than a copy).
 """
 from __future__ import annotations
 

@@ -307,3 +307,16 @@ def test_the_backward_operator_is_derived_once_per_operator():
     assert polyc.grad(forward) is polyc.grad(forward)
     assert polyc.grad(forward, wrt="B") is polyc.grad(forward, wrt=("B",))
     assert polyc.grad(forward, wrt="B") is not polyc.grad(forward)
+
+
+@pytest.mark.needs_cc
+def test_a_read_whose_dimensions_share_indices():
+    # A(i + j, i): dimension 0 solves i, dimension 1 then solves j through it
+    rng = np.random.default_rng(10)
+
+    def reference(a):
+        n, m = a.shape
+        return np.array([[a[i + j, i] for j in range(n - m + 1)] for i in range(m)])
+
+    check("def f(float(N, M) A) -> (S) { S(i, j) = A(i + j, i) where i in 0:M, "
+          "j in 0:N - M + 1 }", (f32(rng, 6, 3),), reference)
