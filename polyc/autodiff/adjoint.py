@@ -120,6 +120,7 @@ class _Adjoint:
         self.helpers: list[ir.Statement] = []
         self.backward: list[ir.Statement] = []
         self.copies: dict = {}  # (fill, shape) -> the padded copy of a cotangent
+        self.made: dict = {}    # (version, helper kind) -> the helper temporaries
 
     # ------------------------------------------------------------- names
 
@@ -381,7 +382,14 @@ class _Adjoint:
 
     def _product_helpers(self, step: _Step) -> tuple[str, str]:
         """The product of the nonzero factors and the number of zero factors (the previous
-        value being one factor when the statement accumulates)."""
+        value being one factor when the statement accumulates), made once per version:
+        the terms' share and the previous value's read the same ones."""
+        key = (step.version.name, "product")
+        if key not in self.made:
+            self.made[key] = self._make_product_helpers(step)
+        return self.made[key]
+
+    def _make_product_helpers(self, step: _Step) -> tuple[str, str]:
         version, rhs = step.version, step.statement.rhs
         zero, one = const(0, version.type), const(1, version.type)
         at = tuple(ir.Index(INT64, i) for i in step.statement.indices)
@@ -396,7 +404,14 @@ class _Adjoint:
         return product, zeros
 
     def _tie_count(self, step: _Step) -> str:
-        """How many terms (the previous value included) equal the ``max=``/``min=`` result."""
+        """How many terms (the previous value included) equal the ``max=``/``min=`` result,
+        counted once per version."""
+        key = (step.version.name, "ties")
+        if key not in self.made:
+            self.made[key] = self._make_tie_count(step)
+        return self.made[key]
+
+    def _make_tie_count(self, step: _Step) -> str:
         version, statement = step.version, step.statement
         zero, one = const(0, version.type), const(1, version.type)
         at = tuple(ir.Index(INT64, i) for i in statement.indices)

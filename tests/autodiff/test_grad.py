@@ -320,3 +320,18 @@ def test_a_read_whose_dimensions_share_indices():
 
     check("def f(float(N, M) A) -> (S) { S(i, j) = A(i + j, i) where i in 0:M, "
           "j in 0:N - M + 1 }", (f32(rng, 6, 3),), reference)
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("op, reference", [
+    ("max", lambda a, x: np.maximum(a, x.max(axis=1))),
+    ("*", lambda a, x: a * x.prod(axis=1)),
+])
+def test_an_accumulation_onto_an_earlier_value(op, reference):
+    """``m(i) = A(i)`` then ``m(i) max= X(i, j)``: the earlier value is one more term; the
+    helpers (tie count, nonzero product and zero count) are made once for both shares."""
+    source = f"def f(float(N) A, float(N, M) X) -> (m) {{ m(i) = A(i)  m(i) {op}= X(i, j) }}"
+    rng = np.random.default_rng(12)
+    check(source, (f32(rng, 4), f32(rng, 4, 3)), reference)
+    text = str(polyc.grad(define(source)))
+    assert "ties_1" not in text and "nonzero_product_1" not in text and "zeros_1" not in text
