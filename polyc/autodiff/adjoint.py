@@ -47,7 +47,7 @@ import islpy as isl
 from polyc.autodiff.derivatives import (add, compare, conjunction, const, div, guarded, mul,
                                         plus_size, read_cotangents, select)
 from polyc.autodiff.padding import pad_cotangent
-from polyc.autodiff.inversion import invert
+from polyc.autodiff.inversion import fresh_index_names, invert
 from polyc.errors import SemanticError
 from polyc.lang.builtins import is_library_call
 from polyc.lang import ir
@@ -281,13 +281,7 @@ class _Adjoint:
         return name
 
     def _indices(self, rank: int) -> tuple[str, ...]:
-        names, k = [], 0
-        while len(names) < rank:
-            candidate = f"i{k}"
-            if candidate not in self.taken:
-                names.append(candidate)
-            k += 1
-        return tuple(names)
+        return fresh_index_names(rank, self.taken)
 
     def _statement_adjoint(self, step: _Step, cotangent: str) -> None:
         statement, version = step.statement, step.version

@@ -156,7 +156,7 @@ def invert(read: ir.Read, statement: ir.Statement, shape: tuple[sz.SizeExpr, ...
                               sz.neg(value.offset))
             value.divisor = abs(c)
         solved[pivot] = value
-    fresh = _fresh_names(sum(n is None for n in names), set(forward) | taken)
+    fresh = iter(fresh_index_names(sum(n is None for n in names), set(forward) | taken))
     indices = tuple(name if name is not None else next(fresh) for name in names)
     # the adjoint's index named after a pivot is spelled with a marker until here
     # (each solve substituted its value into the earlier ones: no value mentions a
@@ -228,13 +228,14 @@ def _renamed(form: _Form, rename: dict) -> _Form:
                  form.divisor)
 
 
-def _fresh_names(count: int, taken: set[str]):
-    k = 0
-    for _ in range(count):
-        while f"i{k}" in taken:
-            k += 1
-        yield f"i{k}"
+def fresh_index_names(count: int, taken: set[str]) -> tuple[str, ...]:
+    """``count`` index names ``i0``, ``i1``, ... that are not ``taken``."""
+    names, k = [], 0
+    while len(names) < count:
+        if f"i{k}" not in taken:
+            names.append(f"i{k}")
         k += 1
+    return tuple(names)
 
 
 def _space_text(indices, shape, free) -> str:
