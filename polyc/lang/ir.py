@@ -111,21 +111,44 @@ REDUCTION_OPS = ("+", "*", "max", "min")
 
 @dataclass(frozen=True)
 class IndexRange:
-    """``index in lo:hi`` (half-open)."""
+    """``index in lo:hi`` (half-open).
+
+    ``lo`` and ``hi`` are expressions of the sizes. A range whose bounds depend on
+    other indices of the statement (``k in i + 1:M``, ``j in max(0, i - W):i + W + 1``)
+    keeps its bounds as written in ``lo_bound`` / ``hi_bound`` (affine in indices and
+    sizes; ``max(...)`` of such in a lower bound, ``min(...)`` in an upper one), and
+    ``lo:hi`` is then its bounding box: the least and past-the-greatest value the index
+    takes. The statement's domain is the box intersected with the bounds
+    (:func:`polyc.poly.program.domain_constraints`).
+    """
 
     index: str
     lo: SizeExpr
     hi: SizeExpr
+    lo_bound: Expr | None = None
+    hi_bound: Expr | None = None
+
+    @property
+    def is_box(self) -> bool:
+        """Whether the bounds are expressions of the sizes only."""
+        return self.lo_bound is None and self.hi_bound is None
+
+    @property
+    def depends_on(self) -> frozenset[str]:
+        """The other indices its bounds mention."""
+        return index_names(*(b for b in (self.lo_bound, self.hi_bound) if b is not None))
 
 
 @dataclass(frozen=True)
 class Statement:
-    """``tensor(indices) op rhs`` over the box ``domain``.
+    """``tensor(indices) op rhs`` over ``domain``.
 
     ``op`` is ``"="`` or a reduction operator from :data:`REDUCTION_OPS`
     (``+=`` is ``"+"``). ``init`` marks the ``!`` forms: the written element
     is set to the operator's identity before the first update. ``domain``
-    lists the left-hand indices first, then ``reduction_indices``.
+    lists the left-hand indices first, then ``reduction_indices``. A range may
+    depend on other indices (:class:`IndexRange`); the ``!`` initialisation then
+    still covers the whole box of the left-hand indices.
     """
 
     name: str
@@ -150,6 +173,11 @@ class Statement:
 
     def range_of(self, index: str) -> IndexRange:
         return next(r for r in self.domain if r.index == index)
+
+    @property
+    def is_box(self) -> bool:
+        """Whether its domain is a box (no range depends on another index)."""
+        return all(r.is_box for r in self.domain)
 
 
 # ----------------------------------------------------------------- operator

@@ -40,9 +40,16 @@ def statement_to_tc(stmt: ir.Statement) -> str:
     if stmt.equivalent:
         text += f" <=> {stmt.equivalent}"
     if stmt.domain:
-        ranges = ", ".join(f"{r.index} in {sz.to_tc(r.lo)}:{sz.to_tc(r.hi)}" for r in stmt.domain)
+        ranges = ", ".join(f"{r.index} in {range_bounds_to_tc(r)}" for r in stmt.domain)
         text += f" where {ranges}"
     return text
+
+
+def range_bounds_to_tc(r: ir.IndexRange) -> str:
+    """``lo:hi`` as written: a bound that depends on other indices as its expression."""
+    lo = expr_to_tc(r.lo_bound) if r.lo_bound is not None else sz.to_tc(r.lo)
+    hi = expr_to_tc(r.hi_bound) if r.hi_bound is not None else sz.to_tc(r.hi)
+    return f"{lo}:{hi}"
 
 
 def expr_to_tc(e: ir.Expr) -> str:

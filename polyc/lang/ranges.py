@@ -121,20 +121,83 @@ class Unresolved:
     indices: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class DependentRange:
+    """A ``where`` range whose bounds depend on other indices: ``index >= each of
+    lower`` and ``index < each of upper`` (``max``/``min`` split into their arguments)."""
+
+    lower: tuple[LinearIndex, ...]
+    upper: tuple[LinearIndex, ...]
+
+    @property
+    def depends_on(self) -> frozenset[str]:
+        return frozenset(n for piece in self.lower + self.upper for n in piece.indices)
+
+
+def bound_pieces(expr: ir.Expr, combine: str) -> tuple[LinearIndex, ...] | None:
+    """The affine arguments of a range bound: ``max(a, max(b, c))`` is ``(a, b, c)``
+    when ``combine`` is ``"max"`` (a lower bound), likewise ``min`` for an upper one;
+    ``None`` when some argument is not affine."""
+    if isinstance(expr, ir.Call) and expr.function == combine and not expr.type.is_float:
+        pieces = [bound_pieces(a, combine) for a in expr.args]
+        return None if any(p is None for p in pieces) else tuple(x for p in pieces for x in p)
+    linear = affine_of(expr)
+    return None if linear is None else (linear,)
+
+
+def interval_of(linear: LinearIndex, ranges: dict[str, tuple[SizeExpr, SizeExpr]]
+                ) -> tuple[SizeExpr, SizeExpr]:
+    """The least and the greatest value of ``linear`` over the box ``ranges``
+    (half-open per index; an empty range gives bounds that are never used)."""
+    least: SizeExpr = linear.offset
+    greatest: SizeExpr = linear.offset
+    for name, c in linear.coefficients:
+        lo, hi = ranges[name]
+        last = sz.sub(hi, sz.const(1))
+        least = sz.add(least, sz.scale(lo if c > 0 else last, c))
+        greatest = sz.add(greatest, sz.scale(last if c > 0 else lo, c))
+    return least, greatest
+
+
+def bounding_box(dependent: DependentRange, ranges: dict[str, tuple[SizeExpr, SizeExpr]]
+                 ) -> tuple[SizeExpr, SizeExpr]:
+    """The box ``lo:hi`` of the values a dependent range takes while the indices it
+    depends on stay in ``ranges``."""
+    lo = hi = None
+    for piece in dependent.lower:
+        least = interval_of(piece, ranges)[0]
+        lo = least if lo is None else sz.smax(lo, least)
+    for piece in dependent.upper:
+        greatest = interval_of(piece, ranges)[1]
+        hi = greatest if hi is None else sz.smin(hi, greatest)
+    return lo, hi
+
+
 def infer_ranges(indices: tuple[str, ...], given: dict[str, tuple[SizeExpr, SizeExpr]],
-                 access_dims: tuple[AccessDim, ...], guarded_dims: tuple[AccessDim, ...] = ()
+                 access_dims: tuple[AccessDim, ...], guarded_dims: tuple[AccessDim, ...] = (),
+                 dependent: dict[str, DependentRange] | None = None
                  ) -> dict[str, tuple[SizeExpr, SizeExpr]] | Unresolved:
     """The half-open range ``(lo, hi)`` of every index in ``indices``.
 
     ``given`` holds the ranges written in ``where`` clauses (they override
     inference). ``guarded_dims`` are the dimensions of reads under an affine guard
     (``i >= 1 ? A(i - 1) : 0``): the guard, not the range, keeps them inside, so they
-    range an index only when no other access can. Returns :class:`Unresolved` when
-    some index cannot be ranged.
+    range an index only when no other access can. ``dependent`` holds the ``where``
+    ranges whose bounds depend on other indices: each gets its bounding box once the
+    indices it depends on are ranged. Returns :class:`Unresolved` when some index
+    cannot be ranged.
     """
     resolved = dict(given)
+    waiting = dict(dependent or {})
     while True:
+        ready = {x: d for x, d in waiting.items() if d.depends_on <= resolved.keys()}
+        for x, d in ready.items():
+            resolved[x] = bounding_box(d, resolved)
+            del waiting[x]
+        if ready:
+            continue
         found = _round(access_dims, resolved) or _round(guarded_dims, resolved)
+        found = {x: c for x, c in found.items() if x not in waiting}
         if not found:
             break
         for x, candidates in found.items():
@@ -164,15 +227,9 @@ def _round(access_dims, resolved) -> dict[str, list[tuple[SizeExpr, SizeExpr]]]:
 def _maximal_range(x: str, dim: AccessDim, resolved) -> tuple[SizeExpr, SizeExpr]:
     """The largest ``lo <= x < hi`` with ``0 <= index < extent`` for all resolved values."""
     a = dim.index.coefficient(x)
-    rest_min: SizeExpr = dim.index.offset
-    rest_max: SizeExpr = dim.index.offset
-    for name, b in dim.index.coefficients:
-        if name == x:
-            continue
-        lo, hi = resolved[name]
-        last = sz.sub(hi, sz.const(1))
-        rest_min = sz.add(rest_min, sz.scale(lo if b > 0 else last, b))
-        rest_max = sz.add(rest_max, sz.scale(last if b > 0 else lo, b))
+    rest = LinearIndex(tuple((n, c) for n, c in dim.index.coefficients if n != x),
+                       dim.index.offset)
+    rest_min, rest_max = interval_of(rest, resolved)
     last_valid = sz.sub(dim.extent, sz.const(1))
     if a > 0:
         lo = sz.ceildiv(sz.neg(rest_min), a)

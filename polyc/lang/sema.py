@@ -7,7 +7,8 @@ walks the statements in order:
 2. types every expression (``polyc.lang.types`` promotion rules);
 3. splits indices into left-hand and reduction indices and checks the
    operator (a reduction index needs a reduction operator);
-4. infers index ranges (``polyc.lang.ranges``), with ``where`` overriding and
+4. ranges every index (``polyc.lang.statement_ranges``): ``where`` clauses, which may
+   depend on other indices (a triangle), then inference (``polyc.lang.ranges``) with
    reads under an affine guard consulted last (``polyc.lang.guards``);
 5. defines the written tensor on its first statement (an output, or a
    temporary when it is not in the ``-> (...)`` list) with the shape given by
@@ -28,9 +29,13 @@ from polyc.lang import types as ty
 from polyc.lang.builtins import BUILTINS
 from polyc.lang.guards import guarded_reads
 from polyc.lang.inline import inline_calls
-from polyc.lang.ranges import AccessDim, Unresolved, affine_of, infer_ranges
+from polyc.lang.printer import range_bounds_to_tc
+from polyc.lang.ranges import affine_of
+from polyc.lang.statement_ranges import GivenRange, statement_ranges
 
 _REDUCTION_OF = {"+=": "+", "*=": "*", "max=": "max", "min=": "min"}
+# Lowering a range bound: indices allowed, but only those the statement already uses.
+_KNOWN_INDICES = "known"
 
 
 def select_def(program: ast.Program, name: str | None) -> ast.Def:
@@ -286,11 +291,9 @@ class _OpBuilder:
             seen.add(index)
 
     def _ranges(self, stmt, scope, given_clauses, rhs, exists_reads) -> tuple[ir.IndexRange, ...]:
-        given = {}
-        for index, clause in given_clauses.items():
-            given[index] = (self._size_expr(clause.lo, scope), self._size_expr(clause.hi, scope))
-        access_dims: list[AccessDim] = []
-        guarded_dims: list[AccessDim] = []
+        given = [GivenRange(index, self._bound(clause.lo, scope), self._bound(clause.hi, scope),
+                            clause.span, clause.lo.span, clause.hi.span)
+                 for index, clause in given_clauses.items()]
         reads = [(read, guard) for root in (rhs, *exists_reads)
                  for read, guard in guarded_reads(root)]
         target = self.tensors.get(stmt.tensor)
@@ -298,28 +301,12 @@ class _OpBuilder:
             lhs = ir.Read(target.type, target.name,
                           tuple(ir.Index(ty.INT64, i) for i in stmt.indices))
             reads.append((lhs, None))
-        for read, guard in reads:
-            shape = self.tensors[read.tensor].shape
-            for index_expr, extent in zip(read.indices, shape):
-                linear = affine_of(index_expr)
-                if linear is not None:
-                    (access_dims if guard is None else guarded_dims).append(
-                        AccessDim(linear, extent))
-        all_indices = tuple(scope.indices)
-        result = infer_ranges(all_indices, given, tuple(access_dims), tuple(guarded_dims))
-        if isinstance(result, Unresolved):
-            index = result.indices[0]
-            if not any(index in d.index.indices for d in access_dims):
-                reason = ("it is not used in any tensor access on the right-hand side"
-                          if index in stmt.indices else "no tensor access uses it")
-            else:
-                reason = ("every access that uses it also uses another index whose range is "
-                          "unknown")
-            raise SemanticError(
-                f"cannot infer the range of index `{index}`: {reason}; give it a range with "
-                f"`where {index} in 0:<extent>`", scope.indices.get(index) or stmt.span)
-        ordered = tuple(stmt.indices) + tuple(i for i in all_indices if i not in stmt.indices)
-        return tuple(ir.IndexRange(i, *result[i]) for i in ordered)
+        return statement_ranges(tuple(stmt.indices), scope.indices, given, reads, self.tensors,
+                                stmt.span)
+
+    def _bound(self, expr: ast.Expr, scope) -> ir.Expr:
+        """A range bound lowered: sizes, constants and the statement's indices."""
+        return self._lower(expr, scope, allow_indices=_KNOWN_INDICES).expr
 
     def _define_target(self, stmt: ast.Assign, domain, rhs: _Typed, op: str) -> ir.Tensor:
         existing = self.tensors.get(stmt.tensor)
@@ -335,7 +322,17 @@ class _OpBuilder:
         for position, index in enumerate(stmt.indices):
             index_range = ranges[index]
             lo = index_range.lo
-            if not (isinstance(lo, sz.Affine) and lo.is_constant and lo.const == 0):
+            if not index_range.is_box and not stmt.init:
+                pass  # what it leaves unwritten, later statements may write: poly.coverage
+            elif not index_range.is_box and not (lo == sz.const(0)):
+                raise SemanticError(
+                    f"`{stmt.tensor}` is defined here with `{index}` in "
+                    f"{range_bounds_to_tc(index_range)}, whose `!` initialises only {sz.to_tc(lo)}:"
+                    f"{sz.to_tc(index_range.hi)}, leaving the first elements of dimension "
+                    f"{position} unwritten (polyc never returns unwritten elements); define "
+                    f"`{stmt.tensor}` over its whole extent first",
+                    stmt.lhs_span or stmt.span)
+            elif not (isinstance(lo, sz.Affine) and lo.is_constant and lo.const == 0):
                 negated = sz.neg(lo)
                 shifted = (f"{index} - {_operand(negated)}" if sz.to_tc(lo).startswith("-")
                            else f"{index} + {_operand(lo)}")
@@ -439,6 +436,9 @@ class _ExprLowering:
             raise SemanticError(f"`{e.name}` is not a size variable: range bounds may only use "
                                 f"sizes ({', '.join(builder.sizes) or 'none declared'}) and "
                                 f"integer constants", e.span)
+        if self.allow_indices == _KNOWN_INDICES and e.name not in self.scope.indices:
+            raise SemanticError(f"`{e.name}` in a range bound is neither a size variable nor an "
+                                f"index of this statement", e.span)
         self.scope.indices.setdefault(e.name, e.span)
         return _Typed(ir.Index(ty.INT64, e.name), True)
 

@@ -8,7 +8,8 @@ statement's domain reaches outside the tensor::
 Empty: proven safe for all sizes. Otherwise the complement (within the
 sizes' context) becomes an :class:`~polyc.lang.ir.Precondition` that every
 call checks before running, as for TC's ``C(i + j)``, which needs ``C`` long
-enough. If no sizes at all make the access safe, the program is rejected.
+enough. If no sizes that give the statement any work make the access safe, the
+program is rejected.
 Data-dependent dimensions (gathers) are checked at run time instead. A read under a
 guard is checked where its guard holds (``i >= 1 ? A(i - 1) : 0`` is in bounds for
 every ``N``): :mod:`polyc.lang.guards`.
@@ -58,11 +59,15 @@ def prove_accesses_in_bounds(op: ir.Op) -> ir.Op:
                 continue
             safe = context.subtract(bad).coalesce()
             text = _access_source(access)
-            if safe.is_empty():
+            if safe.intersect(domain.params()).is_empty():
+                clamp = "" if stmt.statement.is_box else (
+                    " (clamp an index-dependent range to the extents: `j in max(0, i - W):"
+                    "min(N, i + W + 1)`)")
                 raise SemanticError(
                     f"`{text}` reads or writes outside `{tensor.name}` "
                     f"({', '.join(sz.to_tc(d) for d in tensor.shape)}) for every choice of "
-                    f"sizes: check its index expressions or add a `where` range",
+                    f"sizes that gives the statement work: check its index expressions or "
+                    f"add a `where` range{clamp}",
                     stmt.statement.span)
             condition = str(safe)
             if condition in seen:

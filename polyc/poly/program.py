@@ -22,7 +22,7 @@ import islpy as isl
 
 from polyc.lang import ir
 from polyc.lang import sizes as sz
-from polyc.lang.ranges import affine_of, linear_to_isl
+from polyc.lang.ranges import affine_of, bound_pieces, linear_to_isl
 from polyc.lang.sizes import isl_name
 from polyc.lang.types import INT64
 from polyc.lang.guards import guarded_reads
@@ -95,10 +95,50 @@ def poly_statements(op: ir.Op) -> tuple[PolyStatement, ...]:
 
 
 def domain_constraints(stmt: PolyStatement) -> str:
+    """isl text of the statement's domain: its ranges, and where a range depends on other
+    indices, its bounds (an initialisation covers the box of the left-hand indices)."""
+    if stmt.is_init:
+        ranges = tuple(stmt.statement.range_of(i) for i in stmt.statement.indices)
+        parts = [box_constraint(r) for r in ranges]
+    else:
+        parts = [c for r in stmt.statement.domain for c in range_constraints(r)]
+    return " and ".join(parts) if parts else "true"
+
+
+def box_domain(program: PolyProgram, stmt: PolyStatement) -> isl.Set:
+    """The statement's bounding box: its ranges with their size bounds only."""
     ranges = stmt.statement.domain if not stmt.is_init else tuple(
         stmt.statement.range_of(i) for i in stmt.statement.indices)
-    parts = [f"{sz.to_isl(r.lo)} <= {isl_name(r.index)} < {sz.to_isl(r.hi)}" for r in ranges]
-    return " and ".join(parts) if parts else "true"
+    body = " and ".join(box_constraint(r) for r in ranges) or "true"
+    return isl.Set(f"{params_prefix(program.op)} -> {{ {tuple_text(stmt)} : {body} }}")
+
+
+def box_constraint(r: ir.IndexRange) -> str:
+    """``lo <= index < hi``, a ``max`` in ``lo`` and a ``min`` in ``hi`` one constraint
+    per argument (isl would read them as a union of cases)."""
+    name = isl_name(r.index)
+    parts = [f"{sz.to_isl(lo)} <= {name}" for lo in _arguments(r.lo, "max")]
+    parts += [f"{name} < {sz.to_isl(hi)}" for hi in _arguments(r.hi, "min")]
+    return " and ".join(parts)
+
+
+def _arguments(e: sz.SizeExpr, op: str) -> list[sz.SizeExpr]:
+    if isinstance(e, sz.MinMax) and e.op == op:
+        return [a for arg in e.args for a in _arguments(arg, op)]
+    return [e]
+
+
+def range_constraints(r: ir.IndexRange) -> list[str]:
+    """The constraints of ``index in lo:hi``: the box, and the bounds that depend on
+    other indices (``max`` in a lower bound, ``min`` in an upper one, one constraint
+    per argument)."""
+    parts = [box_constraint(r)]
+    name = isl_name(r.index)
+    if r.lo_bound is not None:
+        parts += [f"{linear_to_isl(p)} <= {name}" for p in bound_pieces(r.lo_bound, "max")]
+    if r.hi_bound is not None:
+        parts += [f"{name} < {linear_to_isl(p)}" for p in bound_pieces(r.hi_bound, "min")]
+    return parts
 
 
 def tuple_text(stmt: PolyStatement) -> str:

@@ -17,8 +17,8 @@ MATMUL = """def matmul(float(M, K) A, float(K, N) B) -> (C) {
 
 # `C(m, n)` is carried along `m` by the running sum over rows: only `n` is parallel.
 PREFIX_SUM = """def rows(float(M, N) A) -> (C) {
-  C(m, n) = A(m, n) where m in 0:1
-  C(m, n) = C(m - 1, n) + A(m, n) where m in 1:M
+  C(m, n) = A(m, n)
+  C(m, n) = C(m - 1, n) + C(m, n) where m in 1:M
 }"""
 
 
