@@ -25,9 +25,9 @@ from polyc.codegen.isl_ast import exclusive_upper_bound, mentions, statement_nam
     unparenthesized
 from polyc.codegen.outlining import Outliner, kernel_variables
 from polyc.codegen.panels import pack_code, tile_origin
-from polyc.codegen.parallel_region import (is_parallel_loop, parallel_loop,
+from polyc.codegen.parallel_region import (is_parallel_loop, parallel_loop, parallel_region,
                                            parallel_with_private_accumulators,
-                                           parallel_with_private_temporaries,
+                                           parallel_with_private_temporaries, thread_box,
                                            with_private_temporaries)
 from polyc.codegen.prefetch import RowPrefetch, chunked_loop, row_prefetch
 from polyc.codegen.register_block import register_block_at, register_blocked
@@ -192,6 +192,11 @@ class LoopNestEmitter:
         loop (one iteration, a guard) still gets the private temporaries of a parallel loop."""
         if node.get_type() == isl.ast_node_type.for_:
             return self._for(node, marks, scope)
+        box = thread_box(self, marks)
+        if box is not None:
+            # isl guarded the thread's loops (a condition on its box, from isolating
+            # full register blocks): the box is declared before the guard reads it.
+            return parallel_region(self, cgen.Block(box + [self.node(node, scope)]))
         code = self.node(node, scope)
         if is_parallel_loop(marks) and self.contractions:
             return with_private_temporaries(self, node, code)

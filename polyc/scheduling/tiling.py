@@ -52,6 +52,7 @@ from polyc.scheduling.band_members import (Member, band_footprints, band_members
                                            unit_stride_score, uses)
 from polyc.scheduling.cache_model import square_tile, tile_sizes
 from polyc.scheduling.distribute import group_order
+from polyc.scheduling.full_blocks import isolate_full_blocks
 from polyc.scheduling.marks import (SIMD_MARK, SIMD_REDUCTION_MARK, RegisterBlock, decision_mark,
                                     is_register_block, node_mark)
 from polyc.scheduling.packing import Panel, register_block_panels, row_factor
@@ -489,6 +490,7 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     block = _reorder(block.band_tile(sizes), [0, count + 1] + list(range(1, count + 1)))
     for k in range(2, count + 2):
         block = block.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
+    block = isolate_full_blocks(block, program, _walking_statement(vector, program))
     inner = block.child(0).band_split(count + 1).child(0)
     inner = inner.insert_mark(isl.Id(SIMD_MARK)).parent()
     decision = RegisterBlock(rows, columns, count, _edge_moves_back(vector, program))
@@ -497,6 +499,12 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     for panel in _panels(order, vector, row, reductions, program, packing, rows, columns):
         point = point.insert_mark(decision_mark(panel))
     return point
+
+
+def _walking_statement(vector: Member, program: PolyProgram) -> str:
+    """The reduction statement a register block's vector member walks."""
+    return next(name for name, index in vector.walks.items()
+                if index is not None and not program.statement(name).is_init)
 
 
 def _edge_moves_back(vector: Member, program: PolyProgram) -> bool:
