@@ -1,0 +1,124 @@
+"""Index-dependent ranges: triangular and banded domains, end to end, against numpy in
+float64 (the kernels: tests/e2e/triangular_kernels.py)."""
+import functools
+
+import numpy as np
+import pytest
+
+import polyc
+from polyc.compiler import frontend
+from polyc.options import Options
+from polyc.poly.program import build_poly_program, isl_items
+from triangular_kernels import KERNELS, inputs
+
+pytestmark = pytest.mark.needs_cc
+
+# Sizes per kernel, in the order KERNELS names them: empty, one, small and not square,
+# and large enough for several tiles and register blocks with edges.
+SIZES = [(0, 0, 0), (1, 1, 1), (0, 3, 2), (3, 0, 2), (5, 3, 4), (37, 70, 9), (70, 37, 20)]
+
+
+@functools.lru_cache(maxsize=None)
+def _op(name: str, optimize: bool = True) -> polyc.Operator:
+    return polyc.define(KERNELS[name][0], options=Options().with_(optimize=optimize))
+
+
+def _check(op, name, values, seed=0):
+    source, reference, size_names = KERNELS[name]
+    sizes = dict(zip(size_names, values))
+    args = inputs(name, sizes, np.random.default_rng(seed))
+    got = op(*args)
+    want = reference(*args)[0]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4 * max(1.0, np.abs(want).max(
+        initial=0.0)))
+
+
+@pytest.mark.parametrize("values", SIZES, ids=lambda v: "x".join(map(str, v)))
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_triangular_kernels_agree_with_numpy(name, values):
+    _check(_op(name), name, values)
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_triangular_kernels_agree_unoptimised(name):
+    # isl's own schedule and AST over the same domains: the optimising passes add nothing
+    for values in SIZES[4:]:
+        _check(_op(name, optimize=False), name, values)
+
+
+def test_the_domain_is_the_triangle_and_the_initialisation_the_box():
+    program = build_poly_program(frontend(KERNELS["trmm"][0]))
+    domain = program.domain
+    assert domain.is_equal(domain.__class__(
+        "[M, N] -> { S0_init[i, j] : 0 <= i < M and 0 <= j < N;"
+        " S0[i, j, k] : 0 <= i < M and 0 <= j < N and i < k < M;"
+        " S1[i, j] : 0 <= i < M and 0 <= j < N }"))
+
+
+def test_the_python_form_is_the_same_operator():
+    @polyc.op
+    def trmm(alpha: polyc.f32, A: polyc.f32["M", "M"], B: polyc.f32["M", "N"]):
+        with polyc.where(k in range(i + 1, M)):  # noqa: F821 (polyc reads the source)
+            Out[i, j] += A[k, i] * B[k, j]  # noqa: F821
+        Out[i, j] = alpha * (Out[i, j] + B[i, j])  # noqa: F821
+        return Out  # noqa: F821
+
+    assert str(trmm.ir) == str(_op("trmm").ir)
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_printed_ranges_parse_back_to_the_same_operator(name):
+    ir = _op(name).ir
+    assert frontend(str(ir)) == ir
+
+
+def test_two_triangles_make_a_whole_output():
+    op = polyc.define("""
+    def symmetrize(float(N, N) A) -> (S) {
+      S(i, k) = A(i, k) where k in 0:i + 1
+      S(i, k) = A(k, i) where k in i + 1:N
+    }""")
+    A = np.random.default_rng(1).standard_normal((6, 6)).astype(np.float32)
+    np.testing.assert_array_equal(op(A), np.tril(A) + np.tril(A, -1).T)
+
+
+def test_a_band_bound_by_max_and_min_is_convex():
+    # max(...) in a lower bound and min(...) in an upper one: one constraint per argument
+    program = build_poly_program(frontend(KERNELS["banded"][0]))
+    [update] = [s for s in isl_items(program.domain.get_set_list()) if s.get_tuple_name() == "S0"]
+    assert len(isl_items(update.get_basic_set_list())) == 1
+
+
+def test_a_triangle_needs_no_precondition_where_it_stays_inside():
+    op = frontend("def f(float(N, N) A) -> (y) { y(i) +=! A(i, k) where k in 0:i + 1 }")
+    assert op.preconditions == ()
+    op = frontend("def f(float(N, M) A) -> (y) { y(i) +=! A(i, k) where k in 0:i + 1 }")
+    [needed] = op.preconditions
+    assert "stays inside `A`" in needed.description
+
+
+@pytest.mark.parametrize("source, message", [
+    ("def f(float(N, N) A) -> (L) { L(i, j) = A(i, j) where j in 0:i + 1 }",
+     r"output `L` is left unwritten at L\(0, 1\) for N = 2"),
+    ("def f(float(N, N) A) -> (S) { T(i, k) = A(i, k) where k in 0:i + 1\n"
+     "  S(i, k) = T(k, i) }",
+     r"`T\(k, i\)` reads T\(0, 1\) for N = 2, which no earlier statement writes"),
+    ("def f(float(N, N) A) -> (y) { y(i) +=! A(i, j) where j in 0:k, k in 0:j }",
+     "index `k` has a range but is not used"),
+    ("def f(float(N, N) A) -> (y) { y(i) +=! A(i, j) * A(k, j) where j in 0:k + 1, "
+     "k in j:N }", "the range of `[jk]` depends on `[jk]`, whose ranges depend on it"),
+    ("def f(float(N, N) A) -> (y) { y(i) +=! A(i, j) where j in i:j + 1 }",
+     "the range of `j` depends on `j` itself"),
+    ("def f(float(N, N) A) -> (y) { y(i) +=! A(i, j) where j in 0:q }",
+     "`q` in a range bound is neither a size variable nor an index of this statement"),
+    ("def f(float(N, N) A) -> (y) { y(i) +=! A(i, j) where j in 0:i * i }",
+     r"must be affine in the indices and sizes \(or the min\(...\) of such\): `i \* i`"),
+    ("def f(float(N, N) A, float(N) x) -> (y) { y(i) +=! A(i, j) * x(j) "
+     "where j in i - 1:i + 2 }", r"clamp an index-dependent range to the extents"),
+    ("def f(float(N, N) A) -> (C) { C(i, k) +=! A(i, k) where k in i + 1:N }",
+     r"whose `!` initialises only 1:N, leaving the first elements of dimension 1"),
+])
+def test_bad_ranges_are_semantic_errors(source, message):
+    with pytest.raises(polyc.SemanticError, match=message):
+        frontend(source)
