@@ -101,13 +101,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--keep-blas-env", action="store_true",
                    help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE from the environment "
                         "(default: removed, so that OpenBLAS picks its kernels for this CPU)")
-    p.add_argument("--sections", default="kernels,compile,backward,spellings,fusion,corpus",
+    p.add_argument("--sections",
+                   default="kernels,compile,backward,triangular,spellings,fusion,corpus",
                    help="comma-separated: kernels (polyc against numpy and torch), spellings "
                         "(equivalent spellings of one operator, against the fastest), fusion "
                         "(the default fusion against fusion='min' and 'max'), corpus (the "
                         "same for every operator of tests/corpus.py, scaled up), compile "
                         "(cold compile of every corpus operator), backward (polyc.grad against "
-                        "torch autograd); default all")
+                        "torch autograd), triangular (triangular and banded domains, written "
+                        "with where ranges and with selects, against numpy's full product and "
+                        "SciPy's BLAS); default all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     return p.parse_args(argv)
@@ -155,6 +158,7 @@ from polyc.machine import host_brand  # noqa: E402
 from kernels import BENCHES, BY_NAME, TOLERANCE, max_rel_error  # noqa: E402
 from variants import FUSION_STRATEGIES, SPELLINGS, SPELLINGS_BY_NAME  # noqa: E402
 from backward import BACKWARD, BACKWARD_BY_NAME  # noqa: E402
+import triangular  # noqa: E402
 from corpus import CORPUS, make_inputs  # noqa: E402
 
 torch = None
@@ -898,6 +902,76 @@ def bench_backward(entry, rng_seed: int) -> dict:
             "checks": {c.name: c.check or c.error for c in contestants}}
 
 
+def bench_triangular(name: str, cache_dir: Path, rng_seed: int) -> dict:
+    """One triangular kernel (benchmarks/triangular.py): polyc's ``where`` and select
+    spellings against numpy's full-matrix formula, SciPy's BLAS and torch, interleaved."""
+    source, reference_of, _ = triangular.KERNELS[name]
+    sizes = (triangular.QUICK_SIZES if ARGS.quick else triangular.SIZES)[name]
+    args = triangular.inputs(name, sizes, np.random.default_rng(rng_seed))
+    reference = reference_of(*args)
+    last: dict = {}
+    contestants = []
+    spellings = [("where", source)] + (
+        [("select", triangular.TERNARY[name])] if name in triangular.TERNARY else [])
+    for label, text in spellings:
+        op = polyc.define(text, cache_dir=cache_dir)
+        out = np.empty(reference[0].shape, np.float32)
+        contestants.append(Contestant(f"polyc {label}", lambda op=op, out=out: op(*args, out=out),
+                                      lambda out=out: [out]))
+    peers = [("numpy", triangular.numpy_peer(name, args)),
+             ("scipy", triangular.scipy_peer(name, args)),
+             ("torch", triangular.torch_peer(name, args, torch))]
+    for label, peer in peers:
+        if peer is not None:
+            contestants.append(Contestant(
+                label, lambda label=label, peer=peer: last.__setitem__(label, peer()),
+                lambda label=label: list(last[label])))
+    for c in contestants:
+        try:
+            c.run()  # compiles polyc's kernels
+            c.first_s = timed(c.run)
+            check(c, reference)
+        except Exception as error:
+            c.error = f"{type(error).__name__}: {error}".splitlines()[0]
+            c.check = "error"
+    if ARGS.quiet_wait > 0:
+        wait_for_quiet(ARGS.quiet_wait)
+    rounds = measure(contestants)
+    return {"kernel": name, "size_text": ", ".join(f"{k}={v}" for k, v in sizes.items()),
+            "rounds": rounds, "gflop": triangular.work(name, sizes) / 1e9,
+            "times": {c.name: median_ms(c) for c in contestants},
+            "checks": {c.name: c.check or c.error for c in contestants}}
+
+
+def print_triangular(rows: list[dict]) -> None:
+    print()
+    print("triangular: index-dependent domains, written with where ranges and with selects, "
+          "against numpy's full-matrix formula and SciPy's BLAS (same run)")
+    columns = [("kernel", "<"), ("sizes", "<"), ("check", "<"), ("n", ">"), ("where ms", ">"),
+               ("GFLOP/s", ">"), ("select ms", ">"), ("÷ where", ">"), ("numpy ms", ">"),
+               ("÷", ">"), ("scipy ms", ">"), ("÷", ">"), ("torch ms", ">"), ("÷", ">")]
+    cells = []
+    for row in rows:
+        t = row["times"]
+        mine = t.get("polyc where")
+        checks = {row["checks"].get(k) for k in ("polyc where", "polyc select") if k in t}
+        cells.append([row["kernel"], row["size_text"], ",".join(sorted(map(str, checks))),
+                      str(row["rounds"]), fmt_ms(mine),
+                      f"{row['gflop'] / mine * 1000:.1f}" if mine else "-",
+                      fmt_ms(t.get("polyc select")),
+                      f"{t['polyc select'] / mine:.2f}" if mine and t.get("polyc select")
+                      else "-",
+                      fmt_ms(t.get("numpy")), fmt_ratio(t.get("numpy"), mine),
+                      fmt_ms(t.get("scipy")), fmt_ratio(t.get("scipy"), mine),
+                      fmt_ms(t.get("torch")), fmt_ratio(t.get("torch"), mine)])
+    print(table(columns, cells))
+    print("where: the operator with index-dependent where ranges; select: the same with "
+          "selects on the indices (÷ where: its time / where's, 1 = as fast); numpy: the "
+          "full-matrix formula (twice the work of a triangle); scipy: strmm, ssyrk, ssyr2k, "
+          "ssymm, sgbmv; torch: scaled_dot_product_attention(is_causal=True). ÷: the peer's "
+          "time / polyc where's (above 1: polyc faster). GFLOP/s: the triangle's FLOPs")
+
+
 def print_backward(rows: list[dict]) -> None:
     print()
     print("backward: polyc.grad against torch autograd and numpy's formula (same run)")
@@ -1166,7 +1240,8 @@ def main() -> int:
     names = [n.strip() for n in ARGS.kernels.split(",") if n.strip()] or [b.name for b in BENCHES]
     corpus_names = {entry.name for entry in CORPUS}
     unknown = [n for n in names if n not in BY_NAME and n not in SPELLINGS_BY_NAME
-               and n not in corpus_names and n not in BACKWARD_BY_NAME]
+               and n not in corpus_names and n not in BACKWARD_BY_NAME
+               and n not in triangular.KERNELS]
     if unknown:
         print(f"unknown kernel(s): {', '.join(unknown)}; known: {', '.join(BY_NAME)}, "
               f"{', '.join(n for n in SPELLINGS_BY_NAME if n not in BY_NAME)}", file=sys.stderr)
@@ -1175,7 +1250,7 @@ def main() -> int:
     names = [n for n in names if n in BY_NAME]
     sections = {s.strip() for s in ARGS.sections.split(",") if s.strip()}
     unknown = sorted(sections - {"kernels", "compile", "spellings", "fusion", "corpus",
-                                 "backward"})
+                                 "backward", "triangular"})
     if unknown:
         print(f"unknown section(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
@@ -1183,6 +1258,7 @@ def main() -> int:
     print_header(info)
     rows, spellings, fusions, corpus, compiles, over = [], [], [], [], [], None
     backwards: list[dict] = []
+    triangles: list[dict] = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="polyc-bench-cache-") as tmp:
         cache_dir = Path(tmp)
@@ -1217,6 +1293,12 @@ def main() -> int:
                     continue
                 backwards.append(bench_backward(entry, ARGS.seed + i))
                 print(f"  backward {entry.name}: done", file=sys.stderr, flush=True)
+        if "triangular" in sections:
+            for i, name in enumerate(triangular.KERNELS):
+                if chosen and name not in chosen:
+                    continue
+                triangles.append(bench_triangular(name, cache_dir, ARGS.seed + i))
+                print(f"  triangular {name}: done", file=sys.stderr, flush=True)
     if rows:
         print()
         print_results(rows, over)
@@ -1224,6 +1306,8 @@ def main() -> int:
         print_compiles(compiles)
     if backwards:
         print_backward(backwards)
+    if triangles:
+        print_triangular(triangles)
     if spellings:
         print_variants("spellings: one operator written several ways, and torch eager (same "
                        "run)", spellings, "÷ fastest: time / the fastest spelling of the "
@@ -1243,11 +1327,14 @@ def main() -> int:
         with open(ARGS.json, "w") as f:
             json.dump({"machine": info, "kernels": rows, "overhead_us": over,
                        "spellings": spellings, "fusion": fusions, "corpus": corpus,
-                       "compile": compiles, "backward": backwards}, f,
+                       "compile": compiles, "backward": backwards,
+                       "triangular": triangles}, f,
                       indent=1, default=str)
     wrong = [r["kernel"] for r in rows if r.get("polyc", {}).get("check") != "ok"]
     wrong += [f"{r['kernel']} backward" for r in backwards
               if r["checks"].get("polyc") not in ("ok", "")]
+    wrong += [f"{r['kernel']} {label}" for r in triangles for label, c in r["checks"].items()
+              if label.startswith("polyc") and c != "ok"]
     wrong += [f"{r['kernel']} {v['label']}" for r in spellings + fusions + corpus
               for v in r["variants"] if v["check"] != "ok"]
     return 1 if wrong else 0

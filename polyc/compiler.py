@@ -4,7 +4,8 @@
     then the stages of :data:`PIPELINE`, in order, over one Compilation record (stage,
     package, what it does):
 
-    canonical form    rewrite     factors, divisors and common values (optimize, canonicalize)
+    canonical form    rewrite     selects on the indices split into domains, factors,
+                                  divisors and common values (optimize, canonicalize)
     layout copies     rewrite     strided reused operands transposed, outputs ending in a
                                   window computed transposed (optimize)
     domains           poly        the isl model: domains, accesses, original schedule
@@ -45,6 +46,7 @@ from polyc.poly.dependences import Dependences, compute_dependences
 from polyc.poly.program import PolyProgram, build_poly_program
 from polyc.rewrite.common_values import share_common_values
 from polyc.rewrite.invariant_factors import hoist_invariant_factors
+from polyc.rewrite.split_selects import split_selects
 from polyc.rewrite.layout import (layout_copies, transpose_strided_operands,
                                   transpose_window_outputs)
 from polyc.scheduling.contraction import contract_temporaries
@@ -126,7 +128,8 @@ def _c(c: Compilation) -> dict:
 
 PIPELINE: tuple[Stage, ...] = (
     Stage("canonical form",
-          lambda c: {"op": share_common_values(hoist_invariant_factors(c.op))},
+          lambda c: {"op": share_common_values(hoist_invariant_factors(
+              split_selects(c.op)))},
           lambda options: options.optimize and options.canonicalize),
     Stage("layout copies", lambda c: {"op": transpose_strided_operands(
         transpose_window_outputs(c.op))}, _optimizing),
@@ -137,7 +140,8 @@ PIPELINE: tuple[Stage, ...] = (
           lambda options: options.optimize and options.parallel),
     Stage("ast", _ast),
     Stage("contraction",
-          lambda c: {"contractions": contract_temporaries(c.program, c.schedule)}, _optimizing),
+          lambda c: {"contractions": contract_temporaries(c.program, c.schedule, c.ast)},
+          _optimizing),
     Stage("folds", lambda c: {"folded": folded_inits(c.schedule.tree, c.dependences,
                                                      c.program)}, _optimizing),
     Stage("c", _c),

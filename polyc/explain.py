@@ -181,7 +181,8 @@ def shapes_text(op: ir.Op, sizes: dict | None = None, origins: dict | None = Non
             for index_range in stmt.domain:
                 count *= max(0, sz.evaluate(index_range.hi, sizes)
                              - sz.evaluate(index_range.lo, sizes))
-            line += f"  ({count:,} instances)"
+            line += (f"  ({count:,} instances)" if stmt.is_box else
+                     f"  (at most {count:,} instances: its bounding box)")
         lines.append(line)
     for precondition in op.preconditions:
         lines.append(f"precondition: {precondition.description}")

@@ -3,10 +3,14 @@
 A program has up to three statements. Each defines a new tensor over a subset of
 the index variables ``i, j, k`` from reads of the inputs (possibly shifted by one,
 ``X0(i + 1, j)``) and of tensors defined before it; indices on the right but not
-on the left are reduced with ``+``, ``max`` or ``min``. Earlier tensors not used
-as outputs are temporaries. The oracle infers ranges the simple way these programs
-allow (an index ranges over ``0 : min(extent - shift)`` of the dimensions it
-indexes) and evaluates each statement on its dense grid in float64.
+on the left are reduced with ``+``, ``max`` or ``min``; a reduction over the inputs
+may get a triangle: its reduction index ``v`` bounded by another index ``w``,
+``where v in max(lo, w + c):hi`` or ``v in lo:min(hi, w + c)`` (an index-dependent
+range), or the same condition as a select whose other side is the reduction's
+identity. Earlier tensors not used as outputs are temporaries. The oracle infers
+ranges the simple way these programs allow (an index ranges over ``0 : min(extent -
+shift)`` of the dimensions it indexes), evaluates each statement on its dense grid in
+float64, and gives the points outside a triangle the reduction's identity.
 """
 from __future__ import annotations
 
@@ -19,6 +23,27 @@ SIZE_OF = {"i": "I", "j": "J", "k": "K"}
 INPUTS = {"X0": ("i", "j"), "X1": ("j", "k"), "X2": ("i",), "X3": ("k",)}
 FUNCTIONS = {None: None, "tanh": np.tanh, "fabs": np.abs}
 REDUCE = {"+": np.sum, "max": np.max, "min": np.min}
+IDENTITY = {"+": 0.0, "max": -np.inf, "min": np.inf}
+IDENTITY_TC = {"+": "0.0", "max": "-1.0 / 0.0", "min": "1.0 / 0.0"}
+
+
+@dataclass(frozen=True)
+class Triangle:
+    """``v >= w + c`` (``lower``) or ``v < w + c`` on a reduction, as a where range or as
+    a select (``by_value``)."""
+
+    v: str
+    w: str
+    c: int
+    lower: bool
+    by_value: bool
+
+    def holds(self, v, w):
+        return v >= w + self.c if self.lower else v < w + self.c
+
+    def condition(self) -> str:
+        bound = f"{self.w} + {self.c}" if self.c else self.w
+        return f"{self.v} {'>=' if self.lower else '<'} {bound}"
 
 
 @dataclass(frozen=True)
@@ -40,6 +65,7 @@ class Statement:
     combine: tuple[str, ...]   # operators between consecutive reads
     function: str | None
     reduction: str | None
+    triangle: Triangle | None = None
 
     def text(self) -> str:
         rhs = self.reads[0].text()
@@ -48,7 +74,23 @@ class Statement:
         if self.function:
             rhs = f"{self.function}({rhs})"
         lhs = f"{self.tensor}({', '.join(self.indices)})" if self.indices else self.tensor
-        return f"{lhs} {self.reduction + '=!' if self.reduction else '='} {rhs}"
+        where = ""
+        t = self.triangle
+        if t is not None and t.by_value:
+            rhs = f"{t.condition()} ? {rhs} : {IDENTITY_TC[self.reduction]}"
+        elif t is not None:
+            low, high = _box(self, t.v)
+            bound = f"{t.w} + {t.c}" if t.c else t.w
+            where = (f" where {t.v} in max({low}, {bound}):{high}" if t.lower else
+                     f" where {t.v} in {low}:min({high}, {bound})")
+        return f"{lhs} {self.reduction + '=!' if self.reduction else '='} {rhs}{where}"
+
+
+def _box(stmt: Statement, v: str) -> tuple[str, str]:
+    """TC's inferred range of ``v`` in a statement that reads only inputs, as TC text."""
+    shifts = [s for r in stmt.reads for u, s in zip(r.indices, r.shifts) if u == v]
+    low, high = max(-s for s in shifts), max(shifts)
+    return str(low), SIZE_OF[v] + (f" - {high}" if high else "")
 
 
 @dataclass(frozen=True)
@@ -111,17 +153,20 @@ def _evaluate(stmt: Statement, values: dict) -> np.ndarray:
     if stmt.function:
         value = FUNCTIONS[stmt.function](value)
     value = np.broadcast_to(value, tuple(max(extent[v], 0) for v in variables))
+    if stmt.triangle is not None:
+        t = stmt.triangle
+        value = np.where(t.holds(grid[t.v], grid[t.w]), value, IDENTITY[stmt.reduction])
     reduced = tuple(k for k, v in enumerate(variables) if v not in stmt.indices)
     if reduced:
         value = REDUCE[stmt.reduction](value, axis=reduced) if value.size else \
             np.full([extent[v] for v in variables if v in stmt.indices],
-                    {"+": 0.0, "max": -np.inf, "min": np.inf}[stmt.reduction])
+                    IDENTITY[stmt.reduction])
     kept = [v for v in variables if v in stmt.indices]
     return np.transpose(value, [kept.index(v) for v in stmt.indices])
 
 
 @st.composite
-def fuzz_programs(draw) -> FuzzProgram:
+def fuzz_programs(draw, triangles: bool = True) -> FuzzProgram:
     defined: dict[str, tuple[str, ...]] = dict(INPUTS)
     statements = []
     for n in range(draw(st.integers(1, 3))):
@@ -138,7 +183,16 @@ def fuzz_programs(draw) -> FuzzProgram:
         combine = tuple(draw(st.sampled_from("+-*")) for _ in reads[1:])
         function = draw(st.sampled_from(sorted(FUNCTIONS, key=str)))
         name = f"T{n}"
-        statements.append(Statement(name, lhs, tuple(reads), combine, function, reduction))
+        triangle = None
+        summed = [v for v in used if v not in lhs]
+        if triangles and summed and all(r.tensor in INPUTS for r in reads) and draw(st.booleans()):
+            v = draw(st.sampled_from(summed))
+            w = draw(st.sampled_from([u for u in used if u != v] or [v]))
+            if w != v:
+                triangle = Triangle(v, w, draw(st.integers(-1, 2)), draw(st.booleans()),
+                                    draw(st.booleans()))
+        statements.append(Statement(name, lhs, tuple(reads), combine, function, reduction,
+                                    triangle))
         defined[name] = lhs
     last = statements[-1].tensor
     extra = [s.tensor for s in statements[:-1] if draw(st.booleans())]

@@ -52,7 +52,7 @@ from polyc.errors import SemanticError
 from polyc.lang.builtins import is_library_call
 from polyc.lang import ir
 from polyc.lang import sizes as sz
-from polyc.lang.printer import expr_to_tc
+from polyc.lang.printer import expr_to_tc, range_bounds_to_tc
 from polyc.lang.types import INT64
 from polyc.poly.program import params_prefix, sizes_context
 
@@ -70,6 +70,13 @@ class _Step:
 
 def adjoint_op(op: ir.Op, wrt: tuple[str, ...] | None = None) -> ir.Op:
     """The backward operator's IR (see the module docstring), not yet checked."""
+    for statement in op.statements:
+        if not statement.is_box:
+            ranges = ", ".join(f"{r.index} in {range_bounds_to_tc(r)}"
+                               for r in statement.domain if not r.is_box)
+            raise SemanticError(f"polyc does not differentiate index-dependent ranges yet "
+                                f"(`{ranges}`): select the triangle with a ternary on the "
+                                f"indices instead", statement.span)
     return _Adjoint(op, _differentiated(op, wrt)).build()
 
 

@@ -54,8 +54,8 @@ def _reads_whole_input(op: ir.Op, statement: ir.Statement, read: ir.Read) -> boo
     names = [i.name for i in read.indices if isinstance(i, ir.Index)]
     if len(names) != len(read.indices) or len(set(names)) != len(names):
         return False
-    return all(statement.range_of(name).lo == sz.const(0) and
-               statement.range_of(name).hi == extent
+    return all(statement.range_of(name).is_box and statement.range_of(name).lo == sz.const(0)
+               and statement.range_of(name).hi == extent
                for name, extent in zip(names, tensor.shape))
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.sizes import SizeExpr
+from polyc.lang.types import INT64
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,25 @@ def affine_of(expr: ir.Expr) -> LinearIndex | None:
                 return _scaled(other, factor.offset.const)
         return None
     return None
+
+
+def linear_expr(linear: LinearIndex) -> ir.Expr:
+    """``linear`` as an IR expression (int64)."""
+    terms: list[ir.Expr] = []
+    for name, c in linear.coefficients:
+        index = ir.Index(INT64, name)
+        terms.append(index if c == 1 else ir.Binary(INT64, "*", ir.Const(INT64, c), index))
+    if not (isinstance(linear.offset, sz.Affine) and linear.offset == sz.const(0)) or not terms:
+        terms.append(ir.SizeValue(INT64, linear.offset))
+    result = terms[0]
+    for term in terms[1:]:
+        result = ir.Binary(INT64, "+", result, term)
+    return result
+
+
+def negated(linear: LinearIndex) -> LinearIndex:
+    """``-linear``."""
+    return _scaled(linear, -1)
 
 
 def linear_to_isl(linear: LinearIndex) -> str:

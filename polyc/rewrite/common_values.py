@@ -74,7 +74,7 @@ def _qualifies(value: ir.Expr, statements: tuple[ir.Statement, ...], first: int,
     earlier = statements[first]
     indices = ir.index_names(value)
     if any(earlier.range_of(i) != later.range_of(i) or earlier.range_of(i).lo != sz.const(0)
-           for i in indices):
+           or not earlier.range_of(i).is_box for i in indices):
         return False
     read = ir.tensors_read(value)
     last = statements.index(later)

@@ -51,7 +51,7 @@ def hoist_invariant_factors(op: ir.Op) -> ir.Op:
     statements: list[ir.Statement] = []
     for statement in op.statements:
         split = _split_invariant(statement, op.tensor(statement.tensor).type)
-        if split is None:
+        if split is None or _output_ranges_need_reduction(statement):
             statements.append(statement)
             continue
         invariant, divisors, variant = split
@@ -98,6 +98,13 @@ def _factors(expr: ir.Expr, divides: bool) -> tuple[list[ir.Expr], list[ir.Binar
         factors, quotients = _factors(expr.lhs, divides)
         return factors, quotients + [expr]
     return [expr], []
+
+
+def _output_ranges_need_reduction(statement: ir.Statement) -> bool:
+    """Whether a left-hand range depends on a reduction index (``i in k:N``): the scaling
+    statement, over the left-hand ranges alone, could not say where ``i`` starts."""
+    return any(r.depends_on - set(statement.indices)
+               for r in statement.domain if r.index in statement.indices)
 
 
 def _product(factors: list[ir.Expr]) -> ir.Expr:

@@ -90,7 +90,7 @@ def transpose_window_outputs(op: ir.Op) -> ir.Op:
         first = stmt.tensor not in defined
         defined.add(stmt.tensor)
         windows = _window_indices(stmt)
-        if not (first and is_pure_reduction(stmt) and stmt.init and stmt.indices
+        if not (first and is_pure_reduction(stmt) and stmt.init and stmt.is_box and stmt.indices
                 and stmt.indices[-1] in windows and set(stmt.indices) - windows):
             statements.append(stmt)
             continue

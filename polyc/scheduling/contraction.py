@@ -66,18 +66,24 @@ class Contraction:
         return count
 
 
-def contract_temporaries(program: PolyProgram, schedule) -> dict[str, Contraction]:
-    """The temporaries that can live in the outermost parallel loop's iterations."""
+def contract_temporaries(program: PolyProgram, schedule, ast: isl.AstNode | None = None
+                         ) -> dict[str, Contraction]:
+    """The temporaries that can live in the outermost parallel loop's iterations.
+
+    Where isl split that loop into pieces (an iteration peeled before the loop), each
+    piece declares its own storage: a temporary that statements of two pieces touch
+    keeps its memory (``ast``, when given, shows the pieces)."""
     prefix = _parallel_prefix(schedule.tree)
     if prefix is None or not program.op.temporaries:
         return {}
+    shared = _touched_in_several_pieces(program, ast) if ast is not None else set()
     prefix = prefix.intersect_domain(program.domain)
     same_prefix = same_image(prefix)
     accesses = program.reads.union(program.may_writes)
     result = {}
     for tensor in program.op.temporaries:
-        if tensor.rank == 0:
-            continue  # already a single element
+        if tensor.rank == 0 or tensor.name in shared:
+            continue  # already a single element, or split across pieces
         touches = _accesses_of(accesses, tensor)
         if touches.is_empty():
             continue
@@ -90,6 +96,75 @@ def contract_temporaries(program: PolyProgram, schedule) -> dict[str, Contractio
             continue
         result[tensor.name] = Contraction(tensor.name, windows)
     return result
+
+
+def _touched_in_several_pieces(program: PolyProgram, ast: isl.AstNode) -> set[str]:
+    """The tensors that isl's pieces of the parallel loop may touch at one iteration.
+
+    isl emits a marked loop as a block of pieces when it peels iterations (each piece
+    then runs the loop's statements) or when it emits a statement as a component of
+    its own, possibly at an iteration that a loop piece runs too. Each piece declares
+    its own storage, so a tensor touched by a statement that only one piece runs, and
+    by another piece, keeps its memory."""
+    marked = _first_parallel_mark(ast)
+    if marked is None:
+        return set()
+    body = marked.mark_get_node()
+    while body.get_type() == isl.ast_node_type.mark:
+        body = body.mark_get_node()
+    if body.get_type() != isl.ast_node_type.block:
+        return set()
+    children = body.block_get_children()
+    pieces = [set(_called(children.get_at(k))) for k in range(len(children))]
+
+    def touched(names) -> set[str]:
+        result = set()
+        for name in names:
+            poly = program.statement(name)
+            result.add(poly.statement.tensor)
+            if not poly.is_init:
+                result |= ir.tensors_read(poly.statement.rhs)
+        return result
+
+    shared = set()
+    for k, piece in enumerate(pieces):
+        others = set().union(*(p for j, p in enumerate(pieces) if j != k))
+        alone = touched(piece - others)
+        shared |= alone & touched(others)
+    return shared
+
+
+def _first_parallel_mark(node: isl.AstNode) -> isl.AstNode | None:
+    if node.get_type() == isl.ast_node_type.mark and is_parallel(node_mark(node)):
+        return node
+    for child in _ast_children(node):
+        found = _first_parallel_mark(child)
+        if found is not None:
+            return found
+    return None
+
+
+def _called(node: isl.AstNode):
+    """The names of the statements an AST subtree calls."""
+    if node.get_type() == isl.ast_node_type.user:
+        yield node.user_get_expr().get_op_arg(0).get_id().get_name()
+    for child in _ast_children(node):
+        yield from _called(child)
+
+
+def _ast_children(node: isl.AstNode) -> list[isl.AstNode]:
+    kind = node.get_type()
+    if kind == isl.ast_node_type.block:
+        children = node.block_get_children()
+        return [children.get_at(k) for k in range(len(children))]
+    if kind == isl.ast_node_type.for_:
+        return [node.for_get_body()]
+    if kind == isl.ast_node_type.if_:
+        return [node.if_get_then_node()] + (
+            [node.if_get_else_node()] if node.if_has_else_node() else [])
+    if kind == isl.ast_node_type.mark:
+        return [node.mark_get_node()]
+    return []
 
 
 def _accesses_of(accesses: isl.UnionMap, tensor: ir.Tensor) -> isl.UnionMap:

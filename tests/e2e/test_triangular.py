@@ -1,7 +1,10 @@
 """Index-dependent ranges: triangular and banded domains, end to end, against numpy in
-float64 (the kernels: tests/e2e/triangular_kernels.py)."""
+float64 (the kernels, written with where ranges and with selects: benchmarks/triangular.py)."""
 import functools
+import sys
+from pathlib import Path
 
+import islpy as isl
 import numpy as np
 import pytest
 
@@ -9,7 +12,9 @@ import polyc
 from polyc.compiler import frontend
 from polyc.options import Options
 from polyc.poly.program import build_poly_program, isl_items
-from triangular_kernels import KERNELS, inputs
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from triangular import KERNELS, TERNARY, inputs  # noqa: E402
 
 pytestmark = pytest.mark.needs_cc
 
@@ -19,8 +24,9 @@ SIZES = [(0, 0, 0), (1, 1, 1), (0, 3, 2), (3, 0, 2), (5, 3, 4), (37, 70, 9), (70
 
 
 @functools.lru_cache(maxsize=None)
-def _op(name: str, optimize: bool = True) -> polyc.Operator:
-    return polyc.define(KERNELS[name][0], options=Options().with_(optimize=optimize))
+def _op(name: str, optimize: bool = True, spelling: str = "where") -> polyc.Operator:
+    source = KERNELS[name][0] if spelling == "where" else TERNARY[name]
+    return polyc.define(source, options=Options().with_(optimize=optimize))
 
 
 def _check(op, name, values, seed=0):
@@ -38,6 +44,32 @@ def _check(op, name, values, seed=0):
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_triangular_kernels_agree_with_numpy(name, values):
     _check(_op(name), name, values)
+
+
+@pytest.mark.parametrize("values", SIZES, ids=lambda v: "x".join(map(str, v)))
+@pytest.mark.parametrize("name", sorted(TERNARY))
+def test_the_select_spellings_agree_with_numpy(name, values):
+    _check(_op(name, spelling="select"), name, values)
+
+
+@pytest.mark.parametrize("name", sorted(TERNARY))
+def test_a_select_on_the_indices_becomes_the_same_reduction_domains(name):
+    # the sums of both spellings run over as many points: the select's zeros are gone
+    assert _summed_points(_op(name, spelling="select")) == _summed_points(_op(name))
+
+
+def _summed_points(op) -> list[int]:
+    """The points of each update with a reduction index, all sizes 7."""
+    program = op.compilation().program
+    counts = []
+    for part in isl_items(program.domain.get_set_list()):
+        stmt = program.statement(part.get_tuple_name())
+        if stmt.is_init or not stmt.statement.reduction_indices:
+            continue
+        for k in range(part.dim(isl.dim_type.param)):
+            part = part.fix_val(isl.dim_type.param, k, isl.Val(7))
+        counts.append(part.count_val().to_python())
+    return sorted(counts)
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
@@ -122,3 +154,9 @@ def test_a_triangle_needs_no_precondition_where_it_stays_inside():
 def test_bad_ranges_are_semantic_errors(source, message):
     with pytest.raises(polyc.SemanticError, match=message):
         frontend(source)
+
+
+def test_gradients_of_index_dependent_ranges_are_refused_clearly():
+    with pytest.raises(polyc.SemanticError, match=r"does not differentiate index-dependent "
+                                                  r"ranges yet \(`k in i \+ 1:M`\)"):
+        polyc.grad(_op("trmm"))

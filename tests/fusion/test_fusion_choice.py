@@ -58,10 +58,13 @@ def test_the_default_keeps_every_vector_loop_and_block_of_the_unfused_nests(name
     for statement in default.program.statements:
         if len(statement.indices) == deepest:
             assert separate[statement.name] & VECTOR <= kept[statement.name], statement.name
-    # maximal fusion is what the default turned down, and says why
+    # maximal fusion is what the default turned down, and says why (symm's select on the
+    # indices is two triangles in the canonical form: maximal fusion would then shrink
+    # the bands tiling needs before it took a vector loop)
     assert marks_by_statement(fused.schedule.tree) != marks_by_statement(default.schedule.tree)
-    assert "would lose the vector loop, register block or jammed rows" in \
-        default.schedule.decision
+    assert ("would lose the vector loop, register block or jammed rows" in
+            default.schedule.decision or "maximal fusion would shrink the permutable bands"
+            in default.schedule.decision)
 
 
 @pytest.mark.needs_cc

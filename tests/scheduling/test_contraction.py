@@ -6,6 +6,7 @@ import polyc
 from polyc.codegen.translation_unit import kernel_code
 from polyc.compiler import frontend, generate
 from polyc.options import Options
+from polyc.scheduling.contraction import contract_temporaries
 
 SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
   row_max(n) max=! X(n, d)
@@ -77,3 +78,22 @@ def test_contracted_temporary_in_every_piece_of_a_split_parallel_loop():
         for options in ({}, {"fusion": "max"}, {"fusion": "min"}):
             result = polyc.define(source, **options)(X0, X3)
             np.testing.assert_allclose(result, X0.astype(np.float64).sum(), rtol=1e-5)
+
+
+def test_a_temporary_written_by_a_piece_of_its_own_keeps_its_memory():
+    # isl emits d_Y_2(0) = 0 apart, before the parallel loop whose first iteration adds
+    # to d_Y_2(0): two pieces at one iteration, each with storage of its own, would lose
+    # the zero (the backward operator of an update with a partial write)
+    source = """def f(float(N) X, float(N) Z, float(N) d_Y) -> (d_X) {
+      d_Y_1(i) = d_Y(i)
+      d_Y_2(i) = i >= 1 ? d_Y_1(i) * 2.0 : 0.0
+      d_Y_2(i) += i >= 1 && i < N ? 0.0 : d_Y_1(i)
+      d_X(i) = d_Y(i) * Z(i)
+      d_X(i) += d_Y_2(i) * X(i) + d_Y_2(i) * X(i)
+    }"""
+    compilation = generate(frontend(source), Options())
+    assert "d_Y_2" in contract_temporaries(compilation.program, compilation.schedule)
+    assert "d_Y_2" not in compilation.contractions
+    x, z, w = np.random.default_rng(3).standard_normal((3, 5)).astype(np.float32)
+    want = w * z + 2 * np.where(np.arange(5) >= 1, 2 * w, w) * x
+    np.testing.assert_allclose(polyc.define(source)(x, z, w), want, rtol=1e-5)

@@ -3,7 +3,8 @@
  * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def tril_mask(float32(M, N) X) -> (float32 O) {
- *   O(i, j) = i >= j ? X(i, j) + j : 0.0 where i in 0:M, j in 0:N
+ *   O(i, j) = X(i, j) + j where i in 0:M, j in 0:min(N, i + 1)
+ *   O(i, j) = 0.0 where i in 0:M, j in max(0, i + 1):N
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -73,97 +74,37 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
   return v;
 }
 
-#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
-#if defined(__AVX512F__)
-typedef long long polyc_line_part __attribute__((vector_size(64)));
-#elif defined(__AVX__)
-typedef long long polyc_line_part __attribute__((vector_size(32)));
-#else
-typedef long long polyc_line_part __attribute__((vector_size(16)));
-#endif
-/* One vector of `src` stored to `dst` (aligned to its size) past the cache. */
-static inline void polyc_stream_part(char *dst, const char *src) {
-  polyc_line_part v;
-  memcpy(&v, src, sizeof v);
-#if defined(__clang__)
-  __builtin_nontemporal_store(v, (polyc_line_part *)dst);
-#elif defined(__AVX512F__)
-  __builtin_ia32_movntdq512((polyc_line_part *)dst, v);
-#elif defined(__AVX__)
-  __builtin_ia32_movntdq256((polyc_line_part *)dst, v);
-#else
-  __builtin_ia32_movntdq((polyc_line_part *)dst, v);
-#endif
-}
-#define POLYC_STREAMING 1
-#endif
-/* Copies `bytes` from `src` to `dst` with streaming stores for the whole 64-byte
-   lines of `dst`, plain stores for the partial lines at either end. */
-static inline void polyc_stream(void *restrict dst, const void *restrict src, int64_t bytes) {
-  char *restrict d = (char *)dst;
-  const char *restrict s = (const char *)src;
-  int64_t k = 0;
-  for (; k < bytes && ((uintptr_t)(d + k) & 63); k++) d[k] = s[k];
-  for (; k + 64 <= bytes; k += 64) {
-#if defined(POLYC_STREAMING)
-    for (int64_t q = 0; q < 64; q += (int64_t)sizeof(polyc_line_part))
-      polyc_stream_part(d + k + q, s + k + q);
-#else
-    memcpy(d + k, s + k, 64);
-#endif
-  }
-  for (; k < bytes; k++) d[k] = s[k];
-}
-/* Orders the streaming stores before what follows (other threads' reads). */
-static inline void polyc_stream_fence(void) {
-#if defined(POLYC_STREAMING)
-  __builtin_ia32_sfence();
-#endif
-}
-
 
 
 
 
 #define polyc_status (*polyc_status_at)
-static __attribute__((noinline)) void polyc_tril_mask_region0(int * polyc_status_at, int64_t M, int64_t N, const float *restrict X, float *restrict O)
+static __attribute__((noinline)) void polyc_tril_mask_region0(int * polyc_status_at, int64_t M, int64_t N, float *restrict O)
+{
+  #pragma omp for schedule(static) nowait
+  for (int64_t c0 = 0; c0 < polyc_min(M, (N - 1)); c0 += 1)
+  {
+    #pragma omp simd
+    for (int64_t c1 = (c0 + 1); c1 < N; c1 += 1)
+    {
+      const int64_t i = c0;
+      const int64_t j = c1;
+      O[(i) * N + j] = 0.0f;
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_tril_mask_region1(int * polyc_status_at, int64_t M, int64_t N, const float *restrict X, float *restrict O)
 {
   #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < M; c0 += 1)
   {
-    if ((int64_t)sizeof(float) * polyc_extent(M) * polyc_extent(N) >= 8388608)
+    #pragma omp simd
+    for (int64_t c1 = 0; c1 <= polyc_min((N - 1), c0); c1 += 1)
     {
-      for (int64_t polyc_chunk = 0, polyc_end; polyc_chunk < N; polyc_chunk = polyc_end)
-      {
-        float *polyc_to;
-        {
-          const int64_t c1 = polyc_chunk;
-          const int64_t i = c0;
-          const int64_t j = c1;
-          polyc_to = &O[(i) * N + j];
-        }
-        polyc_end = polyc_min(N, polyc_chunk + 128 - (int64_t)(((uintptr_t)polyc_to & 63) / sizeof(float)));
-        _Alignas(64) float polyc_stage[128];
-        #pragma omp simd
-        for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)
-        {
-          const int64_t i = c0;
-          const int64_t j = c1;
-          polyc_stage[c1 - polyc_chunk] = ((i >= j) ? (X[(i) * N + j] + ((float)(j))) : 0.0f);
-        }
-        polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
-      }
-      polyc_stream_fence();
-    }
-    else
-    {
-      #pragma omp simd
-      for (int64_t c1 = 0; c1 < N; c1 += 1)
-      {
-        const int64_t i = c0;
-        const int64_t j = c1;
-        O[(i) * N + j] = ((i >= j) ? (X[(i) * N + j] + ((float)(j))) : 0.0f);
-      }
+      const int64_t i = c0;
+      const int64_t j = c1;
+      O[(i) * N + j] = (X[(i) * N + j] + ((float)(j)));
     }
   }
 }
@@ -173,15 +114,26 @@ static __attribute__((noinline)) void polyc_tril_mask_region0(int * polyc_status
 int polyc_tril_mask(int64_t M, int64_t N, const float *restrict X, float *restrict O)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N));
-  if (polyc_work >= 32768)
+  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(polyc_min(M, N))) + (polyc_extent(M) * polyc_extent(N - 1));
   {
-    #pragma omp parallel
-    polyc_tril_mask_region0(&polyc_status, M, N, X, O);
-  }
-  else
-  {
-    polyc_tril_mask_region0(&polyc_status, M, N, X, O);
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_tril_mask_region0(&polyc_status, M, N, O);
+    }
+    else
+    {
+      polyc_tril_mask_region0(&polyc_status, M, N, O);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_tril_mask_region1(&polyc_status, M, N, X, O);
+    }
+    else
+    {
+      polyc_tril_mask_region1(&polyc_status, M, N, X, O);
+    }
   }
   return polyc_status;
 }

@@ -1,0 +1,239 @@
+"""Selects on the indices become domains: a triangle chosen by value runs as a triangle.
+
+A statement whose right-hand side selects on an affine condition of its indices,
+
+    D(i, j) +=! (k > i ? A(k, i) : 0.0) * B(k, j)
+
+computes the condition at every point, and the zeros besides. Splitting the domain at
+the condition gives one statement per side, each with its branch in place of the
+select and the condition as an index-dependent range (:class:`~polyc.lang.ir.IndexRange`)::
+
+    D(i, j) +=! A(k, i) * B(k, j) where k in max(0, i + 1):K
+    D(i, j) += 0.0 * B(k, j) where k in 0:min(K, i + 1)      -- adds zero: dropped
+
+so the triangle runs as fast as the ``where`` spelling. A condition is a comparison of
+affine index expressions (``<``, ``<=``, ``>``, ``>=``, ``==``), or a conjunction of
+such; it bounds the statement's last index whose coefficient is ±1 (the reduction
+indices come last, so that a ``!`` keeps its box). The side where a conjunction fails
+is cut into convex pieces (``!a``, then ``a && !b``). A piece of a sum whose value is
+zero once simplified (``0.0 * x``, ``x * 0.0``, ``-0.0``) adds nothing and is dropped:
+polyc takes ``0 * x`` as 0 for every ``x``, as BLAS's triangular routines do, which
+never read the other triangle (an infinity or NaN there no longer turns into NaN).
+A ``!`` statement is split only where the piece that keeps the ``!`` keeps the box of
+the left-hand indices, which its initialisation covers.
+
+Only statements whose points read no element of the tensor they write but their own
+are split: their points may then run in any order. A select whose pieces' boxes would
+need a ``min`` of ``max`` bounds (a border on both sides of a padded copy) stays. Splitting stops at
+:data:`MAX_PIECES` statements per statement.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from polyc.lang import ir
+from polyc.lang import sizes as sz
+from polyc.lang.ranges import (DependentRange, LinearIndex, affine_of, bound_pieces,
+                               bounding_box, linear_expr, negated)
+from polyc.lang.types import INT64
+
+MAX_PIECES = 8
+_COMPARISONS = ("<", "<=", ">", ">=", "==")
+
+
+def split_selects(op: ir.Op) -> ir.Op:
+    """``op`` with each statement split at its selects on the indices (see the module
+    docstring)."""
+    statements: list[ir.Statement] = []
+    for statement in op.statements:
+        statements += _split(statement)
+    if len(statements) == len(op.statements) and all(
+            a is b for a, b in zip(statements, op.statements)):
+        return op
+    return dataclasses.replace(op, statements=tuple(statements))
+
+
+def _split(statement: ir.Statement) -> list[ir.Statement]:
+    own = tuple(ir.Index(INT64, i) for i in statement.indices)
+    if any(isinstance(e, ir.Read) and e.tensor == statement.tensor and e.indices != own
+           for e in ir.walk(statement.rhs)):
+        return [statement]  # a point reads another's element: the order matters
+    pieces = [statement]
+    while len(pieces) < MAX_PIECES:
+        for k, piece in enumerate(pieces):
+            cut = _cut(piece)
+            if cut is not None and len(pieces) - 1 + len(cut) <= MAX_PIECES:
+                pieces[k:k + 1] = cut
+                break
+        else:
+            break
+    if len(pieces) == 1:
+        return pieces
+    kept = _kept(pieces, statement)
+    if statement.init and any((r.lo, r.hi) != (o.lo, o.hi) for r, o in zip(
+            kept[0].domain, statement.domain) if r.index in statement.indices):
+        return [statement]  # the `!` would no longer initialise the whole box
+    return _named(kept, statement)
+
+
+def _cut(statement: ir.Statement) -> list[ir.Statement] | None:
+    """The statement cut at its first select on the indices: the side where the
+    condition holds, then the pieces where it fails; ``None`` when it has none."""
+    for select in _selects(statement.rhs):
+        conjuncts = _inequalities(select.cond)
+        if conjuncts is None:
+            continue
+        bounds = [_bound(statement, c) for c in conjuncts]
+        failing = [_bound(statement, _shifted(negated(c), sz.const(-1)))  # e < 0: -e - 1 >= 0
+                   for c in conjuncts]
+        if any(b is None for b in bounds + failing):
+            continue
+        pieces = [_restricted(statement, bounds, select, select.then)]
+        for k, fail in enumerate(failing):
+            pieces.append(_restricted(statement, bounds[:k] + [fail], select, select.other))
+        if all(_plain(r.lo) and _plain(r.hi) for piece in pieces for r in piece.domain):
+            return pieces
+    return None
+
+
+def _plain(e: sz.SizeExpr) -> bool:
+    """Whether a box bound is an affine form or one min/max of such (the size arithmetic
+    of extents and trip counts stays small: a min of maxes multiplies out)."""
+    return not isinstance(e, sz.MinMax) or all(isinstance(a, sz.Affine) for a in e.args)
+
+
+def _selects(expr: ir.Expr):
+    """The selects of ``expr`` outside the indices of reads (those ``ir.rewrite`` reaches),
+    outermost first."""
+    if isinstance(expr, ir.Select):
+        yield expr
+    if isinstance(expr, ir.Read):
+        return
+    for child in ir.children(expr):
+        yield from _selects(child)
+
+
+def _inequalities(condition: ir.Expr) -> list[LinearIndex] | None:
+    """``condition`` as affine expressions that are all ``>= 0``, or ``None``."""
+    if isinstance(condition, ir.Binary) and condition.op == "&&":
+        left, right = _inequalities(condition.lhs), _inequalities(condition.rhs)
+        return None if left is None or right is None else left + right
+    if not (isinstance(condition, ir.Binary) and condition.op in _COMPARISONS):
+        return None
+    lhs, rhs = affine_of(condition.lhs), affine_of(condition.rhs)
+    if lhs is None or rhs is None or not (lhs.coefficients or rhs.coefficients):
+        return None
+    difference = _difference(lhs, rhs)  # lhs - rhs
+    below = sz.const(-1)
+    if condition.op == ">=":
+        return [difference]
+    if condition.op == ">":
+        return [_shifted(difference, below)]
+    if condition.op == "<=":
+        return [negated(difference)]
+    if condition.op == "<":
+        return [_shifted(negated(difference), below)]
+    return [difference, negated(difference)]  # ==
+
+
+def _difference(a: LinearIndex, b: LinearIndex) -> LinearIndex:
+    coefficients = dict(a.coefficients)
+    for name, c in b.coefficients:
+        coefficients[name] = coefficients.get(name, 0) - c
+    return LinearIndex(tuple(sorted((n, c) for n, c in coefficients.items() if c)),
+                       sz.sub(a.offset, b.offset))
+
+
+def _shifted(a: LinearIndex, offset: sz.SizeExpr) -> LinearIndex:
+    return LinearIndex(a.coefficients, sz.add(a.offset, offset))
+
+
+def _bound(statement: ir.Statement, inequality: LinearIndex
+           ) -> tuple[str, str, LinearIndex] | None:
+    """``expr >= 0`` as a bound on one index: ``(index, "lower" | "upper", bound)``
+    (``index >= bound`` or ``index < bound``), on the last index of the domain with a
+    coefficient of ±1; ``None`` when there is none."""
+    order = [r.index for r in statement.domain]
+    candidates = [(order.index(n), n, c) for n, c in inequality.coefficients
+                  if c in (1, -1) and n in order]
+    if not candidates or len(inequality.coefficients) != len(
+            [n for n, _ in inequality.coefficients if n in order]):
+        return None
+    _, index, c = max(candidates)
+    rest = LinearIndex(tuple((n, d) for n, d in inequality.coefficients if n != index),
+                       inequality.offset)
+    if c == 1:   # index + rest >= 0: index >= -rest
+        return index, "lower", negated(rest)
+    return index, "upper", _shifted(rest, sz.const(1))  # rest - index >= 0: index < rest + 1
+
+
+def _restricted(statement: ir.Statement, bounds, select: ir.Select, branch: ir.Expr
+                ) -> ir.Statement:
+    """The statement on the side of ``bounds``, ``branch`` in place of ``select``."""
+    domain = list(statement.domain)
+    for index, kind, bound in bounds:
+        position = next(k for k, r in enumerate(domain) if r.index == index)
+        domain[position] = _tightened(domain[position], kind, bound)
+    boxes = {r.index: (r.lo, r.hi) for r in domain}
+    for position, r in enumerate(domain):
+        if not r.is_box:  # the bounding box of a bound that moved
+            lower = bound_pieces(r.lo_bound, "max") if r.lo_bound is not None else (
+                LinearIndex((), r.lo),)
+            upper = bound_pieces(r.hi_bound, "min") if r.hi_bound is not None else (
+                LinearIndex((), r.hi),)
+            lo, hi = bounding_box(DependentRange(lower, upper), boxes)
+            domain[position] = dataclasses.replace(r, lo=lo, hi=hi)
+    rhs = _simplified(ir.rewrite(statement.rhs, lambda e: branch if e is select else None))
+    return dataclasses.replace(statement, rhs=rhs, domain=tuple(domain))
+
+
+def _tightened(r: ir.IndexRange, kind: str, bound: LinearIndex) -> ir.IndexRange:
+    if not bound.coefficients:  # a bound in the sizes: the box moves
+        if kind == "lower":
+            return dataclasses.replace(r, lo=sz.smax(r.lo, bound.offset))
+        return dataclasses.replace(r, hi=sz.smin(r.hi, bound.offset))
+    new = linear_expr(bound)
+    if kind == "lower":
+        old = r.lo_bound if r.lo_bound is not None else ir.SizeValue(INT64, r.lo)
+        return dataclasses.replace(r, lo_bound=ir.Call(INT64, "max", (old, new)))
+    old = r.hi_bound if r.hi_bound is not None else ir.SizeValue(INT64, r.hi)
+    return dataclasses.replace(r, hi_bound=ir.Call(INT64, "min", (old, new)))
+
+
+def _simplified(expr: ir.Expr) -> ir.Expr:
+    """``expr`` with products by zero and sums with zero folded (see the module docstring)."""
+    def fold(e: ir.Expr) -> ir.Expr | None:
+        e = ir.map_children(e, _simplified)
+        if isinstance(e, ir.Binary) and e.op == "*" and (_is_zero(e.lhs) or _is_zero(e.rhs)):
+            return ir.Const(e.type, 0.0 if e.type.is_float else 0)
+        if isinstance(e, ir.Binary) and e.op in ("+", "-") and _is_zero(e.rhs) \
+                and e.lhs.type == e.type:
+            return e.lhs
+        if isinstance(e, ir.Binary) and e.op == "+" and _is_zero(e.lhs) and e.rhs.type == e.type:
+            return e.rhs
+        if isinstance(e, ir.Binary) and e.op == "/" and _is_zero(e.lhs):
+            return ir.Const(e.type, 0.0 if e.type.is_float else 0)
+        if isinstance(e, (ir.Unary, ir.Cast)) and _is_zero(e.operand) and (
+                isinstance(e, ir.Cast) or e.op == "-"):
+            return ir.Const(e.type, 0.0 if e.type.is_float else 0)
+        return e
+    return fold(expr)
+
+
+def _is_zero(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Const) and not isinstance(e.value, bool) and e.value == 0
+
+
+def _kept(pieces: list[ir.Statement], original: ir.Statement) -> list[ir.Statement]:
+    """The pieces without those of a sum that add zero; the first one left keeps the
+    ``!`` (the initialisation covers the box of the left-hand indices either way)."""
+    if original.op == "+":
+        kept = [p for p in pieces if not _is_zero(p.rhs)] or pieces[:1]
+    else:
+        kept = pieces
+    return [dataclasses.replace(p, init=original.init and k == 0) for k, p in enumerate(kept)]
+
+
+def _named(pieces: list[ir.Statement], original: ir.Statement) -> list[ir.Statement]:
+    return [p if k == 0 else dataclasses.replace(p, name=f"{original.name}_{k}")
+            for k, p in enumerate(pieces)]
