@@ -39,6 +39,7 @@ from polyc.codegen.ast_build import ast_text, build_ast
 from polyc.codegen.translation_unit import CSource, emit_c
 from polyc.codegen.vector_math import simd_math_functions
 from polyc.lang import ir
+from polyc.lang.ranges import has_uneven_extent
 from polyc.frontend import check, frontend  # noqa: F401  (the pipeline's first stage)
 from polyc.machine import rules
 from polyc.options import Options
@@ -102,7 +103,9 @@ def _schedule(c: Compilation) -> dict:
 
 
 def _partition(c: Compilation) -> dict:
-    partitioned, partitions = partition_nests(c.schedule.tree)
+    uneven = frozenset(s.name for s in c.program.statements
+                       if has_uneven_extent(s.statement))
+    partitioned, partitions = partition_nests(c.schedule.tree, uneven)
     check_partitions(partitioned, c.dependences)
     return {"partitioned": partitioned, "partitions": partitions}
 

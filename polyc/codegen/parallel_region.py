@@ -23,6 +23,7 @@ from polyc.codegen.prefetch import row_prefetch
 from polyc.codegen.thread_boxes import box_code
 from polyc.lang import ir
 from polyc.lang.ir import is_pure_reduction
+from polyc.lang.ranges import has_uneven_extent
 from polyc.scheduling.marks import SIMD_MARK, collapsed_loops, decision_of, is_parallel
 from polyc.scheduling.threads import Partition
 
@@ -42,7 +43,15 @@ def parallel_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
     nest = collapsible(emitter, node, marks)
     prefetch = row_prefetch(emitter, node, iterator, marks) if len(nest) == 1 else None
     loop = emitter.loops(nest, emitter.row_body(nest[-1].for_get_body(), prefetch, scope))
-    return parallel_region(emitter, loop, f"{_simd(marks)}{_collapse(nest)} schedule(static)")
+    sharing = "dynamic" if _uneven(emitter, node) else "static"
+    return parallel_region(emitter, loop, f"{_simd(marks)}{_collapse(nest)} schedule({sharing})")
+
+
+def _uneven(emitter: LoopNestEmitter, node: isl.AstNode) -> bool:
+    """Whether the loop runs a statement whose ranges' extents vary (a triangle's rows):
+    its iterations then hold uneven work, which OpenMP shares out as they finish."""
+    return any(has_uneven_extent(emitter.statements[name].statement)
+               for name in statement_names(node))
 
 
 def parallel_region(emitter: LoopNestEmitter, body, sharing: str | None = None):

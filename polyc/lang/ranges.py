@@ -258,3 +258,21 @@ def _maximal_range(x: str, dim: AccessDim, resolved) -> tuple[SizeExpr, SizeExpr
         lo = sz.ceildiv(sz.sub(rest_max, last_valid), -a)
         hi = sz.add(sz.floordiv(rest_min, -a), sz.const(1))
     return lo, hi
+
+
+def has_uneven_extent(statement: ir.Statement) -> bool:
+    """Whether some range's extent changes with the indices it depends on (a triangle:
+    ``k in i + 1:M``), as opposed to a band that moves with them (``j in max(0, i - W):
+    min(N, i + W + 1)``: the same indices with the same coefficients on both sides, up to
+    clamps in the sizes). Loops over such a statement's indices hold uneven work."""
+    for r in statement.domain:
+        if r.is_box:
+            continue
+        lower = bound_pieces(r.lo_bound, "max") if r.lo_bound is not None else ()
+        upper = bound_pieces(r.hi_bound, "min") if r.hi_bound is not None else ()
+        moving = {p.coefficients for p in lower + upper if p.coefficients}
+        if len(moving) != 1 or not all(any(p.coefficients for p in side)
+                                       for side in (lower, upper)):
+            return True
+    return False
+

@@ -84,15 +84,23 @@ class Partition:
         return f"threads {self.nest}"
 
 
-def partition_nests(tree: isl.Schedule) -> tuple[isl.Schedule, dict[int, Partition]]:
+def partition_nests(tree: isl.Schedule, uneven: frozenset[str] = frozenset()
+                    ) -> tuple[isl.Schedule, dict[int, Partition]]:
     """``tree`` with each outermost parallel tiled nest generated for one thread's box
     (module docstring), and the partitions by nest number. Nests that do not qualify
     (inside outer loops, or a parallel loop isl did not tile as ``g - g mod T``)
-    are left to OpenMP's static schedule."""
+    are left to OpenMP's schedule, and so are nests with a statement of ``uneven``
+    (:func:`~polyc.lang.ranges.has_uneven_extent`): over a triangle, boxes of even
+    extent hold uneven work (the lower half of syrk's rows holds three quarters of it),
+    which OpenMP's dynamic schedule shares out as threads finish."""
     partitions: dict[int, Partition] = {}
 
     def visit(node: isl.ScheduleNode) -> isl.ScheduleNode:
         if node_mark(node) == PARALLEL_MARK:
+            names = {part.get_tuple_name() for part in isl_items(
+                node.get_domain().get_set_list())}
+            if names & uneven:
+                return node
             partition = _partition(node, len(partitions))
             if partition is None:
                 return node

@@ -10,6 +10,7 @@ import pytest
 
 import polyc
 from polyc.compiler import frontend
+from polyc.lang.ranges import has_uneven_extent
 from polyc.options import Options
 from polyc.poly.program import build_poly_program, isl_items
 
@@ -160,3 +161,21 @@ def test_gradients_of_index_dependent_ranges_are_refused_clearly():
     with pytest.raises(polyc.SemanticError, match=r"does not differentiate index-dependent "
                                                   r"ranges yet \(`k in i \+ 1:M`\)"):
         polyc.grad(_op("trmm"))
+
+
+@pytest.mark.parametrize("source, uneven", [
+    ("def f(float(N, M) A) -> (D) { D(i, j) +=! A(i, k) * A(j, k) where j in 0:i + 1 }", True),
+    ("def f(float(M, M) A) -> (y) { y(i) +=! A(k, i) where k in i + 1:M }", True),
+    (KERNELS["banded"][0], False),     # a band moves with i: the same work per row
+    ("def f(float(M, M) A) -> (y) { y(i) +=! A(i, k) }", False),
+])
+def test_triangles_have_uneven_work_and_bands_do_not(source, uneven):
+    [statement] = frontend(source).statements
+    assert has_uneven_extent(statement) is uneven
+
+
+def test_a_parallel_loop_over_a_triangle_is_shared_as_threads_finish():
+    # boxes of even extent would give one thread three quarters of syrk's lower half
+    syrk = _op("syrk").compilation()
+    assert syrk.partitions == {} and "schedule(dynamic)" in syrk.c_source.text
+    assert "schedule(dynamic)" not in _op("banded").compilation().c_source.text

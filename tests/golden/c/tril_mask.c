@@ -81,7 +81,7 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 #define polyc_status (*polyc_status_at)
 static __attribute__((noinline)) void polyc_tril_mask_region0(int * polyc_status_at, int64_t M, int64_t N, float *restrict O)
 {
-  #pragma omp for schedule(static) nowait
+  #pragma omp for schedule(dynamic) nowait
   for (int64_t c0 = 0; c0 < polyc_min(M, (N - 1)); c0 += 1)
   {
     #pragma omp simd
@@ -96,7 +96,7 @@ static __attribute__((noinline)) void polyc_tril_mask_region0(int * polyc_status
 
 static __attribute__((noinline)) void polyc_tril_mask_region1(int * polyc_status_at, int64_t M, int64_t N, const float *restrict X, float *restrict O)
 {
-  #pragma omp for schedule(static) nowait
+  #pragma omp for schedule(dynamic) nowait
   for (int64_t c0 = 0; c0 < M; c0 += 1)
   {
     #pragma omp simd
