@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from polyc.codegen.ast_build import ast_children
+from polyc.scheduling.marks import ast_children
 
 
 def has_loop(node: isl.AstNode) -> bool:

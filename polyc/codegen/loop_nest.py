@@ -18,7 +18,6 @@ from typing import Mapping
 import cgen
 import islpy as isl
 
-from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter, combine, identity, isl_expr_to_c, set_to_c
 from polyc.codegen.c_names import braced, c_name, entry_name
 from polyc.codegen.isl_ast import exclusive_upper_bound, mentions, statement_names, \
@@ -41,8 +40,8 @@ from polyc.machine import Machine
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.scheduling.folding import FoldedInit
 from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
-                                    PrivateAccumulators, StreamedStores, decision_of,
-                                    is_register_block, mark_name, node_mark)
+                                    PrivateAccumulators, StreamedStores, ast_children,
+                                    decision_of, is_register_block, mark_name, node_mark)
 from polyc.scheduling.packing import Panel
 
 

@@ -26,13 +26,12 @@ from typing import Callable
 import cgen
 import islpy as isl
 
-from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import ExprEmitter
 from polyc.codegen.c_names import braced, c_name
 from polyc.lang import ir
 from polyc.machine import Machine
 from polyc.machine.rules import PREFETCH_ROWS, line_elements
-from polyc.scheduling.marks import node_mark
+from polyc.scheduling.marks import ast_children, node_mark
 from polyc.scheduling.packing import Panel, PanelDim, operand_expr, source_order
 
 

@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING
 import cgen
 import islpy as isl
 
-from polyc.codegen.ast_build import ast_children
 from polyc.codegen.c_expr import combine, identity
 from polyc.codegen.c_names import braced
 from polyc.codegen.isl_ast import constant_trip, mentions, single
 from polyc.lang import ir
 from polyc.lang import types as ty
 from polyc.scheduling.jam import JAM_MARK
-from polyc.scheduling.marks import SIMD_MARK, SIMD_REDUCTION_MARK, node_mark
+from polyc.scheduling.marks import SIMD_MARK, SIMD_REDUCTION_MARK, ast_children, node_mark
 
 if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter, Scope

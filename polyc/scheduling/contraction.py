@@ -33,7 +33,7 @@ from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.poly.program import PolyProgram, isl_items, isl_name
 from polyc.poly.relations import same_image
-from polyc.scheduling.marks import collapsed_loops, is_parallel, node_mark
+from polyc.scheduling.marks import ast_children, collapsed_loops, is_parallel, node_mark
 
 
 MAX_WINDOW = 16  # the widest window of indices a dimension shrinks to
@@ -137,7 +137,7 @@ def _touched_in_several_pieces(program: PolyProgram, ast: isl.AstNode) -> set[st
 def _first_parallel_mark(node: isl.AstNode) -> isl.AstNode | None:
     if node.get_type() == isl.ast_node_type.mark and is_parallel(node_mark(node)):
         return node
-    for child in _ast_children(node):
+    for child in ast_children(node):
         found = _first_parallel_mark(child)
         if found is not None:
             return found
@@ -148,23 +148,8 @@ def _called(node: isl.AstNode):
     """The names of the statements an AST subtree calls."""
     if node.get_type() == isl.ast_node_type.user:
         yield node.user_get_expr().get_op_arg(0).get_id().get_name()
-    for child in _ast_children(node):
+    for child in ast_children(node):
         yield from _called(child)
-
-
-def _ast_children(node: isl.AstNode) -> list[isl.AstNode]:
-    kind = node.get_type()
-    if kind == isl.ast_node_type.block:
-        children = node.block_get_children()
-        return [children.get_at(k) for k in range(len(children))]
-    if kind == isl.ast_node_type.for_:
-        return [node.for_get_body()]
-    if kind == isl.ast_node_type.if_:
-        return [node.if_get_then_node()] + (
-            [node.if_get_else_node()] if node.if_has_else_node() else [])
-    if kind == isl.ast_node_type.mark:
-        return [node.mark_get_node()]
-    return []
 
 
 def _accesses_of(accesses: isl.UnionMap, tensor: ir.Tensor) -> isl.UnionMap:

@@ -111,6 +111,23 @@ def node_mark(node: isl.ScheduleNode | isl.AstNode):
     return mark_value(node.mark_get_id()) if node.get_type() == mark else None
 
 
+def ast_children(node: isl.AstNode) -> list[isl.AstNode]:
+    """The nodes directly under an AST node: a block's statements, a loop's body, an
+    if's branches, a mark's node (none under a statement call)."""
+    kind = node.get_type()
+    if kind == isl.ast_node_type.block:
+        children = node.block_get_children()
+        return [children.get_at(k) for k in range(len(children))]
+    if kind == isl.ast_node_type.for_:
+        return [node.for_get_body()]
+    if kind == isl.ast_node_type.if_:
+        return [node.if_get_then_node()] + (
+            [node.if_get_else_node()] if node.if_has_else_node() else [])
+    if kind == isl.ast_node_type.mark:
+        return [node.mark_get_node()]
+    return []
+
+
 def mark_name(mark) -> str:
     """The text of a mark value, as isl prints the mark."""
     return mark if isinstance(mark, str) else mark.mark_name()
