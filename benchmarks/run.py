@@ -840,6 +840,21 @@ def corpus_rows(cache_dir: Path, names: list[str]) -> list[dict]:
 
 # ------------------------------------------------------------------ cold compiles
 
+def first_calls(contestants: list[Contestant], reference) -> None:
+    """Each contestant's untimed first call (polyc compiles), then a timed one
+    (``first_s``) whose outputs are checked against ``reference`` where both exist; a
+    contestant that fails gets its ``error``."""
+    for c in contestants:
+        try:
+            c.run()
+            c.first_s = timed(c.run)
+            if reference is not None and c.outputs_of is not None:
+                check(c, reference)
+        except Exception as error:
+            c.error = f"{type(error).__name__}: {error}".splitlines()[0]
+            c.check = "error"
+
+
 def bench_backward(entry, rng_seed: int) -> dict:
     """``polyc.grad`` of one kernel against torch autograd (backward alone, and forward +
     backward) and numpy's formula, interleaved; checked against torch's gradients."""
@@ -886,15 +901,7 @@ def bench_backward(entry, rng_seed: int) -> dict:
     if entry.numpy is not None:
         contestants.append(Contestant("numpy", lambda: last.__setitem__(
             "numpy", entry.numpy(args, cotangent)), lambda: list(last["numpy"])))
-    for c in contestants:
-        try:
-            c.run()  # compiles polyc's backward
-            c.first_s = timed(c.run)
-            if reference is not None and c.outputs_of is not None:
-                check(c, reference)
-        except Exception as error:
-            c.error = f"{type(error).__name__}: {error}".splitlines()[0]
-            c.check = "error"
+    first_calls(contestants, reference)  # compiles polyc's backward
     rounds = measure(contestants)
     return {"kernel": entry.name, "size_text": bench.size_text(sizes), "rounds": rounds,
             "note": entry.note, "compile_s": None,
@@ -926,14 +933,7 @@ def bench_triangular(name: str, cache_dir: Path, rng_seed: int) -> dict:
             contestants.append(Contestant(
                 label, lambda label=label, peer=peer: last.__setitem__(label, peer()),
                 lambda label=label: list(last[label])))
-    for c in contestants:
-        try:
-            c.run()  # compiles polyc's kernels
-            c.first_s = timed(c.run)
-            check(c, reference)
-        except Exception as error:
-            c.error = f"{type(error).__name__}: {error}".splitlines()[0]
-            c.check = "error"
+    first_calls(contestants, reference)  # compiles polyc's kernels
     if ARGS.quiet_wait > 0:
         wait_for_quiet(ARGS.quiet_wait)
     rounds = measure(contestants)

@@ -35,13 +35,6 @@ def identifiers(expr: isl.AstExpr) -> set[str]:
     return set()
 
 
-def statement_names(node: isl.AstNode) -> set[str]:
-    """The statements executed somewhere under an AST node."""
-    if node.get_type() == isl.ast_node_type.user:
-        return {node.user_get_expr().get_op_arg(0).get_id().get_name()}
-    return set().union(*(statement_names(child) for child in ast_children(node)))
-
-
 def single(node: isl.AstNode) -> isl.AstNode:
     """The only child of a one-statement block, else the node itself."""
     if node.get_type() == isl.ast_node_type.block:

@@ -20,8 +20,7 @@ import islpy as isl
 
 from polyc.codegen.c_expr import ExprEmitter, combine, identity, isl_expr_to_c, set_to_c
 from polyc.codegen.c_names import braced, c_name, entry_name
-from polyc.codegen.isl_ast import exclusive_upper_bound, mentions, statement_names, \
-    unparenthesized
+from polyc.codegen.isl_ast import exclusive_upper_bound, mentions, unparenthesized
 from polyc.codegen.outlining import Outliner, kernel_variables
 from polyc.codegen.panels import pack_code, tile_origin
 from polyc.codegen.parallel_region import (is_parallel_loop, parallel_loop, parallel_region,
@@ -41,7 +40,8 @@ from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.scheduling.folding import FoldedInit
 from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
                                     PrivateAccumulators, StreamedStores, ast_children,
-                                    decision_of, is_register_block, mark_name, node_mark)
+                                    called_statements, decision_of, is_register_block,
+                                    mark_name, node_mark)
 from polyc.scheduling.packing import Panel
 
 
@@ -151,7 +151,7 @@ class LoopNestEmitter:
         code = self.node(node, scope)
         if not self.skipped_inits:
             return code
-        names = statement_names(node)
+        names = called_statements(node)
         if len(names) == 1:
             skipped = self.skipped_inits.get(next(iter(names)))
             if skipped is not None:

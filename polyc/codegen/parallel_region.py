@@ -18,13 +18,14 @@ import islpy as isl
 
 from polyc.codegen.c_expr import combine, identity
 from polyc.codegen.c_names import allocation_failed, braced, c_name, malloc_statement
-from polyc.codegen.isl_ast import has_loop, mentions, single, statement_names
+from polyc.codegen.isl_ast import has_loop, mentions, single
 from polyc.codegen.prefetch import row_prefetch
 from polyc.codegen.thread_boxes import box_code
 from polyc.lang import ir
 from polyc.lang.ir import is_pure_reduction
 from polyc.lang.ranges import has_uneven_extent
-from polyc.scheduling.marks import SIMD_MARK, collapsed_loops, decision_of, is_parallel
+from polyc.scheduling.marks import (SIMD_MARK, called_statements, collapsed_loops, decision_of,
+                                    is_parallel)
 from polyc.scheduling.threads import Partition
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def _uneven(emitter: LoopNestEmitter, node: isl.AstNode) -> bool:
     """Whether the loop runs a statement whose ranges' extents vary (a triangle's rows):
     its iterations then hold uneven work, which OpenMP shares out as they finish."""
     return any(has_uneven_extent(emitter.statements[name].statement)
-               for name in statement_names(node))
+               for name in called_statements(node))
 
 
 def parallel_region(emitter: LoopNestEmitter, body, sharing: str | None = None):
@@ -200,7 +201,7 @@ def _private_temporaries(emitter: LoopNestEmitter,
                          node: isl.AstNode) -> tuple[list, list[str]]:
     """``([(declaration, C name)], [C names allocated with malloc])`` of the contracted
     temporaries that the statements under ``node`` use."""
-    names = statement_names(node)
+    names = called_statements(node)
     used = {emitter.statements[name].statement.tensor for name in names}
     used |= {read.tensor for name in names
              for read in ir.walk(emitter.statements[name].statement.rhs)

@@ -60,7 +60,7 @@ def affine_of(expr: ir.Expr) -> LinearIndex | None:
         lhs, rhs = affine_of(expr.lhs), affine_of(expr.rhs)
         if lhs is None or rhs is None:
             return None
-        return _sum(lhs, rhs if expr.op == "+" else _scaled(rhs, -1))
+        return linear_sum(lhs, rhs if expr.op == "+" else _scaled(rhs, -1))
     if isinstance(expr, ir.Call) and expr.function in ("min", "max") and not expr.type.is_float:
         args = [affine_of(a) for a in expr.args]
         if any(a is None or a.coefficients for a in args):
@@ -106,6 +106,11 @@ def negated(linear: LinearIndex) -> LinearIndex:
     return _scaled(linear, -1)
 
 
+def shifted(linear: LinearIndex, offset: SizeExpr) -> LinearIndex:
+    """``linear + offset``."""
+    return linear_sum(linear, LinearIndex((), offset))
+
+
 def linear_to_isl(linear: LinearIndex) -> str:
     """isl text of ``linear``: ``(1*i) + (-1*r) + (N - 1)``."""
     terms = [f"{c}*{sz.isl_name(n)}" for n, c in linear.coefficients]
@@ -118,7 +123,8 @@ def _scaled(a: LinearIndex, factor: int) -> LinearIndex:
                        sz.scale(a.offset, factor))
 
 
-def _sum(a: LinearIndex, b: LinearIndex) -> LinearIndex:
+def linear_sum(a: LinearIndex, b: LinearIndex) -> LinearIndex:
+    """``a + b``."""
     coefficients = dict(a.coefficients)
     for name, c in b.coefficients:
         coefficients[name] = coefficients.get(name, 0) + c
@@ -191,6 +197,16 @@ def bounding_box(dependent: DependentRange, ranges: dict[str, tuple[SizeExpr, Si
         greatest = interval_of(piece, ranges)[1]
         hi = greatest if hi is None else sz.smin(hi, greatest)
     return lo, hi
+
+
+def range_bounds(r: ir.IndexRange) -> DependentRange:
+    """The bounds of ``r`` as pieces: the written ones where it depends on other
+    indices, its box's bound on a side that does not."""
+    lower = bound_pieces(r.lo_bound, "max") if r.lo_bound is not None else (
+        LinearIndex((), r.lo),)
+    upper = bound_pieces(r.hi_bound, "min") if r.hi_bound is not None else (
+        LinearIndex((), r.hi),)
+    return DependentRange(lower, upper)
 
 
 def infer_ranges(indices: tuple[str, ...], given: dict[str, tuple[SizeExpr, SizeExpr]],
@@ -268,11 +284,9 @@ def has_uneven_extent(statement: ir.Statement) -> bool:
     for r in statement.domain:
         if r.is_box:
             continue
-        lower = bound_pieces(r.lo_bound, "max") if r.lo_bound is not None else ()
-        upper = bound_pieces(r.hi_bound, "min") if r.hi_bound is not None else ()
-        moving = {p.coefficients for p in lower + upper if p.coefficients}
+        bounds = range_bounds(r)
+        moving = {p.coefficients for p in bounds.lower + bounds.upper if p.coefficients}
         if len(moving) != 1 or not all(any(p.coefficients for p in side)
-                                       for side in (lower, upper)):
+                                       for side in (bounds.lower, bounds.upper)):
             return True
     return False
-

@@ -30,8 +30,7 @@ from polyc.lang.builtins import BUILTINS
 from polyc.lang.guards import guarded_reads
 from polyc.lang.inline import inline_calls
 from polyc.lang.printer import range_bounds_to_tc
-from polyc.lang.ranges import affine_of
-from polyc.lang.statement_ranges import GivenRange, statement_ranges
+from polyc.lang.statement_ranges import GivenRange, size_bound, statement_ranges
 
 _REDUCTION_OF = {"+=": "+", "*=": "*", "max=": "max", "min=": "min"}
 # Lowering a range bound: indices allowed, but only those the statement already uses.
@@ -374,12 +373,7 @@ class _OpBuilder:
 
     def _size_expr(self, expr: ast.Expr, scope) -> sz.SizeExpr:
         """A range bound: an integer expression of sizes and constants."""
-        typed = self._lower(expr, scope, allow_indices=False)
-        linear = affine_of(typed.expr)
-        if linear is None or linear.coefficients:
-            raise SemanticError("a range bound must be an affine expression of size variables "
-                                "and integer constants", expr.span)
-        return linear.offset
+        return size_bound(self._lower(expr, scope, allow_indices=False).expr, expr.span)
 
     # ------------------------------------------------------------- expressions
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from polyc.errors import SemanticError, Span
 from polyc.lang import ir
 from polyc.lang.printer import expr_to_tc
+from polyc.lang.sizes import SizeExpr
 from polyc.lang.ranges import (AccessDim, DependentRange, Unresolved, affine_of, bound_pieces,
                                infer_ranges)
 
@@ -47,8 +48,8 @@ def statement_ranges(lhs: tuple[str, ...], indices: dict[str, Span | None],
             written[clause.index] = tuple(b if ir.index_names(b) else None
                                           for b in (clause.lo, clause.hi))
         else:
-            boxes[clause.index] = (_size_bound(clause.lo, clause.lo_span),
-                                   _size_bound(clause.hi, clause.hi_span))
+            boxes[clause.index] = (size_bound(clause.lo, clause.lo_span),
+                                   size_bound(clause.hi, clause.hi_span))
     access_dims: list[AccessDim] = []
     guarded_dims: list[AccessDim] = []
     for read, guard in reads:
@@ -64,7 +65,8 @@ def statement_ranges(lhs: tuple[str, ...], indices: dict[str, Span | None],
     return tuple(ir.IndexRange(i, *result[i], *written.get(i, (None, None))) for i in ordered)
 
 
-def _size_bound(bound: ir.Expr, span: Span | None):
+def size_bound(bound: ir.Expr, span: Span | None) -> SizeExpr:
+    """A range bound (or an extent) lowered to IR, as an expression of the sizes."""
     linear = affine_of(bound)
     if linear is None or linear.coefficients:
         raise SemanticError("a range bound must be an affine expression of size variables "

@@ -48,7 +48,8 @@ def prove_accesses_in_bounds(op: ir.Op) -> ir.Op:
             tensor = tensors[access.tensor]
             if tensor.rank == 0:
                 continue
-            relation = isl.Map(f"{prefix} -> {{ {access_text(stmt, tensor, access.indices, guard)} }}")
+            access_map = access_text(stmt, tensor, access.indices, guard)
+            relation = isl.Map(f"{prefix} -> {{ {access_map} }}")
             touched = domain.apply(relation)
             box = isl.Set(f"{prefix} -> {{ {isl_name(tensor.name)}"
                           f"[{', '.join(f'a{k}' for k in range(tensor.rank))}] : "

@@ -23,6 +23,7 @@ from polyc.errors import SemanticError
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.guards import guarded_reads
+from polyc.lang.printer import expr_to_tc
 from polyc.lang.types import INT64
 from polyc.poly.program import (PolyStatement, access_text, domain_constraints, isl_name,
                                 params_prefix, poly_statements, sizes_context, tuple_text)
@@ -43,8 +44,8 @@ def prove_elements_written(op: ir.Op) -> ir.Op:
     for stmt in poly_statements(op):
         statement = stmt.statement
         if not stmt.is_init:
-            for read in _reads_of(statement, partial, tensors):
-                _check_read(stmt, read, written[read.tensor], prefix, context, tensors)
+            for read, guard in _reads_of(statement, partial, tensors):
+                _check_read(stmt, read, guard, written[read.tensor], prefix, context, tensors)
         if statement.tensor in partial:
             lhs = tuple(ir.Index(INT64, i) for i in statement.indices)
             written[statement.tensor] = written[statement.tensor].union(
@@ -72,26 +73,27 @@ def _partially_defined(op: ir.Op) -> set[str]:
     return {name for name, s in first.items() if s.op == "=" and not s.is_box}
 
 
-def _reads_of(statement: ir.Statement, names: set[str], tensors) -> list[ir.Read]:
-    reads = [read for read, _ in guarded_reads(statement.rhs) if read.tensor in names]
+def _reads_of(statement: ir.Statement, names: set[str], tensors
+              ) -> list[tuple[ir.Read, str | None]]:
+    """The statement's reads of ``names`` with their guards (:mod:`polyc.lang.guards`),
+    and its accumulator's read when it accumulates into one of them."""
+    reads = [(read, guard) for read, guard in guarded_reads(statement.rhs)
+             if read.tensor in names]
     if statement.is_reduction and statement.tensor in names and not statement.init:
         tensor = tensors[statement.tensor]
-        reads.append(ir.Read(tensor.type, tensor.name,
-                             tuple(ir.Index(INT64, i) for i in statement.indices)))
+        reads.append((ir.Read(tensor.type, tensor.name,
+                              tuple(ir.Index(INT64, i) for i in statement.indices)), None))
     return reads
 
 
-def _check_read(stmt: PolyStatement, read: ir.Read, written: isl.Set, prefix, context,
-                tensors) -> None:
-    guard = dict((id(r), g) for r, g in guarded_reads(stmt.statement.rhs)).get(id(read))
+def _check_read(stmt: PolyStatement, read: ir.Read, guard: str | None, written: isl.Set,
+                prefix, context, tensors) -> None:
     touched = _touched(stmt, tensors[read.tensor], read.indices, guard, prefix, context)
     missing = touched.subtract(written)
     if not missing.is_empty():
-        from polyc.lang.printer import expr_to_tc
-
         raise SemanticError(
-            f"`{expr_to_tc(read)}` reads {_element(missing, read.tensor)}, which no earlier statement "
-            f"writes: `{read.tensor}`'s first statement leaves it unwritten",
+            f"`{expr_to_tc(read)}` reads {_element(missing, read.tensor)}, which no earlier "
+            f"statement writes: `{read.tensor}`'s first statement leaves it unwritten",
             stmt.statement.span)
 
 
@@ -133,10 +135,10 @@ def _smallest_sizes_point(elements: isl.Set) -> isl.Point:
 
 
 def _unmoved_point(point: isl.Point, params: int, original: isl.Set) -> isl.Point:
-    result = original.get_space()
+    """``point`` of the set with its first ``params`` dimensions made parameters again."""
     values = [point.get_coordinate_val(isl.dim_type.set, k)
               for k in range(point.get_space().dim(isl.dim_type.set))]
-    moved = isl.Point.zero(result)
+    moved = isl.Point.zero(original.get_space())
     for k in range(params):
         moved = moved.set_coordinate_val(isl.dim_type.param, k, values[k])
     for k in range(original.dim(isl.dim_type.set)):

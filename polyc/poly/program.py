@@ -11,8 +11,9 @@ over the whole domain; TC's ``C(m, n) +=! A(m, k) * B(k, n)`` gives::
 
 Sizes are isl parameters. A data-dependent index (``LUT(I(b, l), d)``) is a
 may-read of the whole dimension it indexes; a read under a guard (``i >= 1 ?
-A(i - 1) : 0``) is restricted to where the guard holds (:mod:`polyc.lang.guards`). The original schedule runs the
-statements in program order, each in the lexicographic order of its domain.
+A(i - 1) : 0``) is restricted to where the guard holds (:mod:`polyc.lang.guards`).
+The original schedule runs the statements in program order, each in the
+lexicographic order of its domain.
 """
 from __future__ import annotations
 

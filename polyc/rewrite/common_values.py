@@ -19,12 +19,13 @@ benchmarks/README.md, "Design measurements").
 Only calls of the math library are shared (``exp``, ``log``, ``tanh``, ...: tens of
 cycles each); recomputing cheap arithmetic costs less than storing and loading it.
 A value qualifies when it appears in an earlier and a later statement, both over
-the same ranges of the indices it uses (each starting at 0: the temporary's
+the same ranges of the indices it uses (boxes, each starting at 0: the temporary's
 shape), it is evaluated unconditionally in both (not under a ternary's branch or
-``&&``/``||``, whose guard may be what keeps its reads in bounds), it reads no tensor that either statement or one between them writes (so
-it has the same value in both), and it holds no gather. The temporary is computed
-right before the earlier statement, over those ranges. The values are the same
-expressions; results differ only where a loop's vector and scalar iterations call
+``&&``/``||``, whose guard may be what keeps its reads in bounds), it reads no
+tensor that either statement or one between them writes (so it has the same value
+in both), and it holds no gather. The temporary is computed right before the
+earlier statement, over those ranges. The values are the same expressions; results
+differ only where a loop's vector and scalar iterations call
 the vector math library (4 ulp) and the scalar one differently.
 """
 from __future__ import annotations

@@ -24,8 +24,8 @@ the left-hand indices, which its initialisation covers.
 
 Only statements whose points read no element of the tensor they write but their own
 are split: their points may then run in any order. A select whose pieces' boxes would
-need a ``min`` of ``max`` bounds (a border on both sides of a padded copy) stays. Splitting stops at
-:data:`MAX_PIECES` statements per statement.
+need a ``min`` of ``max`` bounds (a border on both sides of a padded copy) stays.
+Splitting stops at :data:`MAX_PIECES` statements per statement.
 """
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ import dataclasses
 
 from polyc.lang import ir
 from polyc.lang import sizes as sz
-from polyc.lang.ranges import (DependentRange, LinearIndex, affine_of, bound_pieces,
-                               bounding_box, linear_expr, negated)
+from polyc.lang.ranges import (LinearIndex, affine_of, bounding_box, linear_expr, linear_sum,
+                               negated, range_bounds, shifted)
 from polyc.lang.types import INT64
 
 MAX_PIECES = 8
@@ -84,7 +84,7 @@ def _cut(statement: ir.Statement) -> list[ir.Statement] | None:
         if conjuncts is None:
             continue
         bounds = [_bound(statement, c) for c in conjuncts]
-        failing = [_bound(statement, _shifted(negated(c), sz.const(-1)))  # e < 0: -e - 1 >= 0
+        failing = [_bound(statement, shifted(negated(c), sz.const(-1)))  # e < 0: -e - 1 >= 0
                    for c in conjuncts]
         if any(b is None for b in bounds + failing):
             continue
@@ -123,29 +123,17 @@ def _inequalities(condition: ir.Expr) -> list[LinearIndex] | None:
     lhs, rhs = affine_of(condition.lhs), affine_of(condition.rhs)
     if lhs is None or rhs is None or not (lhs.coefficients or rhs.coefficients):
         return None
-    difference = _difference(lhs, rhs)  # lhs - rhs
+    difference = linear_sum(lhs, negated(rhs))
     below = sz.const(-1)
     if condition.op == ">=":
         return [difference]
     if condition.op == ">":
-        return [_shifted(difference, below)]
+        return [shifted(difference, below)]
     if condition.op == "<=":
         return [negated(difference)]
     if condition.op == "<":
-        return [_shifted(negated(difference), below)]
+        return [shifted(negated(difference), below)]
     return [difference, negated(difference)]  # ==
-
-
-def _difference(a: LinearIndex, b: LinearIndex) -> LinearIndex:
-    coefficients = dict(a.coefficients)
-    for name, c in b.coefficients:
-        coefficients[name] = coefficients.get(name, 0) - c
-    return LinearIndex(tuple(sorted((n, c) for n, c in coefficients.items() if c)),
-                       sz.sub(a.offset, b.offset))
-
-
-def _shifted(a: LinearIndex, offset: sz.SizeExpr) -> LinearIndex:
-    return LinearIndex(a.coefficients, sz.add(a.offset, offset))
 
 
 def _bound(statement: ir.Statement, inequality: LinearIndex
@@ -164,7 +152,7 @@ def _bound(statement: ir.Statement, inequality: LinearIndex
                        inequality.offset)
     if c == 1:   # index + rest >= 0: index >= -rest
         return index, "lower", negated(rest)
-    return index, "upper", _shifted(rest, sz.const(1))  # rest - index >= 0: index < rest + 1
+    return index, "upper", shifted(rest, sz.const(1))  # rest - index >= 0: index < rest + 1
 
 
 def _restricted(statement: ir.Statement, bounds, select: ir.Select, branch: ir.Expr
@@ -177,11 +165,7 @@ def _restricted(statement: ir.Statement, bounds, select: ir.Select, branch: ir.E
     boxes = {r.index: (r.lo, r.hi) for r in domain}
     for position, r in enumerate(domain):
         if not r.is_box:  # the bounding box of a bound that moved
-            lower = bound_pieces(r.lo_bound, "max") if r.lo_bound is not None else (
-                LinearIndex((), r.lo),)
-            upper = bound_pieces(r.hi_bound, "min") if r.hi_bound is not None else (
-                LinearIndex((), r.hi),)
-            lo, hi = bounding_box(DependentRange(lower, upper), boxes)
+            lo, hi = bounding_box(range_bounds(r), boxes)
             domain[position] = dataclasses.replace(r, lo=lo, hi=hi)
     rhs = _simplified(ir.rewrite(statement.rhs, lambda e: branch if e is select else None))
     return dataclasses.replace(statement, rhs=rhs, domain=tuple(domain))
@@ -201,23 +185,22 @@ def _tightened(r: ir.IndexRange, kind: str, bound: LinearIndex) -> ir.IndexRange
 
 
 def _simplified(expr: ir.Expr) -> ir.Expr:
-    """``expr`` with products by zero and sums with zero folded (see the module docstring)."""
-    def fold(e: ir.Expr) -> ir.Expr | None:
-        e = ir.map_children(e, _simplified)
-        if isinstance(e, ir.Binary) and e.op == "*" and (_is_zero(e.lhs) or _is_zero(e.rhs)):
-            return ir.Const(e.type, 0.0 if e.type.is_float else 0)
-        if isinstance(e, ir.Binary) and e.op in ("+", "-") and _is_zero(e.rhs) \
-                and e.lhs.type == e.type:
+    """``expr`` with products by zero and sums with zero folded, bottom up (see the
+    module docstring)."""
+    e = ir.map_children(expr, _simplified)
+    zero = ir.Const(e.type, 0.0 if e.type.is_float else 0)
+    if isinstance(e, ir.Binary):
+        if e.op == "*" and (_is_zero(e.lhs) or _is_zero(e.rhs)) or \
+                e.op == "/" and _is_zero(e.lhs):
+            return zero
+        if e.op in ("+", "-") and _is_zero(e.rhs) and e.lhs.type == e.type:
             return e.lhs
-        if isinstance(e, ir.Binary) and e.op == "+" and _is_zero(e.lhs) and e.rhs.type == e.type:
+        if e.op == "+" and _is_zero(e.lhs) and e.rhs.type == e.type:
             return e.rhs
-        if isinstance(e, ir.Binary) and e.op == "/" and _is_zero(e.lhs):
-            return ir.Const(e.type, 0.0 if e.type.is_float else 0)
-        if isinstance(e, (ir.Unary, ir.Cast)) and _is_zero(e.operand) and (
-                isinstance(e, ir.Cast) or e.op == "-"):
-            return ir.Const(e.type, 0.0 if e.type.is_float else 0)
-        return e
-    return fold(expr)
+    if (isinstance(e, ir.Cast) or isinstance(e, ir.Unary) and e.op == "-") and \
+            _is_zero(e.operand):
+        return zero
+    return e
 
 
 def _is_zero(e: ir.Expr) -> bool:

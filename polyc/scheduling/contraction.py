@@ -33,7 +33,8 @@ from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.poly.program import PolyProgram, isl_items, isl_name
 from polyc.poly.relations import same_image
-from polyc.scheduling.marks import ast_children, collapsed_loops, is_parallel, node_mark
+from polyc.scheduling.marks import (ast_children, called_statements, collapsed_loops,
+                                    is_parallel, node_mark)
 
 
 MAX_WINDOW = 16  # the widest window of indices a dimension shrinks to
@@ -115,7 +116,7 @@ def _touched_in_several_pieces(program: PolyProgram, ast: isl.AstNode) -> set[st
     if body.get_type() != isl.ast_node_type.block:
         return set()
     children = body.block_get_children()
-    pieces = [set(_called(children.get_at(k))) for k in range(len(children))]
+    pieces = [called_statements(children.get_at(k)) for k in range(len(children))]
 
     def touched(names) -> set[str]:
         result = set()
@@ -142,14 +143,6 @@ def _first_parallel_mark(node: isl.AstNode) -> isl.AstNode | None:
         if found is not None:
             return found
     return None
-
-
-def _called(node: isl.AstNode):
-    """The names of the statements an AST subtree calls."""
-    if node.get_type() == isl.ast_node_type.user:
-        yield node.user_get_expr().get_op_arg(0).get_id().get_name()
-    for child in ast_children(node):
-        yield from _called(child)
 
 
 def _accesses_of(accesses: isl.UnionMap, tensor: ir.Tensor) -> isl.UnionMap:

@@ -14,9 +14,10 @@ and the rest (the diagonal), generated as plain loops::
 where ``D`` is the statement's domain, ``B`` its bounding box (the same ranges with
 only their size bounds) and ``P`` the schedule down to the band: a block is isolated
 when no point of its box lies outside the domain. isl isolates convex sets only: where
-``full`` has several pieces (a last row of blocks at an edge), the largest is isolated. Over a box (``B == D``) nothing
-changes. The isolated blocks are a subset of the schedule's own points, so this is a
-code generation option, not a new schedule: legality is unchanged.
+``full`` has several pieces (a last row of blocks at an edge), the largest is isolated.
+Over a box (``B == D``) nothing changes. The isolated blocks are a subset of the
+schedule's own points, so this is a code generation option, not a new schedule:
+legality is unchanged.
 """
 from __future__ import annotations
 

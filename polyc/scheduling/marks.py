@@ -128,6 +128,13 @@ def ast_children(node: isl.AstNode) -> list[isl.AstNode]:
     return []
 
 
+def called_statements(node: isl.AstNode) -> set[str]:
+    """The statements executed somewhere under an AST node."""
+    if node.get_type() == isl.ast_node_type.user:
+        return {node.user_get_expr().get_op_arg(0).get_id().get_name()}
+    return set().union(*(called_statements(child) for child in ast_children(node)))
+
+
 def mark_name(mark) -> str:
     """The text of a mark value, as isl prints the mark."""
     return mark if isinstance(mark, str) else mark.mark_name()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import polyc
-from polyc.compiler import frontend
+from polyc.compiler import frontend, generate
 from polyc.lang.ranges import has_uneven_extent
 from polyc.options import Options
 from polyc.poly.program import build_poly_program, isl_items
@@ -174,8 +174,16 @@ def test_triangles_have_uneven_work_and_bands_do_not(source, uneven):
     assert has_uneven_extent(statement) is uneven
 
 
-def test_a_parallel_loop_over_a_triangle_is_shared_as_threads_finish():
+def test_a_parallel_loop_over_a_triangle_is_shared_as_threads_finish(machine):
     # boxes of even extent would give one thread three quarters of syrk's lower half
-    syrk = _op("syrk").compilation()
+    def compiled(name):
+        return generate(frontend(KERNELS[name][0]), Options().with_(machine=machine))
+    syrk = compiled("syrk")
     assert syrk.partitions == {} and "schedule(dynamic)" in syrk.c_source.text
-    assert "schedule(dynamic)" not in _op("banded").compilation().c_source.text
+    assert "schedule(dynamic)" not in compiled("banded").c_source.text
+
+
+def test_explain_shows_the_triangle_and_its_isolated_blocks(machine):
+    text = str(polyc.define(KERNELS["trmm"][0], machine=machine).explain())
+    assert "k in i + 1:M" in text
+    assert "isolate" in text  # the register band's full blocks (scheduling/full_blocks.py)
