@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from polyc.errors import ConfigurationError
@@ -96,6 +96,11 @@ class Options:
                 f"cc={self.cc} cflags={' '.join(self.cflags)}")
 
     def with_(self, **changes) -> Options:
+        unknown = sorted(set(changes) - {f.name for f in fields(self)})
+        if unknown:
+            known = ", ".join(f.name for f in fields(self))
+            raise ConfigurationError(f"unknown option{'s' if len(unknown) > 1 else ''} "
+                                     f"{', '.join(unknown)}; options are: {known}")
         return replace(self, **changes)
 
     @staticmethod

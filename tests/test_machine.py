@@ -172,3 +172,12 @@ def test_every_rule_holds_its_stated_bound(name):
     assert rules.panel_budget(machine) <= machine.l2 // 4
     tile = rules.transpose_tile(machine)
     assert tile == 16 or tile * machine.line <= machine.l1 // 2
+
+
+def test_an_unknown_option_is_a_configuration_error_naming_it():
+    source = "def f(float(N) x) -> (y) { y(i) = x(i) }"
+    with pytest.raises(polyc.ConfigurationError, match="unknown option threads; options are"):
+        polyc.define(source, threads=2)
+    with pytest.raises(polyc.ConfigurationError, match="unknown options colour, size"):
+        Options().with_(size=1, colour="red")
+    assert polyc.define(source, fusion="min").options.fusion == "min"
