@@ -4,7 +4,8 @@
     then the stages of :data:`PIPELINE`, in order, over one Compilation record (stage,
     package, what it does):
 
-    canonical form    rewrite     selects on the indices split into domains, factors,
+    canonical form    rewrite     selects on the indices split into domains, stores of
+                                  what elements already hold dropped (poly), factors,
                                   divisors and common values (optimize, canonicalize)
     layout copies     rewrite     strided reused operands transposed, outputs ending in a
                                   window computed transposed (optimize)
@@ -45,6 +46,7 @@ from polyc.machine import rules
 from polyc.options import Options
 from polyc.poly.dependences import Dependences, compute_dependences
 from polyc.poly.program import PolyProgram, build_poly_program
+from polyc.poly.redundant_stores import drop_redundant_stores
 from polyc.rewrite.common_values import share_common_values
 from polyc.rewrite.invariant_factors import hoist_invariant_factors
 from polyc.rewrite.split_selects import split_selects
@@ -132,7 +134,7 @@ def _c(c: Compilation) -> dict:
 PIPELINE: tuple[Stage, ...] = (
     Stage("canonical form",
           lambda c: {"op": share_common_values(hoist_invariant_factors(
-              split_selects(c.op)))},
+              drop_redundant_stores(split_selects(c.op))))},
           lambda options: options.optimize and options.canonicalize),
     Stage("layout copies", lambda c: {"op": transpose_strided_operands(
         transpose_window_outputs(c.op))}, _optimizing),

@@ -59,6 +59,16 @@ def test_a_select_on_the_indices_becomes_the_same_reduction_domains(name):
     assert _summed_points(_op(name, spelling="select")) == _summed_points(_op(name))
 
 
+@pytest.mark.parametrize("name", sorted(TERNARY))
+def test_both_spellings_compile_to_the_same_loops(name, machine):
+    # the select's pieces are the where ranges, and the zeros its other piece would
+    # store over the initialisation's zeros are dropped (polyc.poly.redundant_stores)
+    def loops(source):
+        text = generate(frontend(source), Options().with_(machine=machine)).c_source.text
+        return [line for line in text.splitlines() if not line.startswith((" *", "/*"))]
+    assert loops(TERNARY[name]) == loops(KERNELS[name][0])
+
+
 def _summed_points(op) -> list[int]:
     """The points of each update with a reduction index, all sizes 7."""
     program = op.compilation().program
