@@ -69,8 +69,13 @@ def identity(op: str, elem: ty.ScalarType) -> str:
     return low if op == "max" else high
 
 
-def combine(op: str, tensor: ir.Tensor, current: str, value: str) -> str:
-    """C for ``current`` combined with ``value`` by reduction ``op`` in ``tensor``'s type."""
+def combine(op: str, tensor: ir.Tensor, current: str, value: str | tuple[str, ...]) -> str:
+    """C for ``current`` combined with ``value`` by reduction ``op`` in ``tensor``'s type;
+    a tuple of terms (:meth:`ExprEmitter.reduced_value`) is combined one term at a time."""
+    if isinstance(value, tuple):
+        for term in value:
+            current = combine(op, tensor, current, term)
+        return current
     elem = tensor.type.compute_type
     if op in ("+", "*"):
         if elem.kind == "bool":
@@ -191,6 +196,22 @@ class ExprEmitter:
             return self.convert(text, e.type, want)
         return text
 
+    def reduced_value(self, statement: ir.Statement, tensor: ir.Tensor) -> str | tuple[str, ...]:
+        """The C value a reduction combines into its element: the right-hand side, or for
+        a floating-point sum of a sum, its terms (:func:`combine` adds them one at a time).
+
+        ``acc + (A(j, k) * B(i, k) + B(j, k) * A(i, k))`` as written costs a multiply, a
+        fused multiply-add and an add per point; ``(acc + A(j, k) * B(i, k)) + B(j, k) *
+        A(i, k)`` two fused multiply-adds. Both sum the same terms of the reduction, in
+        another order, as vectorised and tiled sums do."""
+        elem = tensor.type.compute_type
+        if statement.op != "+" or not elem.is_float or statement.rhs.type.compute_type != elem:
+            return self.expr(statement.rhs, tensor.type)
+        terms = summands(statement.rhs)
+        if len(terms) == 1:
+            return self.expr(statement.rhs, tensor.type)
+        return tuple(self.expr(term, tensor.type) for term in terms)
+
     def convert(self, text: str, source: ty.ScalarType, target: ty.ScalarType) -> str:
         target = target.compute_type
         if source.is_float and target.is_integral and target.kind != "bool":
@@ -271,6 +292,13 @@ class ExprEmitter:
         if e.function == "rsqrt":
             return f"({literal(1, elem)} / {self._math('sqrt', double)}({args[0]}))"
         return f"{self._math(e.function, double)}({', '.join(args)})"
+
+
+def summands(e: ir.Expr) -> list[ir.Expr]:
+    """The terms of ``e`` read as a sum ``t1 + t2 + ...`` (additions of ``e``'s type)."""
+    if isinstance(e, ir.Binary) and e.op == "+" and e.lhs.type == e.type == e.rhs.type:
+        return summands(e.lhs) + summands(e.rhs)
+    return [e]
 
 
 def index_names(indices: tuple[ir.Expr, ...]) -> frozenset[str]:

@@ -232,14 +232,14 @@ class LoopNestEmitter:
 
     def accumulator(self, statement: ir.Statement, exprs: ExprEmitter, scope: Scope):
         """``(tensor, target, current, value)`` of a reduction: the C lvalue of the element
-        it accumulates into, that element's value, and the right-hand side's value."""
+        it accumulates into, that element's value, and the right-hand side's value
+        (:meth:`~polyc.codegen.c_expr.ExprEmitter.reduced_value`)."""
         tensor = self.program.op.tensor(statement.tensor)
         lhs = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
         exprs = self.update_exprs(statement, exprs, scope)
         target = exprs.access(tensor.name, lhs)
         current = exprs.expr(ir.Read(tensor.type, tensor.name, lhs))
-        value = exprs.expr(statement.rhs, tensor.type)
-        return tensor, target, current, value
+        return tensor, target, current, exprs.reduced_value(statement, tensor)
 
     def update_exprs(self, statement: ir.Statement, exprs: ExprEmitter,
                       scope: Scope) -> ExprEmitter:
@@ -328,9 +328,9 @@ class LoopNestEmitter:
             return f"{target} = {identity(statement.op, tensor.type)}"
         exprs = self.update_exprs(statement, self.exprs, scope)
         target = exprs.access(tensor.name, lhs_indices)
-        value = exprs.expr(statement.rhs, tensor.type)
         if statement.op == "=":
-            return f"{target} = {value}"
+            return f"{target} = {exprs.expr(statement.rhs, tensor.type)}"
+        value = exprs.reduced_value(statement, tensor)
         current = exprs.expr(ir.Read(tensor.type, tensor.name, lhs_indices))
         return f"{target} = {combine(statement.op, tensor, current, value)}"
 

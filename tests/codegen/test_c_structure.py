@@ -169,3 +169,18 @@ def test_relu_epilogue_vectorises_without_a_libm_call():
     assert "polyc_fmaxf(" in text and not re.search(r"(?<!polyc_)fmaxf\(", text)
     epilogue = text.index("polyc_fmaxf((O[")
     assert "#pragma omp simd" in text[text.rindex("for (", 0, epilogue) - 40:epilogue]
+
+
+def test_a_sum_of_products_accumulates_one_product_at_a_time(machine):
+    # acc + (a*b + c*d) would cost a multiply, an FMA and an add; two FMAs instead
+    text = generated("def f(float(N, M) A, float(N, M) B) -> (D) "
+                     "{ D(i, j) +=! A(j, k) * B(i, k) + B(j, k) * A(i, k) }", machine=machine)
+    updates = [line for line in text.splitlines()
+               if "= ((polyc_acc[polyc_lane0][polyc_lane1] + " in line]
+    assert updates and all(re.search(r"= \(\(polyc_acc\S* \+ \(.*\)\) \+ \(.*\)\);", line)
+                           for line in updates)
+    assert not re.search(r"polyc_acc\S* \+ \(\(\w+\[[^]]*\] \*", text)  # (acc + (a*b + ...
+    plain = generated("def f(float(N, M) A) -> (y) { y(i) +=! A(i, k) + 1.0 }", optimize=False)
+    assert re.search(r"y\[.*\] = \(\(y\[.*\] \+ A\[.*\]\) \+ 1\.0f\);", plain)
+    whole = generated("def f(int32(N, M) A) -> (y) { y(i) +=! A(i, k) + 1 }", optimize=False)
+    assert re.search(r"y\[.*\] = \(y\[.*\] \+ \(A\[.*\] \+ 1\)\);", whole)  # integers: as written
