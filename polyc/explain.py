@@ -398,7 +398,8 @@ def explain(operator, args=()) -> Explanation:
 def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
     """The statements the canonical form rewrote, before and after: each written
     statement and the compiled statements named after it, where they differ
-    (:mod:`polyc.rewrite.invariant_factors`, :mod:`polyc.rewrite.common_values`;
+    (:mod:`polyc.rewrite.split_selects`, :mod:`polyc.poly.redundant_stores`,
+    :mod:`polyc.rewrite.invariant_factors`, :mod:`polyc.rewrite.common_values`;
     ``canonicalize=False`` keeps the spelling)."""
     lines = []
     for statement in written.statements:
@@ -407,14 +408,18 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
         if became == [statement]:
             continue
         lines.append(f"{statement.name}: {statement_to_tc(statement)}")
+        if not became:
+            lines.append("  → gone: a select its readers now split (rewrite/split_selects), "
+                         "or a store of what the elements held (poly/redundant_stores)")
         lines += [("  → " if k == 0 else "    ") + statement_to_tc(s)
                   for k, s in enumerate(became)]
     if not lines:
         return ()
     return (Part("\n".join(lines), "tc",
-                 label="rewritten to a canonical form: invariant factors and divisors "
-                       "scale the finished sum, values two statements compute alike are "
-                       "computed once (canonicalize=False keeps the spelling)"),)
+                 label="rewritten to a canonical form: selects on the indices split into "
+                       "domains, invariant factors and divisors scale the finished sum, "
+                       "values two statements compute alike are computed once "
+                       "(canonicalize=False keeps the spelling)"),)
 
 
 def _dependence_parts(deps_text: str, graph) -> tuple[Part, ...]:

@@ -26,6 +26,22 @@ Only statements whose points read no element of the tensor they write but their 
 are split: their points may then run in any order. A select whose pieces' boxes would
 need a ``min`` of ``max`` bounds (a border on both sides of a padded copy) stays.
 Splitting stops at :data:`MAX_PIECES` statements per statement.
+
+A temporary that stores only a select on the indices of reads, as PolyBench spells
+trmm and symm,
+
+    Lt(i, k) = k > i ? A(k, i) : 0.0
+    P(i, j) +=! Lt(i, k) * B(k, j)
+
+is forwarded into its readers first (``P(i, j) +=! (k > i ? A(k, i) : 0.0) * B(k,
+j)``), where every reader then splits into pieces without selects, some piece is a
+triangle (its extent changes with another index: it saves a fraction of the work),
+and nothing it reads is written between its statement and its last reader; the
+temporary is gone. Its value holds no arithmetic or calls, which each reader would
+repeat. A zero-padded copy (autodiff's borders, :mod:`polyc.autodiff.padding`) stays:
+forwarded, it would only trim the borders of a band, and a convolution over the
+copy's box ran 2.3x faster than over the band (the data gradient of the benchmark's
+conv2d, 23.7 against 53.9 ms).
 """
 from __future__ import annotations
 
@@ -33,8 +49,8 @@ import dataclasses
 
 from polyc.lang import ir
 from polyc.lang import sizes as sz
-from polyc.lang.ranges import (LinearIndex, affine_of, bounding_box, linear_expr, linear_sum,
-                               negated, range_bounds, shifted)
+from polyc.lang.ranges import (LinearIndex, affine_of, bounding_box, has_uneven_extent,
+                               linear_expr, linear_sum, negated, range_bounds, shifted)
 from polyc.lang.types import INT64
 
 MAX_PIECES = 8
@@ -42,8 +58,9 @@ _COMPARISONS = ("<", "<=", ">", ">=", "==")
 
 
 def split_selects(op: ir.Op) -> ir.Op:
-    """``op`` with each statement split at its selects on the indices (see the module
-    docstring)."""
+    """``op`` with each statement split at its selects on the indices, those of
+    temporaries forwarded into their readers first (see the module docstring)."""
+    op = _forward_select_temporaries(op)
     statements: list[ir.Statement] = []
     for statement in op.statements:
         statements += _split(statement)
@@ -74,6 +91,65 @@ def _split(statement: ir.Statement) -> list[ir.Statement]:
             kept[0].domain, statement.domain) if r.index in statement.indices):
         return [statement]  # the `!` would no longer initialise the whole box
     return _named(kept, statement)
+
+
+def _forward_select_temporaries(op: ir.Op) -> ir.Op:
+    """``op`` with each temporary that only stores a select on the indices of reads
+    (``Lt(i, k) = k > i ? A(k, i) : 0.0``) replaced by that value in its readers, where
+    every reader then splits into selects-free pieces; the temporary is gone."""
+    for temporary in op.temporaries:
+        forwarded = _forwarded(op, temporary)
+        if forwarded is not None:
+            return _forward_select_temporaries(forwarded)
+    return op
+
+
+def _forwarded(op: ir.Op, temporary: ir.Tensor) -> ir.Op | None:
+    writers = [k for k, s in enumerate(op.statements) if s.tensor == temporary.name]
+    if len(writers) != 1:
+        return None
+    first = writers[0]
+    definition = op.statements[first]
+    if definition.op != "=" or definition.reduction_indices or not definition.is_box \
+            or not any(True for _ in _selects(definition.rhs)) or not _cheap(definition.rhs):
+        return None
+    value = definition.rhs
+    if value.type != temporary.type:
+        value = ir.Cast(temporary.type, value)
+    readers = [k for k, s in enumerate(op.statements)
+               if temporary.name in s.tensors_read and k != first]
+    if not readers or any(op.statements[k].tensor in definition.tensors_read
+                          for k in range(first, max(readers) + 1)):
+        return None  # what it reads changes before a reader runs
+    statements = list(op.statements)
+    for k in readers:
+        reader = statements[k]
+        rhs = ir.rewrite(reader.rhs, lambda e: ir.substitute_indices(value, dict(zip(
+            definition.indices, e.indices))) if isinstance(e, ir.Read) and
+            e.tensor == temporary.name else None)
+        replaced = dataclasses.replace(reader, rhs=rhs)
+        pieces = _split(replaced)
+        if temporary.name in replaced.tensors_read or any(
+                any(True for _ in _selects(piece.rhs)) for piece in pieces):
+            return None  # a reader would evaluate the select per point
+        if not any(has_uneven_extent(piece) for piece in pieces):
+            return None  # bands only trim borders: the copy's box loops run faster
+        statements[k] = replaced
+    del statements[first]
+    return dataclasses.replace(op, statements=tuple(statements), temporaries=tuple(
+        t for t in op.temporaries if t.name != temporary.name))
+
+
+def _cheap(e: ir.Expr) -> bool:
+    """Whether ``e`` is selects on the indices of affine reads and literals: no
+    arithmetic or calls, which each reader would repeat at each of its points."""
+    if isinstance(e, ir.Read):
+        return all(affine_of(index) is not None for index in e.indices)
+    if isinstance(e, ir.Select):
+        return _inequalities(e.cond) is not None and _cheap(e.then) and _cheap(e.other)
+    if isinstance(e, ir.Cast):
+        return _cheap(e.operand)
+    return isinstance(e, (ir.Const, ir.Index, ir.SizeValue))
 
 
 def _cut(statement: ir.Statement) -> list[ir.Statement] | None:

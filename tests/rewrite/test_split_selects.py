@@ -76,3 +76,48 @@ def test_split_selects_agree_with_numpy(comparison, shift, reduction, m, n):
     want = _REDUCE[reduction](terms, axis=2) if terms.size else np.zeros((m, n))
     got = polyc.define(source)(A.astype(np.float32), B.astype(np.float32))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_select_temporary_is_forwarded_into_the_sum_it_feeds():
+    assert _statements("def trmm(float alpha, float(M, M) A, float(M, N) B) -> (Bout) {\n"
+                       " Lt(i, k) = k > i ? A(k, i) : 0\n P(i, j) +=! Lt(i, k) * B(k, j)\n"
+                       " Bout(i, j) = alpha * (P(i, j) + B(i, j))\n}") == [
+        "  P(i, j) +=! A(k, i) * B(k, j) where i in 0:M, j in 0:N, k in max(0, i + 1):M",
+        "  Bout(i, j) = alpha * (P(i, j) + B(i, j)) where i in 0:M, j in 0:N"]
+    assert _statements("def symm(float(M, M) A, float(M, N) B) -> (C) {\n"
+                       " S(i, k) = k <= i ? A(i, k) : A(k, i)\n C(i, j) +=! S(i, k) * B(k, j)\n}"
+                       ) == [
+        "  C(i, j) +=! A(i, k) * B(k, j) where i in 0:M, j in 0:N, k in 0:min(M, i + 1)",
+        "  C(i, j) += A(k, i) * B(k, j) where i in 0:M, j in 0:N, k in max(0, i + 1):M"]
+
+
+@pytest.mark.parametrize("source", [
+    # a zero-padded copy: forwarded, it would only trim a band's borders
+    "def f(float(N) I, float(K) W) -> (O) {\n"
+    " Ip(h) = h >= 1 && h < N + 1 ? I(h - 1) : 0.0 where h in 0:N + 2\n"
+    " O(h) +=! Ip(h + r) * W(r) where h in 0:N\n}",
+    # arithmetic in the value: each reader would repeat it
+    "def f(float(M, M) A, float(M, N) B) -> (C) {\n Lt(i, k) = k > i ? 2.0 * A(k, i) : 0.0\n"
+    " C(i, j) +=! Lt(i, k) * B(k, j)\n}",
+    # what it reads changes before its reader runs
+    "def f(float(M, M) A, float(M, N) B) -> (C) {\n T(i, k) = A(i, k)\n"
+    " Lt(i, k) = k > i ? T(k, i) : 0.0\n T(i, k) = 1.0\n C(i, j) +=! Lt(i, k) * B(k, j) + T(k, j)\n}",
+    # a reader that reads other points of what it writes is not split
+    "def f(float(M, M) A) -> (C) {\n Lt(i, k) = k > i ? A(k, i) : 0.0\n C(i, k) = A(i, k)\n"
+    " C(i, k) = i >= 1 ? C(i - 1, k) + Lt(i, k) : C(i, k)\n}",
+])
+def test_select_temporaries_that_stay(source):
+    op = frontend(source)
+    assert any(t.name in ("Ip", "Lt") for t in split_selects(op).temporaries)
+
+
+def test_forwarded_temporaries_compute_what_the_copies_did():
+    source = ("def f(float(M, M) A, float(M, N) B) -> (C) {\n"
+              " Lt(i, k) = k > i ? A(k, i) : 0\n C(i, j) +=! Lt(i, k) * B(k, j)\n}")
+    rng = np.random.default_rng(1)
+    A, B = rng.standard_normal((9, 9)).astype(np.float32), rng.standard_normal((9, 4)).astype(
+        np.float32)
+    want = np.tril(A.astype(np.float64), -1).T @ B.astype(np.float64)
+    for canonicalize in (True, False):
+        np.testing.assert_allclose(polyc.define(source, canonicalize=canonicalize)(A, B), want,
+                                   rtol=1e-5, atol=1e-5)
