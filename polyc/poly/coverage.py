@@ -25,8 +25,8 @@ from polyc.lang import sizes as sz
 from polyc.lang.guards import guarded_reads
 from polyc.lang.printer import expr_to_tc
 from polyc.lang.types import INT64
-from polyc.poly.program import (PolyStatement, access_text, domain_constraints, isl_name,
-                                params_prefix, poly_statements, sizes_context, tuple_text)
+from polyc.poly.program import (PolyStatement, isl_name, known_context, params_prefix,
+                                poly_statements, touched_elements)
 
 
 def prove_elements_written(op: ir.Op) -> ir.Op:
@@ -35,9 +35,7 @@ def prove_elements_written(op: ir.Op) -> ir.Op:
     if not partial:
         return op
     prefix = params_prefix(op)
-    context = sizes_context(op)
-    for precondition in op.preconditions:
-        context = context.intersect(isl.Set(precondition.condition))
+    context = known_context(op)
     tensors = op.tensors
     written = {name: isl.Set(f"{prefix} -> {{ {isl_name(name)}[{_dims(tensors[name])}] : "
                              f"false }}") for name in partial}
@@ -49,7 +47,7 @@ def prove_elements_written(op: ir.Op) -> ir.Op:
         if statement.tensor in partial:
             lhs = tuple(ir.Index(INT64, i) for i in statement.indices)
             written[statement.tensor] = written[statement.tensor].union(
-                _touched(stmt, tensors[statement.tensor], lhs, None, prefix, context))
+                touched_elements(stmt, tensors[statement.tensor], lhs, None, prefix, context))
     for name in partial:
         tensor = tensors[name]
         if tensor.role != ir.OUTPUT:
@@ -88,20 +86,13 @@ def _reads_of(statement: ir.Statement, names: set[str], tensors
 
 def _check_read(stmt: PolyStatement, read: ir.Read, guard: str | None, written: isl.Set,
                 prefix, context, tensors) -> None:
-    touched = _touched(stmt, tensors[read.tensor], read.indices, guard, prefix, context)
+    touched = touched_elements(stmt, tensors[read.tensor], read.indices, guard, prefix, context)
     missing = touched.subtract(written)
     if not missing.is_empty():
         raise SemanticError(
             f"`{expr_to_tc(read)}` reads {_element(missing, read.tensor)}, which no earlier "
             f"statement writes: `{read.tensor}`'s first statement leaves it unwritten",
             stmt.statement.span)
-
-
-def _touched(stmt: PolyStatement, tensor: ir.Tensor, indices, guard, prefix, context
-             ) -> isl.Set:
-    domain = isl.Set(f"{prefix} -> {{ {tuple_text(stmt)} : {domain_constraints(stmt)} }}")
-    relation = isl.Map(f"{prefix} -> {{ {access_text(stmt, tensor, indices, guard)} }}")
-    return domain.intersect_params(context).apply(relation)
 
 
 def _dims(tensor: ir.Tensor) -> str:

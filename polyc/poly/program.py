@@ -155,6 +155,24 @@ def sizes_context(op: ir.Op) -> isl.Set:
     return isl.Set(f"{params_prefix(op)} -> {{ : {body} }}")
 
 
+def known_context(op: ir.Op) -> isl.Set:
+    """What is known of the sizes at run time: :func:`sizes_context` and the
+    preconditions the bounds proof added."""
+    context = sizes_context(op)
+    for precondition in op.preconditions:
+        context = context.intersect(isl.Set(precondition.condition))
+    return context
+
+
+def touched_elements(stmt: PolyStatement, tensor: ir.Tensor, indices: tuple[ir.Expr, ...],
+                     guard: str | None, prefix: str, context: isl.Set) -> isl.Set:
+    """The elements of ``tensor`` that ``stmt`` touches at ``indices`` (where ``guard``
+    holds) over its whole domain, for the sizes ``context`` allows."""
+    domain = isl.Set(f"{prefix} -> {{ {tuple_text(stmt)} : {domain_constraints(stmt)} }}")
+    relation = isl.Map(f"{prefix} -> {{ {access_text(stmt, tensor, indices, guard)} }}")
+    return domain.intersect_params(context).apply(relation)
+
+
 def access_text(stmt: PolyStatement, tensor: ir.Tensor, indices: tuple[ir.Expr, ...],
                 guard: str | None = None) -> str:
     """``S[i, k] -> A[i, k]``, with a data-dependent dimension spanning the whole extent,
@@ -198,9 +216,7 @@ def build_poly_program(op: ir.Op) -> PolyProgram:
             return isl.UnionMap(f"{prefix} -> {{ }}")
         return isl.UnionMap(f"{prefix} -> {{ {'; '.join(parts)} }}")
 
-    context = sizes_context(op)
-    for precondition in op.preconditions:
-        context = context.intersect(isl.Set(precondition.condition))
+    context = known_context(op)
     domain = isl.UnionSet(f"{prefix} -> {{ {'; '.join(domain_parts)} }}") if domain_parts \
         else isl.UnionSet(f"{prefix} -> {{ }}")
     domain = domain.intersect_params(context)

@@ -25,7 +25,8 @@ import math
 import islpy as isl
 
 from polyc.lang import ir
-from polyc.poly.program import build_poly_program, isl_items
+from polyc.lang.types import INT64
+from polyc.poly.program import known_context, params_prefix, poly_statements, touched_elements
 
 # The identity a ``!`` initialisation stores, for the operators whose identity is a
 # number a literal can spell.
@@ -36,14 +37,15 @@ def drop_redundant_stores(op: ir.Op) -> ir.Op:
     """``op`` without the constant stores that change no element (module docstring)."""
     if not any(_stored_constant(s) is not None for s in op.statements):
         return op
-    program = build_poly_program(op)
+    prefix, context, tensors = params_prefix(op), known_context(op), op.tensors
     holding: dict[tuple[str, float, bool], isl.Set] = {}  # (tensor, value, sign) -> elements
     redundant = set()
-    for stmt in program.statements:
+    for stmt in poly_statements(op):
         statement = stmt.statement
-        written = _written(program, stmt.name)
-        if written is None:
-            continue
+        lhs = tuple(ir.Index(INT64, i) for i in statement.indices)
+        written = touched_elements(stmt, tensors[statement.tensor], lhs, None, prefix, context)
+        if written.is_empty():
+            continue  # no instances: it writes nothing, and is kept as written
         value = (_INIT_VALUES.get(statement.op) if stmt.is_init
                  else _stored_constant(statement))
         key = None if value is None else (statement.tensor, float(value),
@@ -68,13 +70,4 @@ def _stored_constant(statement: ir.Statement) -> int | float | None:
     if statement.op == "=" and isinstance(statement.rhs, ir.Const) \
             and not isinstance(statement.rhs.value, bool):
         return statement.rhs.value
-    return None
-
-
-def _written(program, name: str) -> isl.Set | None:
-    """The elements statement ``name`` writes (its left-hand side's tensor); None when
-    it has no instances."""
-    for write in isl_items(program.must_writes.get_map_list()):
-        if write.get_tuple_name(isl.dim_type.in_) == name:
-            return write.range()
     return None

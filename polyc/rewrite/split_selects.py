@@ -111,7 +111,7 @@ def _forwarded(op: ir.Op, temporary: ir.Tensor) -> ir.Op | None:
     first = writers[0]
     definition = op.statements[first]
     if definition.op != "=" or definition.reduction_indices or not definition.is_box \
-            or not any(True for _ in _selects(definition.rhs)) or not _cheap(definition.rhs):
+            or not _has_select(definition.rhs) or not _cheap(definition.rhs):
         return None
     value = definition.rhs
     if value.type != temporary.type:
@@ -130,7 +130,7 @@ def _forwarded(op: ir.Op, temporary: ir.Tensor) -> ir.Op | None:
         replaced = dataclasses.replace(reader, rhs=rhs)
         pieces = _split(replaced)
         if temporary.name in replaced.tensors_read or any(
-                any(True for _ in _selects(piece.rhs)) for piece in pieces):
+                _has_select(piece.rhs) for piece in pieces):
             return None  # a reader would evaluate the select per point
         if not any(has_uneven_extent(piece) for piece in pieces):
             return None  # bands only trim borders: the copy's box loops run faster
@@ -187,6 +187,10 @@ def _selects(expr: ir.Expr):
         return
     for child in ir.children(expr):
         yield from _selects(child)
+
+
+def _has_select(expr: ir.Expr) -> bool:
+    return next(_selects(expr), None) is not None
 
 
 def _inequalities(condition: ir.Expr) -> list[LinearIndex] | None:
