@@ -174,6 +174,16 @@ class ArgumentBinder:
             self._check_derived(sizes)
         return {name: sizes[name] for name in self._size_names if name in sizes}, origins
 
+    def check_sizes(self, sizes: dict[str, int]) -> None:
+        """Raise :meth:`bind`'s ArgumentError when ``sizes`` (all of them) violate a
+        precondition or give an output a negative extent."""
+        if self.op.preconditions:
+            self._check_preconditions(sizes)
+        for spec, shape in zip(self._outputs, self._output_shapes(sizes)):
+            if any(extent < 0 for extent in shape):
+                raise ArgumentError(f"{self.op.name}: the sizes {_sizes_text(sizes)} give "
+                                    f"{spec.name} the shape {shape}")
+
     # ------------------------------------------------------------- the C launcher
 
     def launcher_spec(self) -> tuple[int, tuple, tuple]:

@@ -220,9 +220,10 @@ def isl_name(name: str) -> str:
     return name + "_" if name in _ISL_RESERVED else name
 
 
-def to_isl(e: SizeExpr) -> str:
-    """isl text: ``N - 1``, ``floor((H - 3)/2) + 1``, ``min(M, N)``."""
-    return _print(e, atom_style="isl", name=isl_name)
+def to_isl(e: SizeExpr, name=isl_name) -> str:
+    """isl text: ``N - 1``, ``floor((H - 3)/2) + 1``, ``min(M, N)`` (``name`` maps a size
+    to its isl name)."""
+    return _print(e, atom_style="isl", name=name)
 
 
 def to_c(e: SizeExpr, name=lambda n: n) -> str:
