@@ -13,7 +13,7 @@ TORCH ?= torch==2.13.0
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,dask]'
 	$(if $(TORCH),-$(PY) -m pip install --quiet '$(TORCH)')
 	touch $(STAMP)
 

@@ -1,0 +1,187 @@
+"""polyc.dask: operators on Dask arrays, checked against single-process polyc under
+random chunkings (uneven, size-1 chunks, one chunk, empty arrays), the plans' splits,
+halos and task counts, and a run on a two-process LocalCluster."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import polyc
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+polyc_dask = pytest.importorskip("polyc.dask")
+
+OPERATORS = {
+    "matmul": "def matmul(double(M, K) A, double(K, N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }",
+    "conv2d": """def conv2d(double(C, H, W) X, double(F, C, KH, KW) Wt) -> (O) {
+        O(f, h, w) +=! X(c, h + kh, w + kw) * Wt(f, c, kh, kw) }""",
+    "padded": """def padded(double(H, W) X, double(KH, KW) K) -> (O) {
+        O(h, w) +=! (h + kh - 1 >= 0 && h + kh - 1 < H && w + kw - 1 >= 0 && w + kw - 1 < W)
+                    ? X(h + kh - 1, w + kw - 1) * K(kh, kw) : 0.0
+            where h in 0:H, w in 0:W, kh in 0:KH, kw in 0:KW }""",
+    "strided": "def strided(double(H) X) -> (O) { O(h) +=! X(2 * h + r) where r in 0:3 }",
+    "layernorm": """def layernorm(double(N, D) X) -> (Y, mean) {
+        mean(i) +=! X(i, j) / D
+        var(i) +=! (X(i, j) - mean(i)) * (X(i, j) - mean(i)) / D
+        Y(i, j) = (X(i, j) - mean(i)) * rsqrt(var(i) + 1e-5) }""",
+    "gather": "def gather(double(V, D) T, int32(B, L) I) -> (O) { O(b, d) +=! T(I(b, l), d) }",
+    "rowmax": "def rowmax(double(N, M) X) -> (O) { O(j) max=! X(i, j) }",
+    "transpose": "def transpose(double(N, M) X, double a) -> (O) { O(j, i) = a * X(i, j) + i }",
+    "prefix": "def prefix(double(N) X) -> (O) { O(i) +=! X(j) where i in 0:N, j in 0:i + 1 }",
+}
+_OPS = {}
+
+
+def _op(name):
+    if name not in _OPS:
+        _OPS[name] = polyc.define(OPERATORS[name])
+    return _OPS[name]
+
+
+def _inputs(name, rng, n):
+    """Arguments of the operator ``name`` with extents around ``n``."""
+    r = rng.standard_normal
+    if name == "matmul":
+        return [r((n, n + 1)), r((n + 1, n + 2))]
+    if name == "conv2d":
+        return [r((2, n + 2, n + 3)), r((3, 2, 3, 2))]
+    if name == "padded":
+        return [r((n, n + 1)), r((3, 3))]
+    if name in ("strided", "prefix"):
+        return [r(2 * n + 3)]
+    if name == "gather":
+        return [r((5, n)), rng.integers(0, 5, (n, 3)).astype(np.int32)]  # repeated rows
+    if name == "transpose":
+        return [r((n, n + 2)), 1.5]
+    return [r((n, n + 1))]
+
+
+def _chunked(draw, array):
+    if not isinstance(array, np.ndarray):
+        return array
+    chunks = []
+    for extent in array.shape:
+        cuts = draw(st.lists(st.integers(1, max(extent - 1, 1)), max_size=3)) if extent > 1 else []
+        bounds = sorted({0, extent, *cuts})
+        chunks.append(tuple(b - a for a, b in zip(bounds, bounds[1:])) or (0,))
+    return da.from_array(array, chunks=tuple(chunks))
+
+
+def _check(operator, arguments, chunked, **apply_options):
+    want = operator(*arguments)
+    got = polyc_dask.apply(operator, *chunked, **apply_options)
+    got = dask.compute(got, scheduler="synchronous")[0]
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for w, g in zip(want, got):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(OPERATORS))
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_any_chunking_gives_the_single_process_result(name, data):
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    arguments = _inputs(name, rng, data.draw(st.integers(1, 7)))
+    chunked = [_chunked(data.draw, a) for a in arguments]
+    _check(_op(name), arguments, chunked)
+
+
+@pytest.mark.parametrize("name", ["matmul", "layernorm", "gather", "padded"])
+def test_empty_arrays(name):
+    arguments = _inputs(name, np.random.default_rng(0), 0)
+    _check(_op(name), arguments, [da.from_array(a) if isinstance(a, np.ndarray) else a
+                                  for a in arguments])
+
+
+def test_numpy_arrays_and_asked_output_chunks():
+    rng = np.random.default_rng(1)
+    arguments = _inputs("matmul", rng, 9)
+    _check(_op("matmul"), arguments, arguments, chunks=(4, 5))
+    result = polyc_dask.apply(_op("matmul"), *arguments, chunks=(4, 5))
+    assert result.chunks == ((4, 4, 1), (5, 5, 1))
+
+
+def test_a_split_reduction_is_a_tree_and_tasks_stay_near_the_blocks():
+    rng = np.random.default_rng(2)
+    A = da.from_array(rng.standard_normal((40, 90)), chunks=(20, 10))
+    B = da.from_array(rng.standard_normal((90, 30)), chunks=(10, 15))
+    plan = polyc_dask.plan(_op("matmul"), A, B)
+    reduction = [a for a in plan.decomposition.axes if a.reduction is not None]
+    assert [len(a.chunks) for a in reduction] == [9]
+    output_blocks = 2 * 2
+    assert plan.blocks == output_blocks * 9
+    tree = output_blocks * 3  # 9 partial results: 2 combines of up to 8, then the last
+    assert plan.tasks == plan.blocks + tree
+    assert "combined by + in a tree of 2 levels" in str(plan)
+    _check(_op("matmul"), [A.compute(), B.compute()], [A, B])
+
+
+def test_windows_get_exact_halos_and_fewer_tasks_than_map_overlap():
+    rng = np.random.default_rng(3)
+    X = da.from_array(rng.standard_normal((40, 36)), chunks=(10, 12))
+    K = rng.standard_normal((3, 3))
+    plan = polyc_dask.plan(_op("padded"), X, K)
+    assert plan.blocks == 4 * 3
+    assert set(plan.halos().values()) <= {(0, 2), (0, 0)}  # reads at h - 1 + kh, kh < 3
+    assert plan.tasks == plan.blocks
+    overlap = X.map_overlap(lambda b: b, depth=1, boundary=0)
+    overlap_tasks = len(dict(overlap.__dask_graph__())) - len(dict(X.__dask_graph__()))
+    assert overlap_tasks >= 3 * plan.tasks
+    _check(_op("padded"), [X.compute(), K], [X, K])
+
+
+def test_blocks_read_what_they_need_and_dimensions_that_gain_nothing_stay_whole():
+    X = da.from_array(np.arange(12.0), chunks=4)
+    plan = polyc_dask.plan(_op("prefix"), X, chunks=4)  # O(i) follows no input: asked
+    (axis,) = plan.decomposition.axes
+    assert axis.chunks == (4, 4, 4)  # block k reads X[0:4k + 4] and keeps its last 4 rows
+    assert [run.parts for run in plan.decomposition.runs.values()] == [
+        (((0, 4),),), (((0, 8),),), (((0, 12),),)]
+    _check(_op("prefix"), [X.compute()], [X], chunks=4)
+    norm = polyc.define("def norm(double(N) X) -> (O) { O(i) = X(i) / N }")
+    plan = polyc_dask.plan(norm, X)
+    (axis,) = plan.decomposition.axes
+    assert axis.chunks == (12,) and "whole of every input" in axis.whole_because
+    assert "whole (every block would read the whole of every input)" in str(plan)
+    _check(norm, [X.compute()], [X])
+
+
+def test_layernorm_splits_rows_and_keeps_its_reduction_whole():
+    X = da.from_array(np.random.default_rng(4).standard_normal((12, 10)), chunks=(5, 4))
+    plan = polyc_dask.plan(_op("layernorm"), X)
+    rows, columns = plan.decomposition.axes
+    assert rows.dims == (("Y", 0), ("mean", 0)) and rows.chunks == (5, 5, 2)
+    assert columns.chunks == (10,)
+    assert plan.tasks == 3 + 2 * 3  # a task per block, and one per output block
+    _check(_op("layernorm"), [X.compute()], [X])
+
+
+def test_bad_arguments_are_argument_errors():
+    A = da.ones((4, 5), chunks=2)
+    with pytest.raises(polyc.ArgumentError, match="float64"):
+        polyc_dask.apply(_op("matmul"), A.astype(np.float32), da.ones((5, 3)))
+    with pytest.raises(polyc.ArgumentError):
+        polyc_dask.apply(_op("matmul"), A, da.ones((4, 3)))
+    with pytest.raises(polyc.ArgumentError):
+        polyc_dask.apply(_op("matmul"), A)
+
+
+def test_a_local_cluster_of_two_processes():
+    distributed = pytest.importorskip("distributed")
+    rng = np.random.default_rng(5)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        for name in ("conv2d", "matmul", "layernorm"):
+            arguments = _inputs(name, rng, 8)
+            chunked = [da.from_array(a, chunks=tuple(max(1, n // 2) for n in a.shape))
+                       if isinstance(a, np.ndarray) else a for a in arguments]
+            want = _op(name)(*arguments)
+            got = dask.compute(polyc_dask.apply(_op(name), *chunked), scheduler=client)[0]
+            want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+            for w, g in zip(want, got):
+                np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+        built = client.run(lambda: len(__import__("polyc.dask").dask._OPERATORS))
+        assert len(built) == 2 and all(n >= 1 for n in built.values())  # ran in the workers
