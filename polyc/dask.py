@@ -106,7 +106,9 @@ class Plan:
                 reason = f" ({axis.whole_because})" if axis.whole_because else ""
                 lines.append(f"  {dims}: whole{reason}")
             elif axis.reduction is not None:
-                levels = max(1, int(np.ceil(np.log(len(axis.chunks)) / np.log(SPLIT_EVERY))))
+                levels, parts = 1, len(axis.chunks)
+                while parts > SPLIT_EVERY:
+                    parts, levels = -(-parts // SPLIT_EVERY), levels + 1
                 lines.append(f"  {dims}: split in {len(axis.chunks)} chunks, partial results "
                              f"combined by {axis.reduction[2]} in a tree of {levels} level"
                              f"{'s' if levels != 1 else ''}")

@@ -37,6 +37,7 @@ from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.ranges import LinearIndex, affine_of, linear_to_isl
 from polyc.lang.sizes import isl_name
+from polyc.lang.types import INT64
 from polyc.poly.program import (PolyStatement, access_text, build_poly_program, isl_items,
                                 params_prefix, tuple_text)
 
@@ -244,7 +245,7 @@ class BlockAnalysis:
             for name, d, linear in facts.accesses:
                 tensor, t = op.tensor(name), position[name]
                 if linear is None:  # a data-dependent dimension stays whole
-                    constraints += [f"o{t}_{d}= 0",
+                    constraints += [f"o{t}_{d} = 0",
                                     f"{extent(tensor, d)} = {evaluated(tensor.shape[d])}"]
                     continue
                 moved = " + ".join(f"{c}*{shift[i]}" for i, c in linear.coefficients) or "0"
@@ -319,8 +320,6 @@ def _tensors(op: ir.Op) -> tuple[ir.Tensor, ...]:
 
 
 def _lhs(stmt: PolyStatement) -> tuple[ir.Expr, ...]:
-    from polyc.lang.types import INT64
-
     return tuple(ir.Index(INT64, i) for i in stmt.statement.indices)
 
 
