@@ -172,7 +172,7 @@ def _planned(operator, args: tuple, chunks):
         normal = da.core.normalize_chunks(chunks, shape, dtype=first.type.dtype)
         asked = {(first.name, d): c for d, c in enumerate(normal)}
     in_chunks = tuple(a.chunks if t.rank else None for t, a in zip(op.inputs, arrays))
-    decomposition = decompose(analysis, shapes, in_chunks, asked)
+    decomposition = decompose(analysis, sizes, shapes, in_chunks, asked)
     spec = (to_tc(op), op.name, operator.options)
     name = f"polyc-{op.name}-" + tokenize(spec[0], repr(spec[2]), [
         a.name if t.rank else a for t, a in zip(op.inputs, arrays)], asked)
@@ -206,10 +206,11 @@ def _graph(name: str, op, decomposition: Decomposition, arrays: list, spec):
     single = len(op.outputs) == 1 and not decomposition.partials(op.outputs[0].name)
     keys = {t.name: f"{name}-{t.name}" for t in op.outputs}
     block_key = {}
+    output_position = {t.name: j for j, t in enumerate(op.outputs)}
     for block, run in decomposition.runs.items():
         parts = [_part_arguments(array, part) if part is not None else array
                  for array, part in zip(arrays, run.parts)]
-        produced = tuple(([t.name for t in op.outputs].index(o), box) for o, box in run.trims)
+        produced = tuple((output_position[o], box) for o, box in run.trims)
         key = (keys[op.outputs[0].name], *_coordinates(decomposition, op.outputs[0].name,
                                                          block)) if single \
             else (f"{name}-block", *block)
@@ -241,11 +242,9 @@ def _graph(name: str, op, decomposition: Decomposition, arrays: list, spec):
 
 def _coordinates(decomposition: Decomposition, output: str, block: tuple) -> tuple:
     """The output block's position in the output's chunk grid."""
-    result = []
-    for axis, k in zip(decomposition.axes, block):
-        result += [k for name, _ in axis.dims if name == output]
-    dims = [d for axis in decomposition.axes for name, d in axis.dims if name == output]
-    return tuple(k for _, k in sorted(zip(dims, result)))
+    chunk = {d: k for axis, k in zip(decomposition.axes, block)
+             for name, d in axis.dims if name == output}
+    return tuple(chunk[d] for d in sorted(chunk))
 
 
 def _part_arguments(array, part) -> list:

@@ -173,7 +173,7 @@ class BlockAnalysis:
         :class:`NotABlockRun`."""
         whole = self.concrete(sizes)
         needed, instances = self._needed(whole, block)
-        local, values = self._translation(sizes, needed, block)
+        local, values = self._translation(sizes, needed)
         self._prove(whole, self.concrete(local), values, needed, instances)
         op = self.op
         parts = []
@@ -215,7 +215,7 @@ class BlockAnalysis:
 
     # ------------------------------------------------------------- 2. the translation
 
-    def _translation(self, sizes: dict[str, int], needed: isl.UnionSet, block: Block
+    def _translation(self, sizes: dict[str, int], needed: isl.UnionSet
                      ) -> tuple[dict[str, int], dict[str, int]]:
         """The least local sizes, and every origin and shift, that map the local run onto
         the global one (see the module docstring)."""

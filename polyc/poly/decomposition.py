@@ -65,17 +65,9 @@ class Decomposition:
 
     axes: tuple[Axis, ...]
     runs: dict[tuple[int, ...], BlockRun]
-    output_shapes: dict[str, tuple[int, ...]]
 
     def produces(self, output: str, block: tuple[int, ...]) -> bool:
-        """Whether ``block`` produces (part of) ``output``: chunk 0 of every axis the
-        output does not span (for a split reduction of it: every chunk)."""
-        return all(k == 0 or self.spans(axis, output) or axis.reduced == output
-                   for axis, k in zip(self.axes, block))
-
-    @staticmethod
-    def spans(axis: Axis, output: str) -> bool:
-        return any(name == output for name, _ in axis.dims)
+        return _produces(self.axes, output, block)
 
     def partials(self, output: str) -> tuple[int, ...]:
         """The positions of the axes whose chunks give partial results of ``output``."""
@@ -83,14 +75,13 @@ class Decomposition:
                      if a.reduced == output and len(a.chunks) > 1)
 
 
-def decompose(analysis: BlockAnalysis, shapes: tuple, chunks: tuple,
+def decompose(analysis: BlockAnalysis, sizes: dict[str, int], shapes: tuple, chunks: tuple,
               output_chunks: dict[tuple[str, int], tuple[int, ...]] | None = None
               ) -> Decomposition:
-    """The decomposition of a run on inputs of ``shapes`` cut in ``chunks`` (per input,
-    per dimension, the chunk lengths; ``None`` for a 0-rank input); ``output_chunks``
-    asks for chunks of given output dimensions."""
+    """The decomposition of a run on inputs of ``shapes`` (which bind ``sizes``) cut in
+    ``chunks`` (per input, per dimension, the chunk lengths; ``None`` for a 0-rank
+    input); ``output_chunks`` asks for chunks of given output dimensions."""
     op = analysis.op
-    sizes = _bound_sizes(op, shapes)
     output_shapes = {t.name: tuple(sz.evaluate(e, sizes) for e in t.shape) for t in op.outputs}
     inputs = {t.name: (shape, chunk) for t, shape, chunk in zip(op.inputs, shapes, chunks)}
     axes = _axes(op, sizes, output_shapes, inputs, output_chunks or {})
@@ -98,6 +89,7 @@ def decompose(analysis: BlockAnalysis, shapes: tuple, chunks: tuple,
         0 in shape for shape in output_shapes.values())
     if empty:
         axes = [a.made_whole("the arrays are empty") for a in axes]
+    whole = _whole_run(op, sizes, output_shapes).parts
     for k, axis in enumerate(axes):
         if len(axis.chunks) > 1:
             alone = [a if j == k else a.made_whole("") for j, a in enumerate(axes)]
@@ -106,7 +98,6 @@ def decompose(analysis: BlockAnalysis, shapes: tuple, chunks: tuple,
             except NotABlockRun as refusal:
                 axes[k] = axis.made_whole(str(refusal))
                 continue
-            whole = _whole_run(op, sizes, output_shapes).parts
             if all(run.parts == whole for run in runs.values()):
                 axes[k] = axis.made_whole("every block would read the whole of every input")
     while True:
@@ -116,17 +107,14 @@ def decompose(analysis: BlockAnalysis, shapes: tuple, chunks: tuple,
         except NotABlockRun as refusal:
             k = max(j for j, a in enumerate(axes) if len(a.chunks) > 1)
             axes[k] = axes[k].made_whole(f"split together with the other axes: {refusal}")
-    return Decomposition(tuple(axes), runs, output_shapes)
+    return Decomposition(tuple(axes), runs)
 
 
-def _bound_sizes(op: ir.Op, shapes: tuple) -> dict[str, int]:
-    sizes: dict[str, int] = {}
-    for tensor, shape in zip(op.inputs, shapes):
-        for extent, value in zip(tensor.shape, shape or ()):
-            name = sz.plain_name(extent)
-            if name is not None:
-                sizes.setdefault(name, value)
-    return sizes
+def _produces(axes, output: str, block: tuple[int, ...]) -> bool:
+    """Whether ``block`` produces (part of) ``output``: chunk 0 of every axis the output
+    does not span (for a split reduction of it: every chunk)."""
+    return all(k == 0 or axis.reduced == output or any(name == output for name, _ in axis.dims)
+               for axis, k in zip(axes, block))
 
 
 def _prove_all(analysis, sizes, axes, output_shapes) -> dict[tuple[int, ...], BlockRun]:
@@ -137,8 +125,7 @@ def _prove_all(analysis, sizes, axes, output_shapes) -> dict[tuple[int, ...], Bl
             return {block: _whole_run(op, sizes, output_shapes)}
         boxes, reductions = [], []
         for t in op.outputs:
-            if all(k == 0 or Decomposition.spans(a, t.name) or a.reduced == t.name
-                   for a, k in zip(axes, block)):
+            if _produces(axes, t.name, block):
                 box = [(0, n) for n in output_shapes[t.name]]
                 for a, k in zip(axes, block):
                     for name, d in a.dims:
