@@ -130,10 +130,15 @@ class _Concrete:
         self.domain = program.domain.intersect_params(params).project_out_all_params()
         self.reads = program.reads.intersect_params(params).project_out_all_params()
         self.writes = program.must_writes.intersect_params(params).project_out_all_params()
+        self._sets: dict[str, isl.Set] = {}
 
     def set(self, text: str) -> isl.Set:
-        """Isl text over the sizes, made concrete."""
-        return isl.Set(text).intersect_params(self.params).project_out_all_params()
+        """Isl text over the sizes, made concrete (parsed once)."""
+        found = self._sets.get(text)
+        if found is None:
+            found = self._sets[text] = isl.Set(text).intersect_params(
+                self.params).project_out_all_params()
+        return found
 
 
 def _parts(union: isl.UnionSet) -> dict[str, isl.Set]:
@@ -155,6 +160,8 @@ class BlockAnalysis:
         self.program = build_poly_program(op)
         self.facts = {s.name: _facts(s) for s in op.statements}
         self._concrete: dict[tuple[int, ...], _Concrete] = {}
+        self._templates: dict[tuple, tuple[isl.Set, list[str]]] = {}
+        self._texts: dict[str, object] = {}
         tensors = op.tensors
         self._writes = {}  # statement -> the elements its instances write, any instance
         for stmt in self.program.statements:
@@ -166,6 +173,13 @@ class BlockAnalysis:
         found = self._concrete.get(key)
         if found is None:
             found = self._concrete[key] = _Concrete(self.program, sizes)
+        return found
+
+    def _parsed(self, kind, text: str):
+        """``kind(text)``, parsed once: parsing isl text costs more than using it."""
+        found = self._texts.get(text)
+        if found is None:
+            found = self._texts[text] = kind(text)
         return found
 
     def run(self, sizes: dict[str, int], block: Block) -> BlockRun:
@@ -197,13 +211,15 @@ class BlockAnalysis:
         """The needed elements of every tensor and the needed instances."""
         elements = isl.UnionSet("{ }")
         for name, box in block.boxes:
-            elements = elements.union(isl.UnionSet(_box_text(name, box)))
+            template = self._parsed(isl.Set, _box_text(name, len(box)))
+            elements = elements.union(_at(template, [v for bounds in box for v in bounds]))
         excluded = isl.UnionSet("{ }")
         for chunk in block.chunks:
             stmt = self.program.statement(chunk.statement)
             index = isl_name(chunk.index)
-            excluded = excluded.union(isl.UnionSet(
-                f"{{ {tuple_text(stmt)} : {index} < {chunk.start} or {index} >= {chunk.stop} }}"))
+            template = self._parsed(isl.Set, f"[start, stop] -> {{ {tuple_text(stmt)} : "
+                                             f"{index} < start or {index} >= stop }}")
+            excluded = excluded.union(_at(template, [chunk.start, chunk.stop]))
         written = whole.writes.range()
         while True:
             instances = whole.writes.intersect_range(elements).domain().subtract(excluded)
@@ -219,6 +235,39 @@ class BlockAnalysis:
                      ) -> tuple[dict[str, int], dict[str, int]]:
         """The least local sizes, and every origin and shift, that map the local run onto
         the global one (see the module docstring)."""
+        op = self.op
+        boxes = {name: _bounds(part, op.tensor(name).rank)
+                 for name, part in _parts(needed).items()}
+        boxes = {name: box for name, box in boxes.items() if box is not None}
+        solutions, variables = self._solutions(sizes, frozenset(boxes))
+        position = 0
+        for tensor in _tensors(op):  # the parameters: each needed box's bounds, in order
+            for start, stop in boxes.get(tensor.name, ()):
+                solutions = solutions.fix_val(isl.dim_type.param, position, start)
+                solutions = solutions.fix_val(isl.dim_type.param, position + 1, stop)
+                position += 2
+        solutions = solutions.project_out_all_params()
+        if solutions.is_empty():
+            raise NotABlockRun("no translation of the operator's indices maps a run on "
+                               "parts of the inputs onto this block")
+        point = solutions.lexmin().sample_point()
+        values = {name: point.get_coordinate_val(isl.dim_type.set, k).to_python()
+                  for k, name in enumerate(variables)}
+        local = {s: values[f"n{k}"] for k, s in enumerate(op.sizes)}
+        return local, values
+
+    def _solutions(self, sizes: dict[str, int], boxed: frozenset[str]
+                   ) -> tuple[isl.Set, list[str]]:
+        """The translations for the global ``sizes``, with the needed boxes of the
+        tensors ``boxed`` as parameters (built once: parsing is what costs)."""
+        key = (tuple(sizes[s] for s in self.op.sizes), boxed)
+        found = self._templates.get(key)
+        if found is None:
+            found = self._templates[key] = self._solution_template(sizes, boxed)
+        return found
+
+    def _solution_template(self, sizes: dict[str, int], boxed: frozenset[str]
+                           ) -> tuple[isl.Set, list[str]]:
         op = self.op
         tensors = _tensors(op)
         position = {t.name: k for k, t in enumerate(tensors)}
@@ -252,11 +301,8 @@ class BlockAnalysis:
                 offset = sz.to_isl(linear.offset, name=local.__getitem__)
                 constraints.append(f"{moved} + {evaluated(linear.offset)} - ({offset}) "
                                    f"= o{t}_{d}")
-        boxes = {name: _bounds(part, op.tensor(name).rank)
-                 for name, part in _parts(needed).items()}
-        origins = []
+        origins, parameters = [], []
         for t, tensor in enumerate(tensors):
-            box = boxes.get(tensor.name)
             for d in range(tensor.rank):
                 origin, span = f"o{t}_{d}", extent(tensor, d)
                 origins.append(origin)
@@ -264,22 +310,17 @@ class BlockAnalysis:
                 if tensor.role == ir.INPUT:
                     constraints += [f"{origin} >= 0",
                                     f"{origin} + {span} <= {evaluated(tensor.shape[d])}"]
-                if box is not None:
-                    start, stop = box[d]
+                if tensor.name in boxed:  # the part holds the needed box [start, stop)
+                    start, stop = f"start{t}_{d}", f"stop{t}_{d}"
+                    parameters += [start, stop]
                     constraints += [f"{origin} <= {start}", f"{origin} + {span} >= {stop}"]
         mentioned = set(re.findall(r"\w+", " ".join(constraints)))
         for shift in shifts:  # a shift nothing constrains stays 0
             constraints.append(f"-{bound} <= {shift} <= {bound}" if shift in mentioned
                                else f"{shift} = 0")
         variables = list(local.values()) + origins + shifts
-        solutions = isl.Set(f"{{ [{', '.join(variables)}] : {' and '.join(constraints)} }}")
-        if solutions.is_empty():
-            raise NotABlockRun("no translation of the operator's indices maps a run on "
-                               "parts of the inputs onto this block")
-        point = solutions.lexmin().sample_point()
-        values = {name: point.get_coordinate_val(isl.dim_type.set, k).to_python()
-                  for k, name in enumerate(variables)}
-        return {s: values[n] for s, n in local.items()}, values
+        return isl.Set(f"[{', '.join(parameters)}] -> {{ [{', '.join(variables)}] : "
+                       f"{' and '.join(constraints)} }}"), variables
 
     # ------------------------------------------------------------- 3. the proof
 
@@ -294,7 +335,7 @@ class BlockAnalysis:
             j = position[stmt.statement.name]
             ranges = [r.index for r in stmt.statement.domain]
             shift = [values[f"s{j}_{ranges.index(i)}"] for i in stmt.indices]
-            move = _translation_map(stmt, shift)
+            move = _at(self._parsed(isl.Map, _translation_text(stmt)), shift)
             empty = isl.Set(f"{{ {tuple_text(stmt)} : false }}")
             global_instances = wanted.get(stmt.name, empty)
             target = needed.extract_set(self._writes[stmt.name].get_space().range())
@@ -323,13 +364,25 @@ def _lhs(stmt: PolyStatement) -> tuple[ir.Expr, ...]:
     return tuple(ir.Index(INT64, i) for i in stmt.statement.indices)
 
 
-def _box_text(tensor: str, box: Box) -> str:
-    names = [f"x{d}" for d in range(len(box))]
-    bounds = " and ".join(f"{start} <= x{d} < {stop}" for d, (start, stop) in enumerate(box))
-    return f"{{ {isl_name(tensor)}[{', '.join(names)}] : {bounds or 'true'} }}"
+def _box_text(tensor: str, rank: int) -> str:
+    """A box of ``tensor``, its (start, stop) per dimension the parameters."""
+    bounds = [f"start{d}, stop{d}" for d in range(rank)]
+    inside = " and ".join(f"start{d} <= x{d} < stop{d}" for d in range(rank))
+    return (f"[{', '.join(bounds)}] -> {{ {isl_name(tensor)}"
+            f"[{', '.join(f'x{d}' for d in range(rank))}] : {inside or 'true'} }}")
 
 
-def _translation_map(stmt: PolyStatement, shift: list[int]) -> isl.Map:
+def _translation_text(stmt: PolyStatement) -> str:
+    """The statement's instances moved by a shift per index (the parameters)."""
     names = [isl_name(i) for i in stmt.indices]
-    moved = [f"{n} + {s}" for n, s in zip(names, shift)]
-    return isl.Map(f"{{ {tuple_text(stmt)} -> {stmt.name}[{', '.join(moved)}] }}")
+    moved = [f"{n} + shift{k}" for k, n in enumerate(names)]
+    return (f"[{', '.join(f'shift{k}' for k in range(len(names)))}] -> "
+            f"{{ {tuple_text(stmt)} -> {stmt.name}[{', '.join(moved)}] }}")
+
+
+def _at(template, values: list[int]):
+    """``template`` (a set or map over parameters) with its parameters set to ``values``,
+    in order."""
+    for k, value in enumerate(values):
+        template = template.fix_val(isl.dim_type.param, k, value)
+    return template.project_out_all_params()
