@@ -176,9 +176,13 @@ def _planned(operator, args: tuple, chunks):
     spec = (to_tc(op), op.name, operator.options)
     name = f"polyc-{op.name}-" + tokenize(spec[0], repr(spec[2]), [
         a.name if t.rank else a for t, a in zip(op.inputs, arrays)], asked)
-    graph, keys = _graph(name, op, decomposition, arrays, spec)
-    layer = HighLevelGraph.from_collections(name, graph, dependencies=[
+    blocks, outputs, keys = _graph(name, op, decomposition, arrays, spec)
+    block_layer = name if outputs else keys[op.outputs[0].name]
+    layer = HighLevelGraph.from_collections(block_layer, blocks, dependencies=[
         a for t, a in zip(op.inputs, arrays) if t.rank])
+    if outputs:  # a layer per output (named as its array), over the blocks' layer
+        layer = HighLevelGraph({**layer.layers, **outputs}, {
+            **layer.dependencies, **{output: {block_layer} for output in outputs}})
     results = []
     for tensor in op.outputs:
         dims = [next(a for a in decomposition.axes if (tensor.name, d) in a.dims)
@@ -188,7 +192,8 @@ def _planned(operator, args: tuple, chunks):
                                 meta=np.empty((0,) * tensor.rank, tensor.type.dtype)))
     inputs = tuple((t.name, s or (), c or (), t.type.dtype.itemsize)
                    for t, s, c in zip(op.inputs, shapes, in_chunks))
-    return Plan(op.name, decomposition, inputs, len(graph) - 1), results
+    tasks = len(blocks) - 1 + sum(len(tasks) for tasks in outputs.values())
+    return Plan(op.name, decomposition, inputs, tasks), results
 
 
 def _analysis(op) -> BlockAnalysis:
@@ -200,7 +205,9 @@ def _analysis(op) -> BlockAnalysis:
 
 
 def _graph(name: str, op, decomposition: Decomposition, arrays: list, spec):
-    """The tasks (see the module docstring) and each output's key name."""
+    """The tasks (see the module docstring): the blocks' and, unless the blocks are the
+    only output's chunks, each output's (its chunks and its reduction tree); and each
+    output's key name."""
     graph = {(f"{name}-operator",): spec}
     spec_key = (f"{name}-operator",)
     single = len(op.outputs) == 1 and not decomposition.partials(op.outputs[0].name)
@@ -217,8 +224,10 @@ def _graph(name: str, op, decomposition: Decomposition, arrays: list, spec):
         graph[key] = (_run_block, spec_key, single, produced, *parts)
         block_key[block] = key
     if single:
-        return graph, keys
+        return graph, {}, keys
+    outputs = {}
     for tensor in op.outputs:
+        layer = outputs[keys[tensor.name]] = {}
         partial = decomposition.partials(tensor.name)
         operator = decomposition.axes[partial[0]].reduction[2] if partial else None
         groups: dict[tuple, list] = {}
@@ -233,11 +242,11 @@ def _graph(name: str, op, decomposition: Decomposition, arrays: list, spec):
                 merged = []
                 for g in range(0, len(parts), SPLIT_EVERY):
                     key = (f"{name}-combine-{tensor.name}-{level}", *where, g)
-                    graph[key] = (_combine, operator, list(parts[g:g + SPLIT_EVERY]))
+                    layer[key] = (_combine, operator, list(parts[g:g + SPLIT_EVERY]))
                     merged.append(key)
                 parts, level = merged, level + 1
-            graph[output_key] = parts[0] if len(parts) == 1 else (_combine, operator, parts)
-    return graph, keys
+            layer[output_key] = parts[0] if len(parts) == 1 else (_combine, operator, parts)
+    return graph, outputs, keys
 
 
 def _coordinates(decomposition: Decomposition, output: str, block: tuple) -> tuple:

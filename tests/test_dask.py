@@ -158,6 +158,20 @@ def test_layernorm_splits_rows_and_keeps_its_reduction_whole():
     _check(_op("layernorm"), [X.compute()], [X])
 
 
+def test_outputs_compose_with_other_dask_operations_on_the_threads_scheduler():
+    rng = np.random.default_rng(6)
+    X = da.from_array(rng.standard_normal((12, 10)), chunks=(5, 4))
+    Y, mean = polyc_dask.apply(_op("layernorm"), X)  # an output layer per array
+    B = da.from_array(rng.standard_normal((10, 7)), chunks=(3, 7))
+    C = polyc_dask.apply(_op("matmul"), X, B)  # a split reduction's tree
+    got = dask.compute((Y - mean[:, None]).sum(axis=1), (C * 2).T, Y.persist(),
+                       scheduler="threads")
+    want_y, want_mean = _op("layernorm")(X.compute())
+    np.testing.assert_allclose(got[0], (want_y - want_mean[:, None]).sum(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(got[1], 2 * (X.compute() @ B.compute()).T, rtol=1e-12)
+    np.testing.assert_allclose(got[2], want_y, rtol=1e-12)
+
+
 def test_bad_arguments_are_argument_errors():
     A = da.ones((4, 5), chunks=2)
     with pytest.raises(polyc.ArgumentError, match="float64"):
