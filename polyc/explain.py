@@ -12,7 +12,9 @@ named :class:`Section` for programs and tests::
 
 Section keys, in order: ``source`` (as written), ``ir`` (TC, ranges explicit),
 ``shapes``, ``domains``, ``deps``, ``graph``, ``fusion``, ``schedule``,
-``space`` (iteration space), ``ast`` (loop nest), ``c``, ``stats``.
+``space`` (iteration space), ``ast`` (loop nest), ``c``, ``stats``, and with
+Dask arrays (sizes from their shapes, nothing compiled) ``dask``: the plan of
+:func:`polyc.dask.apply` on them.
 :data:`STAGES` are those that depend on the compilation only;
 ``stage_texts`` gives their text for ``python -m polyc --emit`` and the
 ``POLYC_DEBUG`` channels, which carry the same names.
@@ -50,6 +52,7 @@ TITLES = {
     "ast": "loop nest (isl AST)",
     "c": "C source",
     "stats": "compile statistics",
+    "dask": "the run on Dask arrays: blocks, halos, reduction tree, tasks",
 }
 
 
@@ -350,6 +353,8 @@ def explain(operator, args=()) -> Explanation:
 
     op = operator.ir
     sizes, origins, arrays = bind_sizes(operator, tuple(args)) if args else (None, None, False)
+    chunked = any(hasattr(arg, "__dask_graph__") for arg in args)
+    arrays = arrays and not chunked  # dask arrays give sizes; nothing is compiled
     compilation = operator.compilation()
     kernel = operator.compile(*args) if args and arrays else None
     texts = stage_texts(compilation, sizes)
@@ -385,6 +390,10 @@ def explain(operator, args=()) -> Explanation:
     stats.append(f"machine: {compilation.options.machine}")
     stats.append("derived: " + rules.summary(compilation.options.machine))
     sections.append(Section("stats", TITLES["stats"], (Part("\n".join(stats)),)))
+    if chunked:
+        from polyc.dask import plan
+
+        sections.append(Section("dask", TITLES["dask"], (Part(str(plan(operator, *args))),)))
 
     count = len(compilation.program.statements)
     brief = [f"{count} polyhedral statement{'s' if count != 1 else ''}", summary.brief(),

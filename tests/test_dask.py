@@ -156,6 +156,10 @@ def test_layernorm_splits_rows_and_keeps_its_reduction_whole():
     assert columns.chunks == (10,)
     assert plan.tasks == 3 + 2 * 3  # a task per block, and one per output block
     _check(_op("layernorm"), [X.compute()], [X])
+    explained = _op("layernorm").explain(X)  # the plan is a section; nothing compiles
+    assert explained.section("dask") == str(plan) and explained.kernel is None
+    assert "Y dimension 1: whole (every block would read the whole of " \
+        "every input)" in str(plan)
 
 
 def test_outputs_compose_with_other_dask_operations_on_the_threads_scheduler():

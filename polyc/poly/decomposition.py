@@ -90,11 +90,12 @@ def decompose(analysis: BlockAnalysis, sizes: dict[str, int], shapes: tuple, chu
     if empty:
         axes = [a.made_whole("the arrays are empty") for a in axes]
     whole = _whole_run(op, sizes, output_shapes).parts
+    proven: dict[Block, BlockRun] = {}  # a block the product meets again is not proven twice
     for k, axis in enumerate(axes):
         if len(axis.chunks) > 1:
             alone = [a if j == k else a.made_whole("") for j, a in enumerate(axes)]
             try:
-                runs = _prove_all(analysis, sizes, alone, output_shapes)
+                runs = _prove_all(analysis, sizes, alone, output_shapes, proven)
             except NotABlockRun as refusal:
                 axes[k] = axis.made_whole(str(refusal))
                 continue
@@ -102,7 +103,7 @@ def decompose(analysis: BlockAnalysis, sizes: dict[str, int], shapes: tuple, chu
                 axes[k] = axis.made_whole("every block would read the whole of every input")
     while True:
         try:
-            runs = _prove_all(analysis, sizes, axes, output_shapes)
+            runs = _prove_all(analysis, sizes, axes, output_shapes, proven)
             break
         except NotABlockRun as refusal:
             k = max(j for j, a in enumerate(axes) if len(a.chunks) > 1)
@@ -117,7 +118,8 @@ def _produces(axes, output: str, block: tuple[int, ...]) -> bool:
                for axis, k in zip(axes, block))
 
 
-def _prove_all(analysis, sizes, axes, output_shapes) -> dict[tuple[int, ...], BlockRun]:
+def _prove_all(analysis, sizes, axes, output_shapes, proven: dict
+               ) -> dict[tuple[int, ...], BlockRun]:
     op = analysis.op
     runs = {}
     for block in itertools.product(*(range(len(a.chunks)) for a in axes)):
@@ -136,7 +138,10 @@ def _prove_all(analysis, sizes, axes, output_shapes) -> dict[tuple[int, ...], Bl
             if a.reduction is not None and len(a.chunks) > 1:
                 statement, index, _ = a.reduction
                 reductions.append(ReductionChunk(statement, index, *a.bounds[k]))
-        runs[block] = analysis.run(sizes, Block(tuple(boxes), tuple(reductions)))
+        wanted = Block(tuple(boxes), tuple(reductions))
+        if wanted not in proven:
+            proven[wanted] = analysis.run(sizes, wanted)
+        runs[block] = proven[wanted]
     return runs
 
 
