@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench bench-fusion bench-polly fuzz golden clean
+.PHONY: demo test test-fast bench bench-fusion bench-dask bench-polly fuzz fuzz-dask golden clean
 
 # torch is optional; the tests of polyc.to_torch, the torch oracles and tensor calls
 # skip without it. TORCH= (empty) leaves it out; a failed install is not an error.
@@ -33,6 +33,11 @@ bench: $(STAMP)
 bench-fusion: $(STAMP)
 	$(PY) benchmarks/run.py --sections fusion,corpus
 
+# polyc.dask on a 2-worker LocalCluster against single-process polyc and Dask's own
+# formulations (matmul, conv2d, layernorm, a contraction; arrays of a few GB, ~10 minutes).
+bench-dask: $(STAMP)
+	$(PY) benchmarks/dask_bench.py
+
 # Rewrite the golden C of the corpus operators (tests/golden/c) after a change that
 # means to alter the generated C.
 golden: $(STAMP)
@@ -47,6 +52,11 @@ fuzz: $(STAMP)
 	POLYC_FUZZ_EXAMPLES=$${POLYC_FUZZ_EXAMPLES:-2000} POLYC_CACHE_DIR=$(CURDIR)/.cache/polyc-fuzz \
 		$(PY) -m pytest -p no:cacheprovider -q tests/e2e/test_fuzz_programs.py \
 		tests/e2e/test_properties.py tests/lang/test_frontend_robustness.py
+
+# Every corpus operator under 200 random chunkings on Dask arrays (make test runs 2).
+fuzz-dask: $(STAMP)
+	POLYC_DASK_CHUNKINGS=$${POLYC_DASK_CHUNKINGS:-200} POLYC_CACHE_DIR=$(CURDIR)/.cache/polyc-fuzz \
+		$(PY) -m pytest -p no:cacheprovider -q -n 2 tests/e2e/test_dask_corpus.py
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .hypothesis

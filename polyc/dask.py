@@ -63,6 +63,7 @@ class Plan:
     decomposition: Decomposition
     inputs: tuple[tuple[str, tuple, tuple, int], ...]  # name, shape, chunks, itemsize
     tasks: int
+    face_tasks: int = 0  # of the tasks, those that cut halo faces from input chunks
 
     @property
     def blocks(self) -> int:
@@ -118,6 +119,9 @@ class Plan:
         for label, (below, above) in self.halos().items():
             if below or above:
                 lines.append(f"  halo of {label}: {below} below, {above} above")
+        if self.face_tasks:
+            lines.append(f"  {self.face_tasks} of the tasks cut the halos' faces from input "
+                         f"chunks (only the faces travel to the neighbouring blocks)")
         read = self.bytes_read()
         total_inputs = sum(itemsize * int(np.prod(shape)) for _, shape, _, itemsize
                            in self.inputs if shape)
@@ -136,7 +140,7 @@ def apply(operator, *args, chunks=None):
     array, or a tuple of them for several outputs. ``chunks`` chooses the first
     output's blocking (dask's notation); by default the outputs follow the inputs."""
     result = _planned(operator, args, chunks)[1]
-    return result[0] if len(result) == 1 else result
+    return result[0] if len(result) == 1 else tuple(result)
 
 
 # ----------------------------------------------------------------- planning
@@ -164,7 +168,6 @@ def _planned(operator, args: tuple, chunks):
     shapes = tuple(a.shape if t.rank else None for t, a in zip(op.inputs, arrays))
     sizes, _ = operator.binder.sizes_of(shapes)
     operator.binder.check_sizes(sizes)
-    analysis = _analysis(op)
     asked = None
     if chunks is not None:
         first = op.outputs[0]
@@ -172,11 +175,12 @@ def _planned(operator, args: tuple, chunks):
         normal = da.core.normalize_chunks(chunks, shape, dtype=first.type.dtype)
         asked = {(first.name, d): c for d, c in enumerate(normal)}
     in_chunks = tuple(a.chunks if t.rank else None for t, a in zip(op.inputs, arrays))
-    decomposition = decompose(analysis, sizes, shapes, in_chunks, asked)
+    decomposition = _decomposition(op, tuple(sorted(sizes.items())), shapes, in_chunks,
+                                   tuple(sorted(asked.items())) if asked else None)
     spec = (to_tc(op), op.name, operator.options)
     name = f"polyc-{op.name}-" + tokenize(spec[0], repr(spec[2]), [
         a.name if t.rank else a for t, a in zip(op.inputs, arrays)], asked)
-    blocks, outputs, keys = _graph(name, op, decomposition, arrays, spec)
+    blocks, outputs, keys, faces = _graph(name, op, decomposition, arrays, spec)
     block_layer = name if outputs else keys[op.outputs[0].name]
     layer = HighLevelGraph.from_collections(block_layer, blocks, dependencies=[
         a for t, a in zip(op.inputs, arrays) if t.rank])
@@ -193,7 +197,7 @@ def _planned(operator, args: tuple, chunks):
     inputs = tuple((t.name, s or (), c or (), t.type.dtype.itemsize)
                    for t, s, c in zip(op.inputs, shapes, in_chunks))
     tasks = len(blocks) - 1 + sum(len(tasks) for tasks in outputs.values())
-    return Plan(op.name, decomposition, inputs, tasks), results
+    return Plan(op.name, decomposition, inputs, tasks, faces), results
 
 
 def _analysis(op) -> BlockAnalysis:
@@ -202,6 +206,14 @@ def _analysis(op) -> BlockAnalysis:
         if found is None:
             found = _ANALYSES[op] = BlockAnalysis(op)
         return found
+
+
+@functools.lru_cache(maxsize=64)
+def _decomposition(op, sizes: tuple, shapes: tuple, chunks: tuple, asked: tuple | None
+                   ) -> Decomposition:
+    """The decomposition, proven once per operator, shapes and chunks (an operator
+    applied again to arrays chunked the same way is not planned again)."""
+    return decompose(_analysis(op), dict(sizes), shapes, chunks, dict(asked) if asked else None)
 
 
 def _graph(name: str, op, decomposition: Decomposition, arrays: list, spec):
@@ -214,17 +226,24 @@ def _graph(name: str, op, decomposition: Decomposition, arrays: list, spec):
     keys = {t.name: f"{name}-{t.name}" for t in op.outputs}
     block_key = {}
     output_position = {t.name: j for j, t in enumerate(op.outputs)}
+    faces = [_Faces(f"{name}-faces-{k}", array, [run.parts[k] for run in
+                                                 decomposition.runs.values()])
+             if tensor.rank else None for k, (tensor, array) in enumerate(zip(op.inputs, arrays))]
+    for found in faces:
+        if found is not None:
+            graph.update(found.tasks())
     for block, run in decomposition.runs.items():
-        parts = [_part_arguments(array, part) if part is not None else array
-                 for array, part in zip(arrays, run.parts)]
+        parts = [found.pieces(part) if found is not None else array
+                 for found, array, part in zip(faces, arrays, run.parts)]
         produced = tuple((output_position[o], box) for o, box in run.trims)
         key = (keys[op.outputs[0].name], *_coordinates(decomposition, op.outputs[0].name,
                                                          block)) if single \
             else (f"{name}-block", *block)
         graph[key] = (_run_block, spec_key, single, produced, *parts)
         block_key[block] = key
+    face_tasks = sum(len(found.faces) for found in faces if found is not None)
     if single:
-        return graph, {}, keys
+        return graph, {}, keys, face_tasks
     outputs = {}
     for tensor in op.outputs:
         layer = outputs[keys[tensor.name]] = {}
@@ -246,7 +265,7 @@ def _graph(name: str, op, decomposition: Decomposition, arrays: list, spec):
                     merged.append(key)
                 parts, level = merged, level + 1
             layer[output_key] = parts[0] if len(parts) == 1 else (_combine, operator, parts)
-    return graph, outputs, keys
+    return graph, outputs, keys, face_tasks
 
 
 def _coordinates(decomposition: Decomposition, output: str, block: tuple) -> tuple:
@@ -256,24 +275,70 @@ def _coordinates(decomposition: Decomposition, output: str, block: tuple) -> tup
     return tuple(chunk[d] for d in sorted(chunk))
 
 
-def _part_arguments(array, part) -> list:
-    """What a block task needs of ``array`` for ``part``: the keys of the chunks it
-    overlaps (nested per dimension), where the part starts in them, and its shape."""
-    ranges, starts = [], []
-    for (start, stop), chunks in zip(part, array.chunks):
-        bounds = list(itertools.accumulate(chunks, initial=0))
-        first = min(bisect.bisect_right(bounds, start) - 1, len(chunks) - 1)
-        last = max(first, bisect.bisect_left(bounds, stop) - 1)
-        ranges.append(range(first, last + 1))
-        starts.append(start - bounds[first])
+class _Faces:
+    """How the blocks' parts of one input are cut from its chunks. A part is the
+    intersection of the part with each chunk it overlaps, joined. A piece is cut inside
+    the block's task, unless the chunk is one whose pieces for the blocks that use a
+    little of it (halos) hold at most half of it: those are cut by one task per chunk,
+    where the chunk lies, so that only the faces travel and each block's task is placed
+    where the most of its data is."""
 
-    def nested(prefix: tuple, dim: int):
-        if dim == len(ranges):
-            return (array.name, *prefix)
-        return [nested(prefix + (k,), dim + 1) for k in ranges[dim]]
+    def __init__(self, name: str, array, parts: list):
+        self.name, self.array = name, array
+        self.bounds = [tuple(itertools.accumulate(c, initial=0)) for c in array.chunks]
+        self.faces: dict[tuple, list] = {}  # chunk -> the small pieces cut from it
+        for part in parts:
+            for chunk, box in self._overlaps(part):
+                if 2 * _size(box) <= _size(self._chunk_box(chunk)):
+                    found = self.faces.setdefault(chunk, [])
+                    if box not in found:
+                        found.append(box)
+        self.faces = {chunk: boxes for chunk, boxes in self.faces.items()
+                      if 2 * sum(map(_size, boxes)) <= _size(self._chunk_box(chunk))}
 
-    shape = [stop - start for start, stop in part]
-    return [nested((), 0), starts, shape]
+    def tasks(self) -> dict:
+        return {(self.name, *chunk): (_cut_faces, (self.array.name, *chunk), boxes)
+                for chunk, boxes in self.faces.items()}
+
+    def pieces(self, part) -> list:
+        """The block's argument: the pieces of ``part`` nested per dimension."""
+        pieces = {}
+        for chunk, box in self._overlaps(part):
+            if box in self.faces.get(chunk, ()):
+                pieces[chunk] = (_item, (self.name, *chunk), self.faces[chunk].index(box))
+            else:
+                pieces[chunk] = (_cut, (self.array.name, *chunk), box)
+        ranges = self._ranges(part)
+
+        def nested(prefix: tuple, dim: int):
+            if dim == len(ranges):
+                return pieces[prefix]
+            return [nested(prefix + (k,), dim + 1) for k in ranges[dim]]
+
+        return [nested((), 0)]
+
+    def _ranges(self, part) -> list[range]:
+        """Per dimension, the chunks ``part`` overlaps (one, for an empty part)."""
+        ranges = []
+        for (start, stop), bounds in zip(part, self.bounds):
+            first = min(bisect.bisect_right(bounds, start) - 1, len(bounds) - 2)
+            last = max(first, bisect.bisect_left(bounds, stop) - 1)
+            ranges.append(range(max(first, 0), last + 1))
+        return ranges
+
+    def _overlaps(self, part):
+        """Each chunk ``part`` overlaps, with the part's box in the chunk's coordinates."""
+        for chunk in itertools.product(*self._ranges(part)):
+            box = tuple((max(start, b[k]) - b[k], max(min(stop, b[k + 1]), start) - b[k])
+                        for (start, stop), b, k in zip(part, self.bounds, chunk))
+            yield chunk, box
+
+    def _chunk_box(self, chunk: tuple):
+        return tuple((0, b[k + 1] - b[k]) for b, k in zip(self.bounds, chunk))
+
+
+def _size(box) -> int:
+    return int(np.prod([stop - start for start, stop in box]))
 
 
 # ----------------------------------------------------------------- tasks
@@ -294,20 +359,28 @@ def _operator(spec):
     return found
 
 
-def _assembled(chunks, starts, shape) -> np.ndarray:
-    """The part: the overlapped chunks joined (when there are several), then cut."""
-    joined = chunks
+def _cut(chunk: np.ndarray, box) -> np.ndarray:
+    return chunk[tuple(slice(a, b) for a, b in box)]
+
+
+def _cut_faces(chunk: np.ndarray, boxes: list) -> tuple:
+    """Copies, so that the faces travel alone and the chunk is not kept alive by them."""
+    return tuple(np.ascontiguousarray(_cut(chunk, box)) for box in boxes)
+
+
+def _assembled(argument: list) -> np.ndarray:
+    """The part: its pieces (nested per dimension, in a list that marks a part) joined,
+    when there are several."""
+    (pieces,) = argument
+    joined = pieces
     while isinstance(joined, list) and len(joined) == 1:
         joined = joined[0]
-    if isinstance(joined, list):
-        joined = np.block(chunks)
-    index = tuple(slice(a, a + n) for a, n in zip(starts, shape))
-    return joined[index]
+    return np.block(pieces) if isinstance(joined, list) else joined
 
 
 def _run_block(spec, single: bool, produced, *arguments):
     operator = _operator(spec)
-    values = [_assembled(*a) if isinstance(a, list) else a for a in arguments]
+    values = [_assembled(a) if isinstance(a, list) else a for a in arguments]
     results = operator(*values)
     if not isinstance(results, tuple):
         results = (results,)

@@ -125,7 +125,14 @@ def test_windows_get_exact_halos_and_fewer_tasks_than_map_overlap():
     plan = polyc_dask.plan(_op("padded"), X, K)
     assert plan.blocks == 4 * 3
     assert set(plan.halos().values()) <= {(0, 2), (0, 0)}  # reads at h - 1 + kh, kh < 3
-    assert plan.tasks == plan.blocks
+    # a task per block, and one per input chunk whose first rows or columns are a face
+    # of its neighbours' halos (all but the first chunk)
+    assert plan.face_tasks == 4 * 3 - 1 and plan.tasks == plan.blocks + plan.face_tasks
+    assert "11 of the tasks cut the halos' faces" in str(plan)
+    face_tasks = [t for k, t in dict(polyc_dask.apply(_op("padded"), X, K).dask).items()
+                  if "faces" in k[0]]
+    for _, chunk, boxes in face_tasks:  # faces of at most 2 rows or 2 columns
+        assert all(min(b - a for a, b in box) <= 2 for box in boxes)
     overlap = X.map_overlap(lambda b: b, depth=1, boundary=0)
     overlap_tasks = len(dict(overlap.__dask_graph__())) - len(dict(X.__dask_graph__()))
     assert overlap_tasks >= 3 * plan.tasks
@@ -165,7 +172,8 @@ def test_layernorm_splits_rows_and_keeps_its_reduction_whole():
 def test_outputs_compose_with_other_dask_operations_on_the_threads_scheduler():
     rng = np.random.default_rng(6)
     X = da.from_array(rng.standard_normal((12, 10)), chunks=(5, 4))
-    Y, mean = polyc_dask.apply(_op("layernorm"), X)  # an output layer per array
+    Y, mean = polyc_dask.apply(_op("layernorm"), X)  # a tuple; an output layer per array
+    assert isinstance(polyc_dask.apply(_op("layernorm"), X), tuple)
     B = da.from_array(rng.standard_normal((10, 7)), chunks=(3, 7))
     C = polyc_dask.apply(_op("matmul"), X, B)  # a split reduction's tree
     got = dask.compute((Y - mean[:, None]).sum(axis=1), (C * 2).T, Y.persist(),
