@@ -83,13 +83,14 @@ def main() -> None:
 
 def _measure(client, op, inputs, local, formulation, repeat) -> dict:
     import polyc.dask
+    from dask.core import flatten
     from distributed.diagnostics import MemorySampler
 
     start = time.perf_counter()
     plan = polyc.dask.plan(op, *inputs)  # the first: isl proves every block
     planning = time.perf_counter() - start
     ours, theirs = polyc.dask.apply(op, *inputs), formulation(*inputs)
-    input_keys = sum(len(list(_flat(x.__dask_keys__()))) for x in inputs
+    input_keys = sum(len(list(flatten(x.__dask_keys__()))) for x in inputs
                      if hasattr(x, "__dask_keys__"))
     tasks = f"{plan.tasks}/{len(dict(theirs.__dask_graph__())) - input_keys}"
     difference = abs(ours - theirs).max() / abs(theirs).max()
@@ -121,14 +122,6 @@ def _measure(client, op, inputs, local, formulation, repeat) -> dict:
     row.update(blocks=plan.blocks, tasks=tasks, diff=diff, plan=planning,
                memory=f"{peaks['polyc'] / 1e9:.1f}/{peaks['dask'] / 1e9:.1f}")
     return row
-
-
-def _flat(keys):
-    for key in keys:
-        if isinstance(key, list):
-            yield from _flat(key)
-        else:
-            yield key
 
 
 def _wait(collections) -> None:

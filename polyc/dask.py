@@ -286,10 +286,11 @@ class _Faces:
     def __init__(self, name: str, array, parts: list):
         self.name, self.array = name, array
         self.bounds = [tuple(itertools.accumulate(c, initial=0)) for c in array.chunks]
+        self.overlaps = {part: self._overlaps(part) for part in parts}
         self.faces: dict[tuple, list] = {}  # chunk -> the small pieces cut from it
-        for part in parts:
-            for chunk, box in self._overlaps(part):
-                if 2 * _size(box) <= _size(self._chunk_box(chunk)):
+        for overlaps in self.overlaps.values():
+            for chunk, box in overlaps.items():
+                if 0 < 2 * _size(box) <= _size(self._chunk_box(chunk)):
                     found = self.faces.setdefault(chunk, [])
                     if box not in found:
                         found.append(box)
@@ -303,7 +304,7 @@ class _Faces:
     def pieces(self, part) -> list:
         """The block's argument: the pieces of ``part`` nested per dimension."""
         pieces = {}
-        for chunk, box in self._overlaps(part):
+        for chunk, box in self.overlaps[part].items():
             if box in self.faces.get(chunk, ()):
                 pieces[chunk] = (_item, (self.name, *chunk), self.faces[chunk].index(box))
             else:
@@ -326,12 +327,11 @@ class _Faces:
             ranges.append(range(max(first, 0), last + 1))
         return ranges
 
-    def _overlaps(self, part):
+    def _overlaps(self, part) -> dict[tuple, tuple]:
         """Each chunk ``part`` overlaps, with the part's box in the chunk's coordinates."""
-        for chunk in itertools.product(*self._ranges(part)):
-            box = tuple((max(start, b[k]) - b[k], max(min(stop, b[k + 1]), start) - b[k])
-                        for (start, stop), b, k in zip(part, self.bounds, chunk))
-            yield chunk, box
+        return {chunk: tuple((max(start, b[k]) - b[k], max(min(stop, b[k + 1]), start) - b[k])
+                             for (start, stop), b, k in zip(part, self.bounds, chunk))
+                for chunk in itertools.product(*self._ranges(part))}
 
     def _chunk_box(self, chunk: tuple):
         return tuple((0, b[k + 1] - b[k]) for b, k in zip(self.bounds, chunk))

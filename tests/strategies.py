@@ -6,6 +6,9 @@ output keeps some indices in some order; the rest are reduced with ``+``,
 ``max``, ``min`` or ``*``. The right-hand side combines the reads with ``+``,
 ``-``, ``*`` and an optional elementwise function. The oracle evaluates the
 right-hand side on the dense grid of all indices in float64, then reduces.
+
+Also :func:`chunkings`: random Dask chunks for an array (``tests/test_dask.py``,
+``tests/e2e/test_dask_corpus.py``).
 """
 from __future__ import annotations
 
@@ -104,3 +107,15 @@ def einsum_programs(draw) -> RandomProgram:
     source = f"def random_op({params}) -> (O) {{\n  {lhs} {op} {rhs}\n}}\n"
     return RandomProgram(source, tuple(inputs), output, reduction, expression, function,
                          sizes)
+
+
+@st.composite
+def chunkings(draw, shape: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Dask chunks for an array of ``shape``: each dimension cut at up to three random
+    places (uneven, size-1 chunks and a single chunk included; ``(0,)`` when empty)."""
+    result = []
+    for extent in shape:
+        cuts = draw(st.lists(st.integers(1, extent - 1), max_size=3)) if extent > 1 else []
+        bounds = sorted({0, extent, *cuts})
+        result.append(tuple(b - a for a, b in zip(bounds, bounds[1:])) or (0,))
+    return tuple(result)

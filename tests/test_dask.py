@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import polyc
+from strategies import chunkings
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -60,12 +61,7 @@ def _inputs(name, rng, n):
 def _chunked(draw, array):
     if not isinstance(array, np.ndarray):
         return array
-    chunks = []
-    for extent in array.shape:
-        cuts = draw(st.lists(st.integers(1, max(extent - 1, 1)), max_size=3)) if extent > 1 else []
-        bounds = sorted({0, extent, *cuts})
-        chunks.append(tuple(b - a for a, b in zip(bounds, bounds[1:])) or (0,))
-    return da.from_array(array, chunks=tuple(chunks))
+    return da.from_array(array, chunks=draw(chunkings(array.shape)))
 
 
 def _check(operator, arguments, chunked, **apply_options):

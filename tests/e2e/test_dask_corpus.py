@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import polyc
 from corpus import CORPUS, assert_close, make_inputs
+from strategies import chunkings
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -30,14 +31,6 @@ def compiled(name: str) -> polyc.Operator:
     return polyc.define(entry.source, entry.def_name)
 
 
-def _cuts(draw, extent: int) -> tuple[int, ...]:
-    if extent <= 1:
-        return (extent,)
-    cuts = draw(st.lists(st.integers(1, extent - 1), max_size=3))
-    bounds = sorted({0, extent, *cuts})
-    return tuple(b - a for a, b in zip(bounds, bounds[1:]))
-
-
 @pytest.mark.parametrize("entry", CORPUS, ids=[c.name for c in CORPUS])
 @settings(max_examples=CHUNKINGS, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -46,10 +39,10 @@ def test_corpus_operator_on_dask_arrays_matches_numpy(entry, data):
     op = compiled(entry.name)
     sizes = data.draw(st.sampled_from(entry.shapes), label="sizes")
     inputs = make_inputs(entry, sizes, np.random.default_rng(data.draw(st.integers(0, 99))))
-    chunked = [da.from_array(x, chunks=tuple(_cuts(data.draw, n) for n in x.shape))
+    chunked = [da.from_array(x, chunks=data.draw(chunkings(x.shape)))
                if isinstance(x, np.ndarray) and x.ndim else x for x in inputs]
     first_shape = tuple(entry.expected_output_shapes(sizes)[0])
-    asked = tuple(_cuts(data.draw, n) for n in first_shape) \
+    asked = data.draw(chunkings(first_shape)) \
         if first_shape and data.draw(st.booleans(), label="ask output chunks") else None
     result = polyc_dask.apply(op, *chunked, chunks=asked)
     results = dask.compute(*(result if isinstance(result, tuple) else (result,)),
