@@ -352,8 +352,12 @@ def explain(operator, args=()) -> Explanation:
     from polyc.explore.schedule_view import summarize_schedule
 
     op = operator.ir
-    sizes, origins, arrays = bind_sizes(operator, tuple(args)) if args else (None, None, False)
     chunked = any(hasattr(arg, "__dask_graph__") for arg in args)
+    if chunked:  # first: it checks the dask arrays (unknown chunk sizes, dtypes)
+        from polyc.dask import plan
+
+        dask_plan = plan(operator, *args)
+    sizes, origins, arrays = bind_sizes(operator, tuple(args)) if args else (None, None, False)
     arrays = arrays and not chunked  # dask arrays give sizes; nothing is compiled
     compilation = operator.compilation()
     kernel = operator.compile(*args) if args and arrays else None
@@ -391,9 +395,7 @@ def explain(operator, args=()) -> Explanation:
     stats.append("derived: " + rules.summary(compilation.options.machine))
     sections.append(Section("stats", TITLES["stats"], (Part("\n".join(stats)),)))
     if chunked:
-        from polyc.dask import plan
-
-        sections.append(Section("dask", TITLES["dask"], (Part(str(plan(operator, *args))),)))
+        sections.append(Section("dask", TITLES["dask"], (Part(str(dask_plan)),)))
 
     count = len(compilation.program.statements)
     brief = [f"{count} polyhedral statement{'s' if count != 1 else ''}", summary.brief(),

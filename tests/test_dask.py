@@ -188,6 +188,10 @@ def test_bad_arguments_are_argument_errors():
         polyc_dask.apply(_op("matmul"), A, da.ones((4, 3)))
     with pytest.raises(polyc.ArgumentError):
         polyc_dask.apply(_op("matmul"), A)
+    unknown = da.ones(10, chunks=5)
+    unknown = unknown[unknown > 0]  # chunk sizes unknown until computed
+    with pytest.raises(polyc.ArgumentError, match="compute_chunk_sizes"):
+        _op("strided").explain(unknown)
 
 
 def test_a_local_cluster_of_two_processes():
