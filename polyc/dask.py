@@ -64,6 +64,7 @@ class Plan:
     inputs: tuple[tuple[str, tuple, tuple, int], ...]  # name, shape, chunks, itemsize
     tasks: int
     face_tasks: int = 0  # of the tasks, those that cut halo faces from input chunks
+    shared_parts: int = 0  # of the tasks, those that join a part several blocks read
 
     @property
     def blocks(self) -> int:
@@ -122,6 +123,9 @@ class Plan:
         if self.face_tasks:
             lines.append(f"  {self.face_tasks} of the tasks cut the halos' faces from input "
                          f"chunks (only the faces travel to the neighbouring blocks)")
+        if self.shared_parts:
+            lines.append(f"  {self.shared_parts} of the tasks join a part that several blocks "
+                         f"read from several chunks (joined once, fetched once per worker)")
         read = self.bytes_read()
         total_inputs = sum(itemsize * int(np.prod(shape)) for _, shape, _, itemsize
                            in self.inputs if shape)
@@ -180,7 +184,7 @@ def _planned(operator, args: tuple, chunks):
     spec = (to_tc(op), op.name, operator.options)
     name = f"polyc-{op.name}-" + tokenize(spec[0], repr(spec[2]), [
         a.name if t.rank else a for t, a in zip(op.inputs, arrays)], asked)
-    blocks, outputs, keys, faces = _graph(name, op, decomposition, arrays, spec)
+    blocks, outputs, keys, (faces, shared) = _graph(name, op, decomposition, arrays, spec)
     block_layer = name if outputs else keys[op.outputs[0].name]
     layer = HighLevelGraph.from_collections(block_layer, blocks, dependencies=[
         a for t, a in zip(op.inputs, arrays) if t.rank])
@@ -197,7 +201,7 @@ def _planned(operator, args: tuple, chunks):
     inputs = tuple((t.name, s or (), c or (), t.type.dtype.itemsize)
                    for t, s, c in zip(op.inputs, shapes, in_chunks))
     tasks = len(blocks) - 1 + sum(len(tasks) for tasks in outputs.values())
-    return Plan(op.name, decomposition, inputs, tasks, faces), results
+    return Plan(op.name, decomposition, inputs, tasks, faces, shared), results
 
 
 def _analysis(op) -> BlockAnalysis:
@@ -232,18 +236,21 @@ def _graph(name: str, op, decomposition: Decomposition, arrays: list, spec):
     for found in faces:
         if found is not None:
             graph.update(found.tasks())
+    shared = _shared_parts(name, faces, decomposition)
+    graph.update({key: (_assembled, found.pieces(part))
+                  for (k, part), key in shared.items() for found in (faces[k],)})
     for block, run in decomposition.runs.items():
-        parts = [found.pieces(part) if found is not None else array
-                 for found, array, part in zip(faces, arrays, run.parts)]
+        parts = [shared.get((k, part)) or found.pieces(part) if found is not None else array
+                 for k, (found, array, part) in enumerate(zip(faces, arrays, run.parts))]
         produced = tuple((output_position[o], box) for o, box in run.trims)
         key = (keys[op.outputs[0].name], *_coordinates(decomposition, op.outputs[0].name,
                                                          block)) if single \
             else (f"{name}-block", *block)
         graph[key] = (_run_block, spec_key, single, produced, *parts)
         block_key[block] = key
-    face_tasks = sum(len(found.faces) for found in faces if found is not None)
+    helpers = (sum(len(found.faces) for found in faces if found is not None), len(shared))
     if single:
-        return graph, {}, keys, face_tasks
+        return graph, {}, keys, helpers
     outputs = {}
     for tensor in op.outputs:
         layer = outputs[keys[tensor.name]] = {}
@@ -265,7 +272,20 @@ def _graph(name: str, op, decomposition: Decomposition, arrays: list, spec):
                     merged.append(key)
                 parts, level = merged, level + 1
             layer[output_key] = parts[0] if len(parts) == 1 else (_combine, operator, parts)
-    return graph, outputs, keys, face_tasks
+    return graph, outputs, keys, helpers
+
+
+def _shared_parts(name: str, faces: list, decomposition: Decomposition) -> dict:
+    """A task for each part that several blocks read and that spans several chunks (a
+    gathered table kept whole, a contraction's operand whose reduction axis stays
+    whole): joined once, then fetched by the blocks' tasks (once per worker)."""
+    uses: dict[tuple, int] = {}
+    for run in decomposition.runs.values():
+        for k, part in enumerate(run.parts):
+            if faces[k] is not None and len(faces[k].overlaps[part]) > 1:
+                uses[k, part] = uses.get((k, part), 0) + 1
+    shared = [use for use, count in uses.items() if count > 1]
+    return {use: (f"{name}-part-{use[0]}", j) for j, use in enumerate(shared)}
 
 
 def _coordinates(decomposition: Decomposition, output: str, block: tuple) -> tuple:

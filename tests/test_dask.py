@@ -12,6 +12,7 @@ from strategies import chunkings
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 polyc_dask = pytest.importorskip("polyc.dask")
+get_dependencies = pytest.importorskip("dask.core").get_dependencies
 
 OPERATORS = {
     "matmul": "def matmul(double(M, K) A, double(K, N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }",
@@ -112,6 +113,49 @@ def test_a_split_reduction_is_a_tree_and_tasks_stay_near_the_blocks():
     assert plan.tasks == plan.blocks + tree
     assert "combined by + in a tree of 2 levels" in str(plan)
     _check(_op("matmul"), [A.compute(), B.compute()], [A, B])
+
+
+@pytest.mark.parametrize("update, combined", [("+=!", "+"), ("*=!", "*"), ("max=!", "max"),
+                                              ("min=!", "min")])
+def test_every_reduction_operator_combines_partial_results(update, combined):
+    op = polyc.define(f"def columns(double(N, M) X) -> (O) {{ O(j) {update} X(i, j) }}")
+    X = da.from_array(np.random.default_rng(7).uniform(0.5, 1.5, (30, 4)), chunks=(3, 2))
+    plan = polyc_dask.plan(op, X)
+    assert f"split in 10 chunks, partial results combined by {combined} in a tree of 2 " \
+        f"levels" in str(plan)
+    assert plan.blocks == 10 * 2 and plan.tasks == plan.blocks + 2 * 3
+    _check(op, [X.compute()], [X])
+
+
+def test_a_table_read_whole_by_every_block_is_joined_once():
+    rng = np.random.default_rng(8)
+    T = da.from_array(rng.standard_normal((12, 6)), chunks=(4, 6))  # 3 chunks, read whole
+    index = rng.integers(0, 12, (10, 3)).astype(np.int32)
+    I = da.from_array(index, chunks=(2, 3))
+    plan = polyc_dask.plan(_op("gather"), T, I)
+    assert plan.blocks == 5 and plan.shared_parts == 1
+    assert plan.tasks == plan.blocks + 1
+    assert "1 of the tasks join a part that several blocks read" in str(plan)
+    graph = dict(polyc_dask.apply(_op("gather"), T, I).dask)
+    (joined,) = [k for k in graph if isinstance(k, tuple) and "-part-" in k[0]]
+    blocks = [k for k in graph if isinstance(k, tuple) and k[0].endswith("-O")]
+    assert len(blocks) == 5
+    assert all(joined in get_dependencies(graph, block) for block in blocks)
+    _check(_op("gather"), [T.compute(), index], [T, I])
+
+
+@pytest.mark.parametrize("name", ["conv2d", "gather", "layernorm", "matmul"])
+def test_the_threads_scheduler_runs_blocks_of_one_operator_at_once(name):
+    rng = np.random.default_rng(9)
+    arguments = _inputs(name, rng, 9)
+    chunked = [da.from_array(a, chunks=tuple(max(1, n // 3) for n in a.shape))
+               if isinstance(a, np.ndarray) else a for a in arguments]
+    want = _op(name)(*arguments)
+    got = dask.compute(polyc_dask.apply(_op(name), *chunked), scheduler="threads",
+                       num_workers=4)[0]
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
 
 
 def test_windows_get_exact_halos_and_fewer_tasks_than_map_overlap():
