@@ -20,10 +20,13 @@ workers' memory:
 * ``1-proc``: single-process polyc on numpy copies of the inputs, on as many threads
   as there are workers (the overhead column compares against it).
 
-Also: the graph's tasks beyond the inputs (before Dask's own optimisation), the most
-memory the cluster's worker processes held during a run (``MemorySampler``, sampled
-every 0.25 s, beyond what they held before), and the outputs compared (largest
-difference relative to the largest value).
+Also: the seconds it takes to write the output's bytes into memory the process has
+not used yet (``touch s``; every contestant pays it: each round holds its outputs so
+none writes into pages another just freed), the graph's tasks beyond the inputs
+(before Dask's own optimisation), the most memory the cluster's worker processes held
+during a run (``MemorySampler``, sampled every 0.25 s from the workers' heartbeats,
+which lag: a lower bound; beyond what they held before),
+and the outputs compared (largest difference relative to the largest value).
 """
 from __future__ import annotations
 
@@ -63,7 +66,7 @@ def main() -> None:
               f"{args.repeat}; 1-proc: polyc in one process on {args.workers} threads")
         print(f"{'operator':<12} {'blocks':>6} {'tasks p/d':>10} {'plan s':>6} {'1-proc s':>9} "
               f"{'polyc.dask s':>12} {'dask s':>8} {'overhead':>9} {'dask/polyc':>10} "
-              f"{'peak GB p/d':>12} {'diff':>8}")
+              f"{'peak GB p/d':>12} {'diff':>8} {'touch s':>7}")
         for name, source, make, formulation, description in cases:
             op = polyc.define(source)
             inputs = [x.persist() if hasattr(x, "persist") else x for x in make()]
@@ -75,7 +78,7 @@ def main() -> None:
                   f"{row['polyc']:>12.2f} {row['dask']:>8.2f} "
                   f"{row['polyc'] / row['single'] - 1:>+9.0%} "
                   f"{row['dask'] / row['polyc']:>10.2f} {row['memory']:>12} "
-                  f"{row['diff']:>8.1e}")
+                  f"{row['diff']:>8.1e} {row['touch']:>7.2f}")
             print(f"{'':<12} {description}")
             del inputs, local
             sys.stdout.flush()
@@ -100,28 +103,49 @@ def _measure(client, op, inputs, local, formulation, repeat) -> dict:
     peaks = {"polyc": 0, "dask": 0}
     sampler = MemorySampler()
     for round_ in range(repeat + 1):  # round 0 warms up (workers compile, pools grow)
+        # Every contestant writes its output into memory no other output of the round
+        # freed: each result is held until the round ends (see _first_touch).
+        held, start_memory = [], _cluster_memory(client)
         start = time.perf_counter()
-        op(*local)  # allocates its output, as the blocks do
+        held.append(op(*local))
         times["single"].append(time.perf_counter() - start)
         for contestant, build in (("polyc", lambda: polyc.dask.apply(op, *inputs)),
                                   ("dask", lambda: formulation(*inputs))):
             before = _cluster_memory(client)
             with sampler.sample(f"{contestant}{round_}", client=client, interval=0.25):
                 start = time.perf_counter()
-                result = build().persist()
-                _wait([result])
+                held.append(build().persist())
+                _wait(held[-1:])
                 times[contestant].append(time.perf_counter() - start)
             print(f"  [{contestant} round {round_}: {times[contestant][-1]:.2f} s]",
                   file=sys.stderr, flush=True)
-            del result
             samples = [m for _, m in sampler.samples[f"{contestant}{round_}"]]
             if samples:
                 peaks[contestant] = max(peaks[contestant], max(samples) - before)
-            _settle(client, before)
+        # Before freeing the round's outputs, which the next allocation would reuse.
+        touch = _first_touch(sum(o.nbytes for o in _outputs(held[0])))
+        del held
+        _settle(client, start_memory)
     row = {k: statistics.median(v[1:]) for k, v in times.items()}
+    row["touch"] = touch
     row.update(blocks=plan.blocks, tasks=tasks, diff=diff, plan=planning,
                memory=f"{peaks['polyc'] / 1e9:.1f}/{peaks['dask'] / 1e9:.1f}")
     return row
+
+
+def _outputs(result) -> tuple:
+    return result if isinstance(result, tuple) else (result,)
+
+
+def _first_touch(nbytes: int) -> float:
+    """Seconds to write ``nbytes`` into memory this process has not used yet: what
+    every contestant pays for its output beyond the kernel. On a VM whose host takes
+    back the guest's free pages this is far above memory bandwidth."""
+    import numpy as np
+
+    start = time.perf_counter()
+    np.empty(nbytes, np.uint8).fill(1)
+    return time.perf_counter() - start
 
 
 def _wait(collections) -> None:
