@@ -17,7 +17,7 @@ from polyc.frontend import check, frontend
 from polyc.jit.arguments import ArgumentBinder
 from polyc.jit.cache import CompiledOperator, load_operator
 from polyc.jit.kernel import BoundKernel, Kernel
-from polyc.jit.launcher import launcher_module, make_launcher
+from polyc.jit.launcher import launcher_module, make_launcher, take_torch_tensors
 from polyc.jit.torch_tensors import TorchBound, torch_call
 from polyc.lang import ir
 from polyc.lang import sizes as sz
@@ -139,6 +139,8 @@ class Operator:
         tensors become numpy views here (:mod:`polyc.jit.torch_tensors`)."""
         converted = torch_call(self._input_names, args, out)
         if converted is not None:
+            if self._launcher is not None:  # from now on, plain tensors stay in C
+                take_torch_tensors(launcher_module(self.options))
             return converted.results(self._call(converted.args, converted.out))
         bound = self._binder.bind(args, out)
         kernel = self._kernel or self.compile()

@@ -17,6 +17,12 @@
  * the gathers that run) comes from Python once per distinct sizes and is remembered for
  * the last sizes seen.
  *
+ * torch CPU tensors take the same path once polyc's Python side has seen one (`use_torch`,
+ * called with torch's objects: this file never includes torch): a plain, contiguous,
+ * aligned tensor that needs no gradient becomes a numpy view of its memory for the call,
+ * and fresh outputs are returned through `torch.from_numpy`. Any other tensor goes to
+ * the binder (polyc/jit/torch_tensors.py), which says what to do with it.
+ *
  * Built with the C compiler polyc uses, against this Python's and numpy's headers; cached
  * like kernels. Not for free-threaded Python: the sizes memo relies on the GIL.
  */
@@ -91,6 +97,8 @@ typedef struct {
     scalar_value scalars[MAX_ARGS];
     PyObject *outputs[MAX_ARGS]; /* new references */
     int n_outputs;
+    PyObject *views[2 * MAX_ARGS]; /* new references: numpy views of torch tensors */
+    int n_views;
 } prepared_call;
 
 static void release_outputs(prepared_call *call)
@@ -98,6 +106,13 @@ static void release_outputs(prepared_call *call)
     for (int k = 0; k < call->n_outputs; k++)
         Py_CLEAR(call->outputs[k]);
     call->n_outputs = 0;
+}
+
+static void release_views(prepared_call *call)
+{
+    for (int k = 0; k < call->n_views; k++)
+        Py_CLEAR(call->views[k]);
+    call->n_views = 0;
 }
 
 /* ------------------------------------------------------------------ scalars */
@@ -328,6 +343,129 @@ static int indices_in_range(PyArrayObject *array, int64_t extent)
     return 0;
 }
 
+/* ------------------------------------------------------------------ torch tensors */
+
+/* torch's objects, from `use_torch` (NULL until then): exactly torch.Tensor (subclasses
+   such as Parameter or fake tensors take the binder), torch.strided, a dict from torch
+   dtypes to numpy dtypes, torch.from_numpy, and the attribute names read. */
+static struct {
+    PyTypeObject *tensor;
+    PyObject *strided, *dtypes, *from_numpy;
+    PyObject *layout, *is_cpu, *requires_grad, *dtype, *is_contiguous, *shape, *data_ptr;
+} torch_api;
+
+static int is_tensor(PyObject *object)
+{
+    return torch_api.tensor != NULL && Py_TYPE(object) == torch_api.tensor;
+}
+
+/* 1: `object`'s attribute `name` (or its method's result) is `expected`. */
+static int attribute_is(PyObject *object, PyObject *name, int method, PyObject *expected)
+{
+    PyObject *value = method ? PyObject_CallMethodNoArgs(object, name)
+                             : PyObject_GetAttr(object, name);
+    Py_XDECREF(value);
+    return value == expected;
+}
+
+/* A numpy view of a CPU tensor's memory with the declared dtype and rank, owned by
+   `call`; NULL (nothing raised) where the binder must decide: another device, a
+   gradient, another layout, dtype or rank, strides, misaligned or no memory. */
+static PyArrayObject *tensor_view(prepared_call *call, PyObject *tensor, PyArray_Descr *descr,
+                                  int rank)
+{
+    if (!is_tensor(tensor) || call->n_views == 2 * MAX_ARGS)
+        return NULL;
+    PyObject *value = NULL, *view = NULL;
+    npy_intp dims[NPY_MAXDIMS];
+    if (!attribute_is(tensor, torch_api.layout, 0, torch_api.strided) ||
+        !attribute_is(tensor, torch_api.is_cpu, 0, Py_True) ||
+        !attribute_is(tensor, torch_api.requires_grad, 0, Py_False) ||
+        !attribute_is(tensor, torch_api.is_contiguous, 1, Py_True))
+        goto done;
+    value = PyObject_GetAttr(tensor, torch_api.dtype);
+    PyObject *numpy_dtype = value ? PyDict_GetItemWithError(torch_api.dtypes, value) : NULL;
+    if (numpy_dtype == NULL || !same_dtype((PyArray_Descr *)numpy_dtype, descr))
+        goto done;
+    Py_CLEAR(value);
+    value = PyObject_GetAttr(tensor, torch_api.shape); /* a torch.Size: a tuple */
+    if (value == NULL || !PyTuple_Check(value) || PyTuple_GET_SIZE(value) != rank)
+        goto done;
+    for (int d = 0; d < rank; d++)
+        if ((dims[d] = PyLong_AsSsize_t(PyTuple_GET_ITEM(value, d))) < 0)
+            goto done;
+    Py_CLEAR(value);
+    value = PyObject_CallMethodNoArgs(tensor, torch_api.data_ptr);
+    void *data = value ? PyLong_AsVoidPtr(value) : NULL;
+    if (data == NULL || (uintptr_t)data % PyDataType_ELSIZE(descr))
+        goto done; /* an empty tensor may have no memory: the binder takes it */
+    Py_INCREF(descr); /* stolen */
+    view = PyArray_NewFromDescr(&PyArray_Type, descr, rank, dims, NULL, data,
+                                NPY_ARRAY_CARRAY, NULL);
+    if (view == NULL)
+        goto done;
+    Py_INCREF(tensor); /* stolen: the view keeps the tensor alive */
+    if (PyArray_SetBaseObject((PyArrayObject *)view, tensor) < 0) {
+        Py_CLEAR(view);
+        goto done;
+    }
+    call->views[call->n_views++] = view;
+done:
+    Py_XDECREF(value);
+    if (view == NULL)
+        PyErr_Clear();
+    return (PyArrayObject *)view;
+}
+
+/* Fresh outputs made torch tensors sharing their memory. Takes `result`'s reference. */
+static PyObject *as_tensors(PyObject *result, int n_outputs)
+{
+    if (result == NULL || n_outputs == 1) {
+        PyObject *tensor = result ? PyObject_CallOneArg(torch_api.from_numpy, result) : NULL;
+        Py_XDECREF(result);
+        return tensor;
+    }
+    for (int k = 0; k < n_outputs; k++) { /* a tuple only we hold */
+        PyObject *tensor = PyObject_CallOneArg(torch_api.from_numpy,
+                                               PyTuple_GET_ITEM(result, k));
+        if (tensor == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        Py_SETREF(PyTuple_GET_ITEM(result, k), tensor);
+    }
+    return result;
+}
+
+/* use_torch(Tensor, strided, dtypes, from_numpy): calls take torch tensors from now on. */
+static PyObject *use_torch(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    (void)module;
+    if (argc != 4 || !PyType_Check(argv[0]) || !PyDict_Check(argv[2])) {
+        PyErr_SetString(PyExc_TypeError, "use_torch(Tensor, strided, dtypes, from_numpy)");
+        return NULL;
+    }
+    if (torch_api.tensor != NULL)
+        Py_RETURN_NONE;
+    const char *names[] = {"layout", "is_cpu", "requires_grad", "dtype", "is_contiguous",
+                           "shape", "data_ptr"};
+    PyObject **slots[] = {&torch_api.layout, &torch_api.is_cpu, &torch_api.requires_grad,
+                          &torch_api.dtype, &torch_api.is_contiguous, &torch_api.shape,
+                          &torch_api.data_ptr};
+    for (int k = 0; k < 7; k++)
+        if ((*slots[k] = PyUnicode_InternFromString(names[k])) == NULL)
+            return NULL;
+    Py_INCREF(argv[1]);
+    torch_api.strided = argv[1];
+    Py_INCREF(argv[2]);
+    torch_api.dtypes = argv[2];
+    Py_INCREF(argv[3]);
+    torch_api.from_numpy = argv[3];
+    Py_INCREF(argv[0]);
+    torch_api.tensor = (PyTypeObject *)argv[0]; /* last: the others are ready */
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------ a call */
 
 static int overlaps(PyArrayObject *a, PyArrayObject *b)
@@ -337,20 +475,25 @@ static int overlaps(PyArrayObject *a, PyArrayObject *b)
     return na > 0 && nb > 0 && a0 < b0 + nb && b0 < a0 + na;
 }
 
-static int usable_array(PyObject *object, PyArray_Descr *descr, int rank)
+/* The array the kernel can take for `object` (a numpy array, or a view of a torch
+   tensor owned by `call`), or NULL. */
+static PyArrayObject *usable_array(prepared_call *call, PyObject *object, PyArray_Descr *descr,
+                                   int rank)
 {
     if (!PyArray_Check(object))
-        return 0;
+        return tensor_view(call, object, descr, rank);
     PyArrayObject *array = (PyArrayObject *)object;
     const int flags = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED;
-    return PyArray_NDIM(array) == rank && (PyArray_FLAGS(array) & flags) == flags &&
-           same_dtype(PyArray_DESCR(array), descr);
+    if (PyArray_NDIM(array) == rank && (PyArray_FLAGS(array) & flags) == flags &&
+        same_dtype(PyArray_DESCR(array), descr))
+        return array;
+    return NULL;
 }
 
 /* The `out=` argument as the outputs' array objects (borrowed). 1: fits; 0: fall back. */
 static int split_out(Launcher *self, PyObject *out, PyObject **arrays)
 {
-    if (PyArray_Check(out)) {
+    if (PyArray_Check(out) || is_tensor(out)) {
         if (self->n_outputs != 1)
             return 0;
         arrays[0] = out;
@@ -365,14 +508,26 @@ static int split_out(Launcher *self, PyObject *out, PyObject **arrays)
     return 1;
 }
 
-/* Check `args` and `out`, bind the sizes, make the outputs. 1: ready; 0: fall back to the
-   binder (nothing kept); -1: a Python error. */
+static int check_and_bind(Launcher *self, PyObject *args, PyObject *out, prepared_call *call);
+
+/* Check `args` and `out`, bind the sizes, make the outputs. 1: ready (the views of torch
+   tensors held until released); 0: fall back to the binder (nothing kept); -1: a Python
+   error. */
 static int prepare_call(Launcher *self, PyObject *args, PyObject *out, prepared_call *call)
 {
-    call->n_outputs = 0;
+    call->n_outputs = call->n_views = 0;
+    int ready = check_and_bind(self, args, out, call);
+    if (ready != 1)
+        release_views(call);
+    return ready;
+}
+
+static int check_and_bind(Launcher *self, PyObject *args, PyObject *out, prepared_call *call)
+{
     if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != self->n_inputs)
         return 0;
     int bound[MAX_SIZES] = {0};
+    PyArrayObject *inputs[MAX_ARGS]; /* of the tensor inputs */
     for (int k = 0; k < self->n_inputs; k++) {
         const input_spec *spec = &self->inputs[k];
         PyObject *value = PyTuple_GET_ITEM(args, k);
@@ -382,9 +537,9 @@ static int prepare_call(Launcher *self, PyObject *args, PyObject *out, prepared_
             call->args[k] = &call->scalars[k];
             continue;
         }
-        if (!usable_array(value, spec->descr, spec->rank))
+        PyArrayObject *array = inputs[k] = usable_array(call, value, spec->descr, spec->rank);
+        if (array == NULL)
             return 0;
-        PyArrayObject *array = (PyArrayObject *)value;
         const npy_intp *shape = PyArray_DIMS(array);
         for (int d = 0; d < spec->rank; d++) {
             int size = spec->size_index[d];
@@ -404,8 +559,7 @@ static int prepare_call(Launcher *self, PyObject *args, PyObject *out, prepared_
     if (ready != 1)
         return ready;
     for (int g = 0; g < self->memo_gathers; g++) {
-        PyObject *index = PyTuple_GET_ITEM(args, self->gathers[g].input);
-        if (!indices_in_range((PyArrayObject *)index, self->gathers[g].extent))
+        if (!indices_in_range(inputs[self->gathers[g].input], self->gathers[g].extent))
             return 0;
     }
     /* Ours: allocating an array may run Python code (the garbage collector) and with it
@@ -431,23 +585,23 @@ static int prepare_call(Launcher *self, PyObject *args, PyObject *out, prepared_
         return 1;
     }
     PyObject *given[MAX_ARGS];
+    PyArrayObject *arrays[MAX_ARGS];
     if (!split_out(self, out, given))
         return 0;
     for (int k = 0; k < self->n_outputs; k++) {
         const output_spec *spec = &self->outputs[k];
-        if (!usable_array(given[k], spec->descr, spec->rank))
+        PyArrayObject *array = arrays[k] = usable_array(call, given[k], spec->descr, spec->rank);
+        if (array == NULL)
             return 0;
-        PyArrayObject *array = (PyArrayObject *)given[k];
         if (!PyArray_ISWRITEABLE(array) ||
             memcmp(PyArray_DIMS(array), shape, sizeof(npy_intp) * spec->rank) != 0)
             return 0;
         shape += spec->rank;
         for (int j = 0; j < k; j++)
-            if (overlaps(array, (PyArrayObject *)given[j]))
+            if (overlaps(array, arrays[j]))
                 return 0;
         for (int j = 0; j < self->n_inputs; j++)
-            if (self->inputs[j].rank &&
-                overlaps(array, (PyArrayObject *)PyTuple_GET_ITEM(args, j)))
+            if (self->inputs[j].rank && overlaps(array, inputs[j]))
                 return 0; /* the binder copies the input (or says the outputs overlap) */
         call->args[self->n_inputs + k] = PyArray_DATA(array);
     }
@@ -504,9 +658,15 @@ static PyObject *Launcher_call(Launcher *self, PyObject *const *argv, Py_ssize_t
     Py_END_ALLOW_THREADS
     if (status != 0) {
         release_outputs(&call);
+        release_views(&call);
         return kernel_failed(self->fail, status, argv[0]);
     }
-    return results(&call);
+    int from_tensors = call.n_views > 0;
+    release_views(&call);
+    PyObject *result = results(&call);
+    if (from_tensors && argv[1] == Py_None)
+        return as_tensors(result, self->n_outputs);
+    return result; /* the caller's out=, tensors or arrays */
 }
 
 /* ------------------------------------------------------------------ bound calls */
@@ -581,6 +741,11 @@ static PyObject *Launcher_bind(Launcher *self, PyObject *const *argv, Py_ssize_t
         return NULL;
     bound->name = bound->args = bound->result = bound->fail = NULL;
     int ready = prepare_call(self, argv[0], argv[1], &bound->call);
+    if (ready == 1 && bound->call.n_views) { /* tensors: Operator.bind's own wrapper */
+        release_outputs(&bound->call);
+        release_views(&bound->call);
+        ready = 0;
+    }
     if (ready != 1) {
         Py_DECREF(bound);
         if (ready < 0)
@@ -730,9 +895,14 @@ static PyTypeObject LauncherType = {
     .tp_methods = Launcher_methods,
 };
 
+static PyMethodDef module_methods[] = {
+    {"use_torch", (PyCFunction)(void (*)(void))use_torch, METH_FASTCALL,
+     "use_torch(Tensor, strided, dtypes, from_numpy): calls take torch CPU tensors"},
+    {NULL}};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, .m_name = "_polyc_launcher", .m_doc = "polyc's C call launcher",
-    .m_size = -1};
+    .m_size = -1, .m_methods = module_methods};
 
 PyMODINIT_FUNC PyInit__polyc_launcher(void)
 {

@@ -38,6 +38,7 @@ import numpy as np
 
 from polyc.errors import CompileError
 from polyc.jit.cache import get_library
+from polyc.jit.torch_tensors import torch_objects
 
 MODULE_NAME = "_polyc_launcher"
 SOURCE = Path(__file__).with_name("launcher.c")
@@ -99,6 +100,13 @@ def make_launcher(module: LauncherModule, kernel, binder, fallback):
                                       binder.prepared, fallback, kernel.fail)
     except ValueError:  # beyond the launcher's fixed arrays: the Python binder calls it
         return None
+
+
+def take_torch_tensors(module: LauncherModule) -> None:
+    """Let ``module`` take torch CPU tensors itself from now on in this process (called
+    when a call with tensors reached the Python binder: polyc never imports torch)."""
+    if module.module is not None:
+        module.module.use_torch(*torch_objects())
 
 
 def _load(options) -> LauncherModule:

@@ -10,12 +10,17 @@ a tensor is not, so that writing through ``out=`` is never silently lost), and a
 dtype polyc has no type for (bfloat16, complex).
 
 torch is optional: nothing here imports it. A call looks for tensors only when the
-caller's process has imported torch.
+caller's process has imported torch. The first call with tensors also hands torch's
+objects to the C launcher (:func:`torch_objects`), which from then on takes the plain
+case itself (contiguous CPU tensors that need no gradient) and leaves the rest here.
 """
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
+
+import numpy as np
 
 from polyc.errors import ArgumentError
 from polyc.lang import types as ty
@@ -59,6 +64,16 @@ class TorchBound:
 
     def __repr__(self) -> str:
         return repr(self._bound)
+
+
+@functools.lru_cache(maxsize=1)
+def torch_objects() -> tuple:
+    """``(torch.Tensor, torch.strided, {torch dtype: numpy dtype}, torch.from_numpy)``
+    for the C launcher's ``use_torch``; only called once the caller imported torch."""
+    torch = sys.modules["torch"]
+    dtypes = {getattr(torch, name): np.dtype(name) for name in sorted(_NUMPY_DTYPES)
+              if isinstance(getattr(torch, name, None), torch.dtype)}
+    return torch.Tensor, torch.strided, dtypes, torch.from_numpy
 
 
 def torch_call(names: tuple[str, ...], args: tuple, out) -> TorchCall | None:

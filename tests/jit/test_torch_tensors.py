@@ -79,6 +79,83 @@ def test_bound_calls_return_tensors_and_read_the_inputs_each_run():
     np.testing.assert_allclose(run().numpy(), A.numpy() @ B.numpy(), rtol=1e-5, atol=1e-5)
 
 
+TENSOR_CALLS = {  # the plain case: the C launcher takes these itself once taught
+    "inputs": lambda: (MM, (torch.randn(3, 5), torch.randn(5, 4)), None),
+    "an offset slice": lambda: (MM, (torch.randn(40)[7:22].view(3, 5), torch.randn(5, 4)),
+                                None),
+    "out=": lambda: (MM, (torch.randn(3, 5), torch.randn(5, 4)), torch.empty(3, 4)),
+    "numpy in, tensor out": lambda: (MM, (np.ones((3, 5), np.float32),
+                                          np.ones((5, 4), np.float32)), torch.empty(3, 4)),
+    "two outputs": lambda: (MOMENTS, (torch.randn(4, 3, dtype=torch.float64), 0.5), None),
+    "two out= tensors": lambda: (MOMENTS, (torch.randn(4, 3, dtype=torch.float64), 0.5),
+                                 [torch.empty(4, dtype=torch.float64) for _ in range(2)]),
+    "index tensors": lambda: (GATHER, (torch.randn(5), torch.tensor([4, 0, 2, 4])), None),
+}
+BINDER_CALLS = {  # what only the Python binder takes or refuses
+    "requires grad": lambda: (MM, (torch.randn(3, 5, requires_grad=True), torch.randn(5, 4))),
+    "a Parameter": lambda: (MM, (torch.nn.Parameter(torch.randn(3, 5), requires_grad=False),
+                                 torch.randn(5, 4))),
+    "a transpose": lambda: (MM, (torch.randn(5, 3).t(), torch.randn(5, 4))),
+    "float64": lambda: (MM, (torch.randn(3, 5, dtype=torch.float64), torch.randn(5, 4))),
+    "meta": lambda: (MM, (torch.empty(3, 5, device="meta"), torch.randn(5, 4))),
+    "a scalar tensor": lambda: (MOMENTS, (torch.randn(4, 3, dtype=torch.float64),
+                                          torch.tensor(0.5, dtype=torch.float64))),
+    "an index out of range": lambda: (GATHER, (torch.randn(5), torch.tensor([0, 5]))),
+    "empty": lambda: (MM, (torch.randn(0, 5), torch.randn(5, 4))),
+}
+
+
+@pytest.fixture
+def python_calls(monkeypatch):
+    """The calls with tensors that reach polyc's Python side, counted (after a first
+    call with tensors, which teaches the C launcher torch)."""
+    if MM._launcher is None:
+        pytest.skip("calls go through ctypes here: no C launcher")
+    MM(torch.randn(3, 5), torch.randn(5, 4))
+    seen = []
+    original = polyc.api.torch_call
+
+    def counted(*args):
+        seen.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(polyc.api, "torch_call", counted)
+    return seen
+
+
+@pytest.mark.parametrize("name", sorted(TENSOR_CALLS))
+def test_plain_tensors_stay_in_the_c_launcher(name, python_calls):
+    op, args, out = TENSOR_CALLS[name]()
+    result = op(*args, out=out)
+    assert python_calls == []
+    expected = op(*[a.numpy() if isinstance(a, torch.Tensor) else a for a in args])
+    results = result if isinstance(result, (tuple, list)) else (result,)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    if out is not None:  # the caller's own out= objects
+        assert list(results) == list(out) if isinstance(out, list) else results[0] is out
+    for got, want in zip(results, expected):
+        assert isinstance(got, torch.Tensor)
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("name", sorted(BINDER_CALLS))
+def test_other_tensors_go_to_the_binder_and_get_its_answer(name, python_calls):
+    op, args = BINDER_CALLS[name]()
+    try:
+        got = op(*args)
+    except polyc.ArgumentError as error:
+        got = error
+    assert python_calls and all(a is b for a, b in zip(python_calls[0][1], args))
+    try:
+        want = op._call_through_binder(args, None)
+    except polyc.ArgumentError as error:
+        assert isinstance(got, polyc.ArgumentError) and str(got) == str(error)
+        return
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    for g, w in zip(got, want):
+        assert isinstance(g, torch.Tensor) and torch.equal(g, w)
+
+
 def test_numpy_callers_never_import_torch():
     child = """
 import json, sys
