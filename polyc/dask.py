@@ -237,10 +237,9 @@ def _graph(name: str, op, decomposition: Decomposition, arrays: list, spec):
         if found is not None:
             graph.update(found.tasks())
     shared = _shared_parts(name, faces, decomposition)
-    graph.update({key: (_assembled, found.pieces(part))
-                  for (k, part), key in shared.items() for found in (faces[k],)})
+    graph.update({key: (_assembled, faces[k].pieces(part)) for (k, part), key in shared.items()})
     for block, run in decomposition.runs.items():
-        parts = [shared.get((k, part)) or found.pieces(part) if found is not None else array
+        parts = [array if found is None else shared.get((k, part)) or found.pieces(part)
                  for k, (found, array, part) in enumerate(zip(faces, arrays, run.parts))]
         produced = tuple((output_position[o], box) for o, box in run.trims)
         key = (keys[op.outputs[0].name], *_coordinates(decomposition, op.outputs[0].name,
