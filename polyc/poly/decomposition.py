@@ -121,10 +121,10 @@ def _produces(axes, output: str, block: tuple[int, ...]) -> bool:
 def _prove_all(analysis, sizes, axes, output_shapes, proven: dict
                ) -> dict[tuple[int, ...], BlockRun]:
     op = analysis.op
+    if all(len(a.chunks) == 1 for a in axes):  # the operator on its whole inputs
+        return {(0,) * len(axes): _whole_run(op, sizes, output_shapes)}
     runs = {}
     for block in itertools.product(*(range(len(a.chunks)) for a in axes)):
-        if all(len(a.chunks) == 1 for a in axes):  # the operator on its whole inputs
-            return {block: _whole_run(op, sizes, output_shapes)}
         boxes, reductions = [], []
         for t in op.outputs:
             if _produces(axes, t.name, block):
