@@ -1,6 +1,5 @@
 """polyc.to_torch: operators as torch.library custom ops (eager, autograd, opcheck,
 torch.compile), where torch is installed."""
-import numpy as np
 import pytest
 
 import polyc
@@ -32,9 +31,9 @@ def _leaves(*shapes, seed=0):
 
 def test_the_same_operator_gives_the_same_op_named_after_it(linear):
     assert polyc.to_torch(polyc.define(LINEAR)) is linear
-    assert linear._qualname == "polyc::linear"
+    assert linear.name() == "polyc::linear"
     other = polyc.to_torch(polyc.define(LINEAR.replace("tanh", "exp")))
-    assert other is not linear and other._qualname == "polyc::linear_2"
+    assert other is not linear and other.name() == "polyc::linear_2"
 
 
 def test_eager_values_and_gradients_equal_torch(linear):
@@ -117,3 +116,20 @@ def test_without_torch_to_torch_says_how_to_get_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
     with pytest.raises(polyc.ConfigurationError, match=r"pip install 'polyc\[torch\]'"):
         to_torch(polyc.define("def f(float(N) X) -> (Y) { Y(i) = X(i) }"))
+
+
+def test_no_grad_calls_parameters_and_strided_views_run_the_kernel(linear):
+    x, w, b = _leaves((4, 5), (3, 5), (3,), seed=2)
+    y_expected, s_expected = _reference(x.detach(), w.detach(), b.detach(), 0.5)
+    with torch.no_grad():  # leaves that require grad: no graph, the kernel detaches them
+        y, s = linear(x, w, b, 0.5)
+    assert y.grad_fn is None and not s.requires_grad
+    torch.testing.assert_close(s, s_expected)
+    strided = w.detach().t().contiguous().t()  # the same values, column-major
+    assert not strided.is_contiguous()
+    torch.testing.assert_close(linear(x.detach(), strided, b.detach(), 0.5)[0], y_expected)
+    weight = torch.nn.Parameter(w.detach().clone())
+    y, s = linear(x.detach(), weight, b.detach(), 0.5)
+    s.sum().backward()
+    torch.testing.assert_close(s, s_expected)
+    assert weight.grad is not None and weight.grad.shape == (3, 5)
