@@ -252,7 +252,10 @@ def _restricted(statement: ir.Statement, bounds, select: ir.Select, branch: ir.E
 
 
 def _tightened(r: ir.IndexRange, kind: str, bound: LinearIndex) -> ir.IndexRange:
-    if not bound.coefficients:  # a bound in the sizes: the box moves
+    """``r`` with ``index >= bound`` (``"lower"``) or ``index < bound`` added. A range with
+    index-dependent bounds takes a bound in the sizes as one more argument of them: its
+    box is their bounding box (:func:`_restricted`), which would drop a box bound."""
+    if not bound.coefficients and r.is_box:  # a bound in the sizes: the box moves
         if kind == "lower":
             return dataclasses.replace(r, lo=sz.smax(r.lo, bound.offset))
         return dataclasses.replace(r, hi=sz.smin(r.hi, bound.offset))

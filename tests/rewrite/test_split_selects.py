@@ -78,6 +78,18 @@ def test_split_selects_agree_with_numpy(comparison, shift, reduction, m, n):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.needs_cc
+def test_a_bound_in_the_sizes_on_a_triangle_keeps_its_piece_empty():
+    # the inner select's failing side `j >= M` bounds j by a size alone, after the outer
+    # one gave j an index-dependent range: the piece is empty (it once lost that bound
+    # and stored 5.0 over the whole triangle)
+    source = ("def f(float(N, M) A) -> (B) "
+              "{ B(i, j) = i + j >= 2 ? (j < M ? A(i, j) : 5.0) : 1.0 }")
+    a = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    i, j = np.indices(a.shape)
+    np.testing.assert_array_equal(polyc.define(source)(a), np.where(i + j >= 2, a, 1.0))
+
+
 def test_a_select_temporary_is_forwarded_into_the_sum_it_feeds():
     assert _statements("def trmm(float alpha, float(M, M) A, float(M, N) B) -> (Bout) {\n"
                        " Lt(i, k) = k > i ? A(k, i) : 0\n P(i, j) +=! Lt(i, k) * B(k, j)\n"
