@@ -166,7 +166,7 @@ def _evaluate(stmt: Statement, values: dict) -> np.ndarray:
 
 
 @st.composite
-def fuzz_programs(draw, triangles: bool = True) -> FuzzProgram:
+def fuzz_programs(draw) -> FuzzProgram:
     defined: dict[str, tuple[str, ...]] = dict(INPUTS)
     statements = []
     for n in range(draw(st.integers(1, 3))):
@@ -185,7 +185,7 @@ def fuzz_programs(draw, triangles: bool = True) -> FuzzProgram:
         name = f"T{n}"
         triangle = None
         summed = [v for v in used if v not in lhs]
-        if triangles and summed and all(r.tensor in INPUTS for r in reads) and draw(st.booleans()):
+        if summed and all(r.tensor in INPUTS for r in reads) and draw(st.booleans()):
             v = draw(st.sampled_from(summed))
             w = draw(st.sampled_from([u for u in used if u != v] or [v]))
             if w != v:

@@ -17,7 +17,8 @@ How:
    j), 0)`` after the product that defined ``O``) defines a new version of it
    (``O_1``), so that every value the backward needs has a name. A write that covers
    only part of the tensor, or accumulates into it without ``!``, starts from a copy
-   of the previous version.
+   of the previous version (of the part it does not overwrite: a triangle written
+   after another reads only the first one's elements).
 2. **Reverse sweep.** Statements are visited last to first. A statement whose version
    has a cotangent sends ``seed * ∂rhs/∂read`` to every read of a differentiated
    tensor (:mod:`polyc.autodiff.derivatives`); the seed is the cotangent for ``=`` and
@@ -33,14 +34,16 @@ How:
 The result is printed as TC and checked like any user operator (sema, the bounds
 proof), so ``print(polyc.grad(op))`` shows exactly what runs and ``polyc.grad`` applies
 to it again. Not differentiable (a :class:`~polyc.errors.SemanticError` naming the
-statement): data-dependent reads of differentiated tensors (gathers), reductions that
-read the tensor they accumulate into, and statements that read a tensor they
-overwrite elsewhere than at the element they write.
+statement): reductions that read the tensor they accumulate into, statements that
+read a tensor they overwrite elsewhere than at the element they write, a written
+index whose range depends on a summed one, and an index-dependent bound on an index
+read with a stride.
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import reduce
 
 import islpy as isl
 
@@ -52,7 +55,8 @@ from polyc.errors import SemanticError
 from polyc.lang.builtins import is_library_call
 from polyc.lang import ir
 from polyc.lang import sizes as sz
-from polyc.lang.printer import expr_to_tc, range_bounds_to_tc
+from polyc.lang.printer import expr_to_tc
+from polyc.lang.ranges import LinearIndex, bound_pieces, linear_expr, shifted
 from polyc.lang.types import INT64
 from polyc.poly.program import params_prefix, sizes_context
 
@@ -71,12 +75,13 @@ class _Step:
 def adjoint_op(op: ir.Op, wrt: tuple[str, ...] | None = None) -> ir.Op:
     """The backward operator's IR (see the module docstring), not yet checked."""
     for statement in op.statements:
-        if not statement.is_box:
-            ranges = ", ".join(f"{r.index} in {range_bounds_to_tc(r)}"
-                               for r in statement.domain if not r.is_box)
-            raise SemanticError(f"polyc does not differentiate index-dependent ranges yet "
-                                f"(`{ranges}`): select the triangle with a ternary on the "
-                                f"indices instead", statement.span)
+        for index in statement.indices:
+            others = statement.range_of(index).depends_on - set(statement.indices)
+            if others:
+                raise SemanticError(
+                    f"cannot differentiate statement {statement.name} yet: the range of "
+                    f"`{index}`, an index it writes, depends on `{sorted(others)[0]}`, one "
+                    f"it sums over", statement.span)
     return _Adjoint(op, _differentiated(op, wrt)).build()
 
 
@@ -155,8 +160,10 @@ class _Adjoint:
             rhs = _renamed_reads(statement.rhs, current)
             if previous is not None:
                 self._check_self_reads(statement, previous, rhs)
-            covers = all(r.lo == sz.const(0) and r.hi == extent for r, extent in
-                         zip((statement.range_of(i) for i in statement.indices), target.shape))
+            written = [statement.range_of(i) for i in statement.indices]
+            covers = all(r.lo == sz.const(0) and r.hi == extent
+                         for r, extent in zip(written, target.shape)) and (
+                statement.init or all(r.is_box for r in written))  # a `!` fills the box
             accumulates = statement.is_reduction and not statement.init
             if previous is None and statement.tensor not in self.external:
                 name = statement.tensor
@@ -168,7 +175,9 @@ class _Adjoint:
             before = None
             if previous is not None and (accumulates or not covers):
                 before = self.tensors[previous]
-                statements.insert(0, _copy(version, before, statement.indices))
+                # what the statement overwrites need not be copied (nor written before)
+                kept = None if accumulates else _written(statement, before.shape)
+                statements.insert(0, _copy(version, before, statement.indices, kept))
             steps.append(_Step(defining, version, before, covers))
             recompute[name] = statements
             current[statement.tensor] = name
@@ -189,20 +198,21 @@ class _Adjoint:
                 continue
             target = self.tensors[statement.tensor]
             name = self._fresh(f"{statement.tensor}_terms")
-            names = [r.index for r in statement.domain]
+            names = tuple(r.index for r in statement.domain)
+            rhs = statement.rhs if statement.rhs.type == target.type else \
+                ir.Cast(target.type, statement.rhs)
+            # the terms from the origin of the domain's box (bounds moved alike)
+            shift = {r.index: r.lo for r in statement.domain}
             shape = tuple(sz.sub(r.hi, r.lo) for r in statement.domain)
+            domain = tuple(_from_origin(r, shift) for r in statement.domain)
             self.tensors[name] = ir.Tensor(name, target.type, shape, ir.TEMPORARY)
-            shifted = {r.index: plus_size(ir.Index(INT64, r.index), r.lo)
-                       for r in statement.domain}
-            rhs = ir.substitute_indices(statement.rhs, shifted)
-            if rhs.type != target.type:
-                rhs = ir.Cast(target.type, rhs)
+            rhs = ir.substitute_indices(rhs, {i: plus_size(ir.Index(INT64, i), lo)
+                                              for i, lo in shift.items()})
             result.append(ir.Statement(
-                name=statement.name, tensor=name, indices=tuple(names), op="=", init=False,
-                rhs=rhs, domain=tuple(ir.IndexRange(i, sz.const(0), e)
-                                      for i, e in zip(names, shape)), reduction_indices=()))
+                name=statement.name, tensor=name, indices=names, op="=", init=False,
+                rhs=rhs, domain=domain, reduction_indices=()))
             terms = ir.Read(target.type, name, tuple(
-                plus_size(ir.Index(INT64, r.index), sz.neg(r.lo)) for r in statement.domain))
+                plus_size(ir.Index(INT64, i), sz.neg(shift[i])) for i in names))
             result.append(dataclasses.replace(statement, rhs=terms))
         return result
 
@@ -443,10 +453,7 @@ class _Adjoint:
                 count = ir.Read(version.type, self._tie_count(step), at)
                 inside = select(compare("==", old, result), div(d_out, count),
                                 const(0, version.type))
-        written = conjunction(
-            c for r in (statement.range_of(i) for i in indices)
-            for c in (compare(">=", ir.Index(INT64, r.index), ir.SizeValue(INT64, r.lo)),
-                      compare("<", ir.Index(INT64, r.index), ir.SizeValue(INT64, r.hi))))
+        written = _written(statement, previous.shape)
         if step.covers or written is None:
             if inside is None:
                 return  # overwritten everywhere: the previous value does not matter
@@ -486,6 +493,29 @@ class _Adjoint:
 # ----------------------------------------------------------------- helpers
 
 
+def _from_origin(r: ir.IndexRange, shift: dict) -> ir.IndexRange:
+    """``r`` for the indices less ``shift`` (each index's box start): ``0:hi - lo``, and
+    its index-dependent bounds over the shifted indices."""
+    def moved(bound, combine):
+        if bound is None:
+            return None
+        pieces = [shifted(LinearIndex(p.coefficients, reduce(
+            sz.add, (sz.scale(shift[n], c) for n, c in p.coefficients), p.offset)),
+            sz.neg(shift[r.index])) for p in bound_pieces(bound, combine)]
+        exprs = tuple(linear_expr(p) for p in pieces)
+        return exprs[0] if len(exprs) == 1 else ir.Call(INT64, combine, exprs)
+    return ir.IndexRange(r.index, sz.const(0), sz.sub(r.hi, r.lo),
+                         moved(r.lo_bound, "max"), moved(r.hi_bound, "min"))
+
+
+def _bounds(r: ir.IndexRange) -> tuple[ir.Expr, ...]:
+    """The conditions of ``r``'s index-dependent bounds (none for a box)."""
+    index = ir.Index(INT64, r.index)
+    return tuple(compare(op, index, bound) for op, bound in ((">=", r.lo_bound),
+                                                              ("<", r.hi_bound))
+                 if bound is not None)
+
+
 def _renamed_reads(expr: ir.Expr, current: dict[str, str]) -> ir.Expr:
     if isinstance(expr, ir.Read):
         return ir.Read(expr.type, current.get(expr.tensor, expr.tensor),
@@ -514,9 +544,28 @@ def _factor_share(product: ir.Expr, zeros: ir.Expr, factor: ir.Expr) -> ir.Expr:
                          product, zero))
 
 
-def _copy(version: ir.Tensor, previous: ir.Tensor, indices: tuple[str, ...]) -> ir.Statement:
-    at = tuple(ir.Index(INT64, i) for i in indices)
-    return _fill(version, ir.Read(previous.type, previous.name, at), indices)
+def _written(statement: ir.Statement, shape: tuple[sz.SizeExpr, ...]) -> ir.Expr | None:
+    """The condition on a tensor's indices that ``statement`` writes the element (its
+    left-hand ranges and their bounds, but those true of every element of ``shape``);
+    ``None``: every element."""
+    ranges = (statement.range_of(i) for i in statement.indices)
+    return conjunction(
+        c for r, extent in zip(ranges, shape)
+        for c in ((compare(">=", ir.Index(INT64, r.index), ir.SizeValue(INT64, r.lo)),)
+                  if r.lo != sz.const(0) else ())
+        + ((compare("<", ir.Index(INT64, r.index), ir.SizeValue(INT64, r.hi)),)
+           if r.hi != extent else ()) + _bounds(r))
+
+
+def _copy(version: ir.Tensor, previous: ir.Tensor, indices: tuple[str, ...],
+          overwritten: ir.Expr | None = None) -> ir.Statement:
+    """``version = previous`` where ``overwritten`` fails (everywhere without it): a
+    previous version written only in part is read only where it was written."""
+    value: ir.Expr = ir.Read(previous.type, previous.name,
+                             tuple(ir.Index(INT64, i) for i in indices))
+    if overwritten is not None:
+        value = select(overwritten, const(0, previous.type), value)
+    return _fill(version, value, indices)
 
 
 def _fill(tensor: ir.Tensor, value: ir.Expr, indices: tuple[str, ...]) -> ir.Statement:

@@ -24,6 +24,12 @@ but a pass over every gathered element per row of ``T`` (a scatter would be one 
 Pivots are chosen among the statement's left-hand indices first, so that the free
 indices are the window and reduction indices (few points each).
 
+A domain with index-dependent ranges (a triangle ``k in i + 1:M``, a band) keeps its
+bounds as guards over the adjoint's indices: the free indices run over their boxes,
+and ``trmm``'s read ``B(k, j)`` gives ``d_B(k, j) +=! k >= i + 1 ? … : 0 where i in
+0:M``, which the canonical form makes a triangle again (``i in 0:k``,
+:mod:`polyc.rewrite.split_selects`).
+
 isl proves every inversion exact (:func:`_prove_exact`): the adjoint's points map
 one-to-one onto the forward points whose read is inside ``T``, and each lands on the
 element it was read from. Guards that hold on the whole adjoint domain are dropped.
@@ -35,12 +41,13 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polyc.autodiff.derivatives import compare
-from polyc.errors import InternalError
+from polyc.errors import InternalError, SemanticError
 from polyc.lang import ir
 from polyc.lang import sizes as sz
-from polyc.lang.ranges import affine_of
+from polyc.lang.ranges import affine_of, bound_pieces
 from polyc.lang.sizes import isl_name
 from polyc.lang.types import INT64
+from polyc.poly.program import range_constraints
 
 
 @dataclass(frozen=True)
@@ -163,7 +170,9 @@ def invert(read: ir.Read, statement: ir.Statement, shape: tuple[sz.SizeExpr, ...
     # solved forward index, and after the renaming a name in a value is an adjoint index)
     rename = {_adjoint_name(p): p for p in names if p is not None}
     solved = {z: _renamed(f, rename) for z, f in solved.items()}
-    free = tuple(r for r in statement.domain if r.index not in solved)
+    # the free indices run over their boxes; every index-dependent bound is a guard
+    free = tuple(ir.IndexRange(r.index, r.lo, r.hi) for r in statement.domain
+                 if r.index not in solved)
     order = list(indices) + [r.index for r in free]
     ranges = {r.index: r for r in statement.domain}
     values = {z: solved[z].expr(order) if z in solved else ir.Index(INT64, z) for z in forward}
@@ -181,6 +190,7 @@ def invert(read: ir.Read, statement: ir.Statement, shape: tuple[sz.SizeExpr, ...
                            compare(">=", expr, ir.SizeValue(INT64, lo))))
         candidates.append((f"{text} < {sz.to_isl(hi)}",
                            compare("<", expr, ir.SizeValue(INT64, hi))))
+    candidates += _bound_guards(statement, solved, order)
     for d, name in enumerate(names):
         if name is None and forms[d] is None:  # the element a gather reads: a data guard
             candidates.append((None, compare("==", ir.Index(INT64, indices[d]),
@@ -192,12 +202,50 @@ def invert(read: ir.Read, statement: ir.Statement, shape: tuple[sz.SizeExpr, ...
     space = _space_text(indices, shape, free)
     box = isl.Set(f"{params} -> {{ [{', '.join(isl_name(n) for n in order)}] : {space} }}")
     box = box.intersect_params(context)
-    kept = [(text, expr) for text, expr in candidates
-            if text is None or not box.is_subset(isl.Set(
-                f"{params} -> {{ [{', '.join(isl_name(n) for n in order)}] : {text} }}"))]
+    kept = _needed(candidates, box, params, order)
     guard_text = " and ".join(f"({t})" for t, _ in kept if t is not None) or "true"
     _prove_exact(statement, forms, solved, order, box, guard_text, shape, params, context)
     return Inversion(indices, free, values, tuple(expr for _, expr in kept))
+
+
+def _needed(candidates: list, box: isl.Set, params: str, order: list[str]) -> list:
+    """The candidate guards that some point of ``box`` fails where the other kept guards
+    hold (a data guard, without isl text, is always kept)."""
+    space = ", ".join(isl_name(n) for n in order)
+    sets = {text: isl.Set(f"{params} -> {{ [{space}] : {text} }}")
+            for text, _ in candidates if text is not None}
+    kept = [c for c in candidates if c[0] is None or not box.is_subset(sets[c[0]])]
+    for candidate in list(kept):
+        if candidate[0] is None:
+            continue
+        others = box
+        for text, _ in kept:
+            if text is not None and text != candidate[0]:
+                others = others.intersect(sets[text])
+        if others.is_subset(sets[candidate[0]]):
+            kept.remove(candidate)
+    return kept
+
+
+def _bound_guards(statement: ir.Statement, solved: dict, order: list[str]) -> list:
+    """The statement's index-dependent bounds (``k >= i + 1``, each argument of a ``max``
+    or ``min`` apart) over the adjoint's indices, as (isl text, condition) pairs."""
+    result = []
+    for r in statement.domain:
+        for bound, op, combine in ((r.lo_bound, ">=", "max"), (r.hi_bound, "<", "min")):
+            for piece in bound_pieces(bound, combine) if bound is not None else ():
+                left = _Form.of_name(r.index)
+                right = _Form(dict(piece.coefficients), piece.offset)
+                if any(solved[z].divisor != 1 for form in (left, right)
+                       for z in form.coefficients if z in solved):
+                    raise SemanticError(
+                        f"cannot differentiate statement {statement.name} yet: the range "
+                        f"of `{r.index}` depends on an index read with a stride",
+                        statement.span)
+                left, right = left.substituted(solved), right.substituted(solved)
+                result.append((f"{left.isl()} {'>=' if op == '>=' else '<'} {right.isl()}",
+                               compare(op, left.expr(order), right.expr(order))))
+    return result
 
 
 def _pivot(current: _Form, d: int, forms, forward, lhs, solved) -> str | None:
@@ -262,8 +310,7 @@ def _prove_exact(statement, forms, solved, order, box, guard_text, shape, params
     tuple_a = ", ".join(isl_name(n) for n in order)
     tuple_z = ", ".join(isl_name(z) for z in forward)
     inside = " and ".join(
-        [f"{sz.to_isl(r.lo)} <= {isl_name(r.index)} < {sz.to_isl(r.hi)}"
-         for r in statement.domain]
+        [c for r in statement.domain for c in range_constraints(r)]
         + [f"0 <= {form.isl()} < {sz.to_isl(extent)}" if form is not None
            else f"{sz.to_isl(extent)} > 0" for form, extent in zip(forms, shape)])
     domain = isl.Set(f"{params} -> {{ [{tuple_z}] : {inside or 'true'} }}").intersect_params(

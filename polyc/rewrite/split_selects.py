@@ -19,8 +19,10 @@ is cut into convex pieces (``!a``, then ``a && !b``). A piece of a sum whose val
 zero once simplified (``0.0 * x``, ``x * 0.0``, ``-0.0``) adds nothing and is dropped:
 polyc takes ``0 * x`` as 0 for every ``x``, as BLAS's triangular routines do, which
 never read the other triangle (an infinity or NaN there no longer turns into NaN).
-A ``!`` statement is split only where the piece that keeps the ``!`` keeps the box of
-the left-hand indices, which its initialisation covers.
+A ``!`` statement whose pieces no longer cover the box of its left-hand indices (the
+adjoint ``d_A(k, i) +=! k > i ? … : 0.0`` keeps ``k in 1:M``) starts with its
+initialisation as a statement of its own (``d_A(k, i) = 0.0`` over the box) for sums
+and products; a ``max=!``/``min=!`` is then not split.
 
 Only statements whose points read no element of the tensor they write but their own
 are split: their points may then run in any order. A select whose pieces' boxes would
@@ -89,8 +91,23 @@ def _split(statement: ir.Statement) -> list[ir.Statement]:
     kept = _kept(pieces, statement)
     if statement.init and any((r.lo, r.hi) != (o.lo, o.hi) for r, o in zip(
             kept[0].domain, statement.domain) if r.index in statement.indices):
-        return [statement]  # the `!` would no longer initialise the whole box
+        if statement.op not in IDENTITIES:
+            return [statement]  # the `!` would no longer initialise the whole box
+        return [_fill(statement)] + _named([dataclasses.replace(p, init=False)
+                                            for p in kept], statement)
     return _named(kept, statement)
+
+
+IDENTITIES = {"+": 0, "*": 1}
+
+
+def _fill(statement: ir.Statement) -> ir.Statement:
+    """The initialisation of a ``!`` statement as a statement of its own: the identity
+    over the box of its left-hand indices."""
+    return ir.Statement(
+        name=f"{statement.name}_fill", tensor=statement.tensor, indices=statement.indices,
+        op="=", init=False, rhs=ir.Const(statement.rhs.type, IDENTITIES[statement.op]),
+        domain=tuple(statement.range_of(i) for i in statement.indices), reduction_indices=())
 
 
 def _forward_select_temporaries(op: ir.Op) -> ir.Op:

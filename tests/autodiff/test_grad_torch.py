@@ -1,4 +1,5 @@
-"""polyc.grad against torch.autograd, where torch is installed."""
+"""polyc.grad against torch.autograd, where torch is installed (causal attention: a
+triangle, whose adjoints are triangles too)."""
 import numpy as np
 import pytest
 
@@ -38,6 +39,15 @@ LAYERS = {
     "embedding": ("""def embedding(float(V, D) E, int64(B, L) I) -> (O) {
       O(b, d) +=! E(I(b, l), d)
     }""", lambda e, i: torch.nn.functional.embedding(i, e).sum(1), [(6, 4), None]),
+    "causal_attention": ("""def attention(float(T, D) Q, float(T, D) K, float(T, E) V) -> (O) {
+      S(i, j) +=! Q(i, d) * K(j, d) where j in 0:i + 1
+      m(i) max=! S(i, j) where j in 0:i + 1
+      P(i, j) = exp(S(i, j) - m(i)) where j in 0:i + 1
+      l(i) +=! P(i, j) where j in 0:i + 1
+      O(i, e) +=! P(i, j) * V(j, e) where j in 0:i + 1
+      O(i, e) = O(i, e) / l(i)
+    }""", lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, is_causal=True, scale=1.0), [(7, 4), (7, 4), (7, 3)]),
 }
 
 

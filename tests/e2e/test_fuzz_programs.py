@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import polyc
@@ -43,7 +43,7 @@ def test_random_programs_agree_with_numpy_under_every_variant(program, seed):
 @settings(max_examples=max(EXAMPLES // 3, 5), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.filter_too_much])
-@given(fuzz_programs(triangles=False), st.integers(0, 2**16))
+@given(fuzz_programs(), st.integers(0, 2**16))
 def test_random_programs_differentiate(program, seed):
     """polyc.grad of a random program against central differences of its float64 oracle."""
     from gradcheck import directional, directions, finite_difference, relative_error
@@ -53,7 +53,10 @@ def test_random_programs_differentiate(program, seed):
     op = polyc.define(program.source)
     arrays = program.inputs(seed)
     rng = np.random.default_rng(seed)
-    cotangents = [rng.standard_normal(r.shape) for r in program.reference(arrays)]
+    references = program.reference(arrays)
+    # a max or min over an empty triangle row is infinite: no finite difference there
+    assume(all(np.isfinite(r).all() for r in references))
+    cotangents = [rng.standard_normal(r.shape) for r in references]
     gradients = polyc.grad(op)(*arrays, *(w.astype(np.float32) for w in cotangents))
     direction = directions(arrays, [True] * len(arrays), rng)
     expected = finite_difference(lambda *xs: program.reference(xs),

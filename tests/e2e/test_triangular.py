@@ -17,6 +17,7 @@ from polyc.poly.program import build_poly_program, isl_items
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from triangular import KERNELS, TERNARY, inputs  # noqa: E402
+from gradcheck import directional, directions, finite_difference, relative_error  # noqa: E402
 
 pytestmark = pytest.mark.needs_cc
 
@@ -168,10 +169,59 @@ def test_bad_ranges_are_semantic_errors(source, message):
         frontend(source)
 
 
-def test_gradients_of_index_dependent_ranges_are_refused_clearly():
-    with pytest.raises(polyc.SemanticError, match=r"does not differentiate index-dependent "
-                                                  r"ranges yet \(`k in i \+ 1:M`\)"):
-        polyc.grad(_op("trmm"))
+@pytest.mark.parametrize("values", [(1, 1, 1), (0, 3, 2), (5, 3, 4), (9, 7, 3)],
+                         ids=lambda v: "x".join(map(str, v)))
+@pytest.mark.parametrize("spelling", ["where", "select"])
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_gradients_of_triangles_and_bands_agree_with_finite_differences(name, spelling,
+                                                                         values):
+    if spelling == "select" and name not in TERNARY:
+        pytest.skip("written with where ranges only")
+    source, reference, size_names = KERNELS[name]
+    rng = np.random.default_rng(sum(values))
+    args = inputs(name, dict(zip(size_names, values)), rng)
+    op = _op(name, spelling=spelling)
+    cotangent = rng.standard_normal(op(*args).shape).astype(np.float32)
+    gradients = polyc.grad(op)(*args, cotangent)
+    direction = directions(args, [t.type.is_float for t in op.ir.inputs], rng)
+    expected = finite_difference(lambda *a: reference(*a)[0], tuple(
+        np.asarray(x, np.float64) if isinstance(x, np.ndarray) else x for x in args),
+        direction, [cotangent.astype(np.float64)])
+    assert relative_error(directional(gradients, direction), expected, 1e-6) <= 1e-3
+
+
+@pytest.mark.parametrize("name", ["trmm", "syrk", "syr2k", "causal_attention"])
+def test_the_adjoints_of_a_triangle_sum_over_triangles(name):
+    # each sum of the backward runs over a triangle, as many points as the forward's sum
+    # (the guards that inversion writes become domains again in the canonical form)
+    forward = set(_summed_points(_op(name)))
+    backward = _summed_points(polyc.grad(_op(name)))
+    assert max(backward) <= max(forward)
+
+
+def test_a_triangle_written_by_two_statements_differentiates():
+    op = polyc.define("""def f(float(N, N) A) -> (L) {
+      L(i, j) = A(i, j) * A(j, i) where j in 0:i + 1
+      L(i, j) = exp(A(i, j)) where j in i + 1:N
+    }""")
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((6, 6)).astype(np.float32)
+    cotangent = rng.standard_normal((6, 6)).astype(np.float32)
+    lower = np.tril(np.ones((6, 6), bool))
+    expected = np.where(lower, cotangent * a.T, np.exp(a) * cotangent) \
+        + np.where(lower, cotangent * a, 0).T
+    np.testing.assert_allclose(polyc.grad(op)(a, cotangent), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("def f(float(N, K) A) -> (y) { y(i) +=! A(i, k) where i in 0:k + 1, k in 0:K }",
+     r"the range of `i`, an index it writes, depends on `k`, one it sums over"),
+    ("def f(float(N) A) -> (y) { y(i) +=! A(2 * i + k) where k in 0:i + 1, "
+     "i in 0:(N + 1) / 3 }", r"the range of `k` depends on an index read with a stride"),
+])
+def test_what_polyc_does_not_differentiate_in_triangles_is_refused_clearly(source, message):
+    with pytest.raises(polyc.SemanticError, match=message):
+        polyc.grad(polyc.define(source))
 
 
 @pytest.mark.parametrize("source, uneven", [

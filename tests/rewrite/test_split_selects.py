@@ -36,6 +36,13 @@ def test_a_conjunction_fails_in_convex_pieces():
         "  B(i) = 2.0 * A(i) where i in max(3, N - 1):min(4, N)"]
 
 
+def test_a_sum_whose_pieces_leave_part_of_its_box_starts_with_its_initialisation():
+    # the sum over 1:N alone would leave B(0) uninitialised: a statement fills the box
+    assert _statements("def f(float(N, K) A) -> (B) { B(i) +=! i >= 1 ? A(i, k) : 0.0 }"
+                       ) == ["  B(i) = 0.0 where i in 0:N",
+                             "  B(i) += A(i, k) where i in 1:N, k in 0:K"]
+
+
 @pytest.mark.parametrize("source", [
     # a condition on data, or not affine
     "def f(float(N) A) -> (B) { B(i) = A(i) > 0.0 ? A(i) : 0.0 }",
@@ -44,8 +51,8 @@ def test_a_conjunction_fails_in_convex_pieces():
     "def f(float(N) A) -> (B) { B(i) = A(i)\n B(i) = i >= 1 ? B(i - 1) + A(i) : B(i) }",
     # a disjunction
     "def f(float(N) A) -> (B) { B(i) = i < 2 || i > 5 ? A(i) : 0.0 }",
-    # the piece keeping the `!` would initialise only B(1:N): B(0) must still be 0
-    "def f(float(N, K) A) -> (B) { B(i) +=! i >= 1 ? A(i, k) : 0.0 }",
+    # a maximum's pieces would initialise only B(1:N): B(0) must still be 0
+    "def f(float(N, K) A) -> (B) { B(i) max=! i >= 1 ? A(i, k) : 0.0 }",
     # a coefficient of 2 on every index: no bound without a division
     "def f(float(N) A) -> (B) { B(i) = 2 * i < N ? A(i) : 0.0 }",
 ])
