@@ -1,9 +1,17 @@
 """polyc.grad against torch.autograd, where torch is installed (causal attention: a
 triangle, whose adjoints are triangles too)."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import polyc
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from triangular import KERNELS  # noqa: E402
+
+CAUSAL_ATTENTION = KERNELS["causal_attention"][0]
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.needs_cc
@@ -39,15 +47,9 @@ LAYERS = {
     "embedding": ("""def embedding(float(V, D) E, int64(B, L) I) -> (O) {
       O(b, d) +=! E(I(b, l), d)
     }""", lambda e, i: torch.nn.functional.embedding(i, e).sum(1), [(6, 4), None]),
-    "causal_attention": ("""def attention(float(T, D) Q, float(T, D) K, float(T, E) V) -> (O) {
-      S(i, j) +=! Q(i, d) * K(j, d) where j in 0:i + 1
-      m(i) max=! S(i, j) where j in 0:i + 1
-      P(i, j) = exp(S(i, j) - m(i)) where j in 0:i + 1
-      l(i) +=! P(i, j) where j in 0:i + 1
-      O(i, e) +=! P(i, j) * V(j, e) where j in 0:i + 1
-      O(i, e) = O(i, e) / l(i)
-    }""", lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
-        q, k, v, is_causal=True, scale=1.0), [(7, 4), (7, 4), (7, 3)]),
+    "causal_attention": (CAUSAL_ATTENTION, lambda q, k, v:
+                         torch.nn.functional.scaled_dot_product_attention(
+                             q, k, v, is_causal=True, scale=1.0), [(7, 4), (7, 4), (7, 3)]),
 }
 
 
