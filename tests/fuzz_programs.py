@@ -119,10 +119,15 @@ class FuzzProgram:
                    for stmt in self.statements)
 
     def reference(self, arrays) -> tuple[np.ndarray, ...]:
+        values = self.values(arrays)
+        return tuple(values[name] for name in self.outputs)
+
+    def values(self, arrays) -> dict[str, np.ndarray]:
+        """Every tensor's value in float64: the inputs, then each statement's result."""
         values = {name: np.asarray(a, np.float64) for name, a in zip(INPUTS, arrays)}
         for stmt in self.statements:
             values[stmt.tensor] = _evaluate(stmt, values)
-        return tuple(values[name] for name in self.outputs)
+        return values
 
 
 def _ranges(stmt: Statement) -> dict[str, tuple[int, int | None]]:

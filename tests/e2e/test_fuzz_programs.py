@@ -53,10 +53,10 @@ def test_random_programs_differentiate(program, seed):
     op = polyc.define(program.source)
     arrays = program.inputs(seed)
     rng = np.random.default_rng(seed)
-    references = program.reference(arrays)
-    # a max or min over an empty triangle row is infinite: no finite difference there
-    assume(all(np.isfinite(r).all() for r in references))
-    cotangents = [rng.standard_normal(r.shape) for r in references]
+    # a max or min over an empty triangle row is infinite, and 0 * inf in the chain rule
+    # is NaN (as in torch): no finite difference checks that
+    assume(all(np.isfinite(v).all() for v in program.values(arrays).values()))
+    cotangents = [rng.standard_normal(r.shape) for r in program.reference(arrays)]
     gradients = polyc.grad(op)(*arrays, *(w.astype(np.float32) for w in cotangents))
     direction = directions(arrays, [True] * len(arrays), rng)
     expected = finite_difference(lambda *xs: program.reference(xs),
