@@ -243,7 +243,7 @@ def _bound_guards(statement: ir.Statement, solved: dict, order: list[str]) -> li
                         f"of `{r.index}` depends on an index read with a stride",
                         statement.span)
                 left, right = left.substituted(solved), right.substituted(solved)
-                result.append((f"{left.isl()} {'>=' if op == '>=' else '<'} {right.isl()}",
+                result.append((f"{left.isl()} {op} {right.isl()}",
                                compare(op, left.expr(order), right.expr(order))))
     return result
 

@@ -104,10 +104,14 @@ IDENTITIES = {"+": 0, "*": 1}
 def _fill(statement: ir.Statement) -> ir.Statement:
     """The initialisation of a ``!`` statement as a statement of its own: the identity
     over the box of its left-hand indices."""
+    identity = IDENTITIES[statement.op]
+    kind = statement.rhs.type
     return ir.Statement(
         name=f"{statement.name}_fill", tensor=statement.tensor, indices=statement.indices,
-        op="=", init=False, rhs=ir.Const(statement.rhs.type, IDENTITIES[statement.op]),
-        domain=tuple(statement.range_of(i) for i in statement.indices), reduction_indices=())
+        op="=", init=False, rhs=ir.Const(kind, float(identity) if kind.is_float else identity),
+        domain=tuple(ir.IndexRange(r.index, r.lo, r.hi) for r in
+                     (statement.range_of(i) for i in statement.indices)),
+        reduction_indices=())
 
 
 def _forward_select_temporaries(op: ir.Op) -> ir.Op:
