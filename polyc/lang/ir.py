@@ -108,6 +108,10 @@ class Cast(Expr):
 
 REDUCTION_OPS = ("+", "*", "max", "min")
 
+# The identity a ``!`` initialisation stores, for the operators whose identity is a
+# number a literal can spell (max and min start at the type's extreme).
+LITERAL_IDENTITIES = {"+": 0, "*": 1}
+
 
 @dataclass(frozen=True)
 class IndexRange:

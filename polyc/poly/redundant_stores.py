@@ -28,10 +28,6 @@ from polyc.lang import ir
 from polyc.lang.types import INT64
 from polyc.poly.program import known_context, params_prefix, poly_statements, touched_elements
 
-# The identity a ``!`` initialisation stores, for the operators whose identity is a
-# number a literal can spell.
-_INIT_VALUES = {"+": 0, "*": 1}
-
 
 def drop_redundant_stores(op: ir.Op) -> ir.Op:
     """``op`` without the constant stores that change no element (module docstring)."""
@@ -46,7 +42,7 @@ def drop_redundant_stores(op: ir.Op) -> ir.Op:
         written = touched_elements(stmt, tensors[statement.tensor], lhs, None, prefix, context)
         if written.is_empty():
             continue  # no instances: it writes nothing, and is kept as written
-        value = (_INIT_VALUES.get(statement.op) if stmt.is_init
+        value = (ir.LITERAL_IDENTITIES.get(statement.op) if stmt.is_init
                  else _stored_constant(statement))
         key = None if value is None else (statement.tensor, float(value),
                                           math.copysign(1.0, value) > 0)

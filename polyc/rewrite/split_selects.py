@@ -91,20 +91,17 @@ def _split(statement: ir.Statement) -> list[ir.Statement]:
     kept = _kept(pieces, statement)
     if statement.init and any((r.lo, r.hi) != (o.lo, o.hi) for r, o in zip(
             kept[0].domain, statement.domain) if r.index in statement.indices):
-        if statement.op not in IDENTITIES:
+        if statement.op not in ir.LITERAL_IDENTITIES:
             return [statement]  # the `!` would no longer initialise the whole box
         return [_fill(statement)] + _named([dataclasses.replace(p, init=False)
                                             for p in kept], statement)
     return _named(kept, statement)
 
 
-IDENTITIES = {"+": 0, "*": 1}
-
-
 def _fill(statement: ir.Statement) -> ir.Statement:
     """The initialisation of a ``!`` statement as a statement of its own: the identity
     over the box of its left-hand indices."""
-    identity = IDENTITIES[statement.op]
+    identity = ir.LITERAL_IDENTITIES[statement.op]
     kind = statement.rhs.type
     return ir.Statement(
         name=f"{statement.name}_fill", tensor=statement.tensor, indices=statement.indices,
