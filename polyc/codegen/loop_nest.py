@@ -22,7 +22,8 @@ from polyc.codegen.c_expr import ExprEmitter, combine, identity, isl_expr_to_c, 
 from polyc.codegen.c_names import braced, c_name, entry_name
 from polyc.codegen.isl_ast import exclusive_upper_bound, mentions, unparenthesized
 from polyc.codegen.outlining import Outliner, kernel_variables
-from polyc.codegen.panels import pack_code, tile_origin
+from polyc.codegen.ast_build import loop_iterator
+from polyc.codegen.panels import pack_code
 from polyc.codegen.parallel_region import (is_parallel_loop, parallel_loop, parallel_region,
                                            parallel_with_private_accumulators,
                                            parallel_with_private_temporaries, thread_box,
@@ -40,8 +41,8 @@ from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.scheduling.folding import FoldedInit
 from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
                                     PrivateAccumulators, StreamedStores, ast_children,
-                                    called_statements, decision_of, is_register_block,
-                                    mark_name, node_mark)
+                                    band_depth, called_statements, decision_of,
+                                    is_register_block, mark_name, node_mark)
 from polyc.scheduling.packing import Panel
 
 
@@ -133,14 +134,15 @@ class LoopNestEmitter:
             return cgen.If(self.expr(node.if_get_cond()), braced(then), braced(other)
                            if other is not None else None)
         if kind == isl.ast_node_type.mark:
-            marks = set()
+            marks, depth = set(), None
             while node.get_type() == isl.ast_node_type.mark:
                 marks.add(node_mark(node))
+                depth = band_depth(node) if depth is None else depth
                 node = node.mark_get_node()
             panels = {mark for mark in marks if isinstance(mark, Panel)}
             if panels:
-                return self._packed(panels, node, frozenset(marks - panels), scope)
-            return self._marked(node, frozenset(marks), scope)
+                return self._packed(panels, node, frozenset(marks - panels), scope, depth)
+            return self._marked(node, frozenset(marks), scope, depth)
         if kind == isl.ast_node_type.user:
             return self.user(node.user_get_expr(), scope)
         raise InternalError(f"unexpected isl AST node {node.to_C_str()}")
@@ -158,38 +160,40 @@ class LoopNestEmitter:
                 return cgen.If(f"!{skipped}", braced(code))
         return code
 
-    def _marked(self, node: isl.AstNode, marks: frozenset, scope: Scope):
-        """The code of the node below ``marks``."""
-        if node.get_type() == isl.ast_node_type.for_:
-            return self._for(node, marks, scope)
+    def _marked(self, node: isl.AstNode, marks: frozenset, scope: Scope, depth: int | None):
+        """The code of the node below ``marks``, the marks of the band at schedule ``depth``
+        (:func:`~polyc.scheduling.marks.band_depth`; ``None``: the node is that band's loop)."""
         if node.get_type() == isl.ast_node_type.block:
-            # isl split the marked band's loop into pieces (peeled iterations):
-            # each piece is that loop, so each gets the marks.
+            # isl split the marked band's loop into pieces (peeled iterations).
             children = node.block_get_children()
-            return cgen.Block([self._marked_piece(children.get_at(k), marks, scope)
+            return cgen.Block([self._marked_piece(children.get_at(k), marks, scope, depth)
                                for k in range(len(children))])
-        return self._marked_piece(node, marks, scope)
+        return self._marked_piece(node, marks, scope, depth)
 
     def _packed(self, panels: set[Panel], node: isl.AstNode, marks: frozenset,
-                scope: Scope):
+                scope: Scope, depth: int | None):
         """The tile's point loops (``node``) after copying the operands of ``panels``
         into packed buffers that its full register blocks read (:mod:`polyc.scheduling.packing`).
         A panel whose tile loops isl did not emit as loops is left out."""
         usable = [panel for panel in sorted(panels, key=mark_name)
-                  if all(tile_origin(dim.depth) in self.loops_around_marks.get(panel, ())
+                  if all(loop_iterator(dim.depth) in self.loops_around_marks.get(panel, ())
                          for dim in panel.dims)]
         code = []
         for panel in usable:
             code += pack_code(panel, self.statements[panel.statement].statement, self.exprs,
                               self.machine)
         panels = {**scope.panels, **{panel.operand: panel for panel in usable}}
-        code.append(self._marked(node, marks, dataclasses.replace(scope, panels=panels)))
+        code.append(self._marked(node, marks, dataclasses.replace(scope, panels=panels), depth))
         return cgen.Block(code)
 
-    def _marked_piece(self, node: isl.AstNode, marks: frozenset, scope: Scope):
-        """One piece of a marked band: a loop gets the marks; a piece isl emitted without a
-        loop (one iteration, a guard) still gets the private temporaries of a parallel loop."""
-        if node.get_type() == isl.ast_node_type.for_:
+    def _marked_piece(self, node: isl.AstNode, marks: frozenset, scope: Scope,
+                      depth: int | None):
+        """One piece of a marked band: the band's loop gets the marks; a piece isl emitted
+        without that loop (one iteration, a guard; it may start with the band's inner loops,
+        which the marks do not describe) runs as it is, with the private temporaries of a
+        parallel loop."""
+        if node.get_type() == isl.ast_node_type.for_ and \
+                (depth is None or node.for_get_iterator().get_id().get_name() == loop_iterator(depth)):
             return self._for(node, marks, scope)
         box = thread_box(self, marks)
         if box is not None:

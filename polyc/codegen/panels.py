@@ -26,6 +26,7 @@ from typing import Callable
 import cgen
 import islpy as isl
 
+from polyc.codegen.ast_build import loop_iterator
 from polyc.codegen.c_expr import ExprEmitter
 from polyc.codegen.c_names import braced, c_name
 from polyc.lang import ir
@@ -33,11 +34,6 @@ from polyc.machine import Machine
 from polyc.machine.rules import PREFETCH_ROWS, line_elements
 from polyc.scheduling.marks import ast_children, node_mark
 from polyc.scheduling.packing import Panel, PanelDim, operand_expr, source_order
-
-
-def tile_origin(depth: int) -> str:
-    """The C iterator of the tile loop at schedule ``depth`` (isl's default name)."""
-    return f"c{depth}"
 
 
 def buffer_name(panel: Panel) -> str:
@@ -75,7 +71,7 @@ def _bounds(dim: PanelDim, statement: ir.Statement, exprs: ExprEmitter) -> tuple
     """The C of the first and past-the-last offset into the tile along ``dim`` that lie
     inside the statement's index range."""
     index_range = statement.range_of(dim.index)
-    origin = tile_origin(dim.depth)
+    origin = loop_iterator(dim.depth)
     return (f"polyc_max(0, {exprs.size(index_range.lo)} - {origin})",
             f"polyc_min({dim.extent}, {exprs.size(index_range.hi)} - {origin})")
 
@@ -88,7 +84,7 @@ def _row_major_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.St
         offset = f"polyc_p{k}" if k == 0 else f"({offset}) * {dim.extent} + polyc_p{k}"
     body = cgen.Block(
         [cgen.Initializer(cgen.Value("const int64_t", c_name(dim.index)),
-                          f"{tile_origin(dim.depth)} + polyc_p{k}")
+                          f"{loop_iterator(dim.depth)} + polyc_p{k}")
          for k, dim in enumerate(panel.dims)]
         + [cgen.Statement(f"{buffer_name(panel)}[{offset}] = {value}")])
     for k in reversed(range(len(panel.dims))):
@@ -113,9 +109,9 @@ def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Stat
         offset = f"({offset}) * {dim.extent} + polyc_p{k}"
     copy = cgen.Block(
         [cgen.Initializer(cgen.Value("const int64_t", c_name(vector.index)),
-                          f"{tile_origin(vector.depth)} + polyc_block * {lanes} + polyc_lane")]
+                          f"{loop_iterator(vector.depth)} + polyc_block * {lanes} + polyc_lane")]
         + [cgen.Initializer(cgen.Value("const int64_t", c_name(dim.index)),
-                            f"{tile_origin(dim.depth)} + polyc_p{k}")
+                            f"{loop_iterator(dim.depth)} + polyc_p{k}")
            for k, dim in enumerate(panel.dims[1:], 1)]
         + [cgen.Statement(f"{buffer_name(panel)}[({offset}) * {lanes} + polyc_lane] = "
                           f"{value}")])
@@ -169,11 +165,11 @@ def _prefetch_ahead(panel: Panel, indices: list[str], position: dict[str, int], 
     row = position[indices[-2]]
     _, high = _bounds(panel.dims[row], statement, exprs)
     bindings = [cgen.Initializer(cgen.Value("const int64_t", c_name(vector.index)),
-                                 f"{tile_origin(vector.depth)} + polyc_block * {panel.lanes}")]
+                                 f"{loop_iterator(vector.depth)} + polyc_block * {panel.lanes}")]
     for k, dim in enumerate(panel.dims[1:], 1):
         ahead = f" + {PREFETCH_ROWS}" if k == row else ""
         bindings.append(cgen.Initializer(cgen.Value("const int64_t", c_name(dim.index)),
-                                         f"{tile_origin(dim.depth)} + polyc_p{k}{ahead}"))
+                                         f"{loop_iterator(dim.depth)} + polyc_p{k}{ahead}"))
     line = line_elements(machine, element_bytes)
     fetches = [cgen.Statement(f"__builtin_prefetch(&{value} + {lane}, 0, 3)")
                for lane in range(0, panel.lanes, line)]
@@ -196,15 +192,15 @@ def panel_element(panel: Panel, lane_iterator: str) -> str:
     if not panel.lanes:
         offset = ""
         for dim in panel.dims:
-            relative = f"({c_name(dim.index)} - {tile_origin(dim.depth)})"
+            relative = f"({c_name(dim.index)} - {loop_iterator(dim.depth)})"
             offset = f"({offset}) * {dim.extent} + {relative}" if offset else relative
         return f"{buffer_name(panel)}[{offset}]"
     vector, others = panel.dims[0], panel.dims[1:]
     v = c_name(vector.index)
-    offset = f"({v} - {lane_iterator} - {tile_origin(vector.depth)}) / {panel.lanes}"
+    offset = f"({v} - {lane_iterator} - {loop_iterator(vector.depth)}) / {panel.lanes}"
     for dim in others:
         offset = (f"({offset}) * {dim.extent} + "
-                  f"({c_name(dim.index)} - {tile_origin(dim.depth)})")
+                  f"({c_name(dim.index)} - {loop_iterator(dim.depth)})")
     return f"{buffer_name(panel)}[({offset}) * {panel.lanes} + {lane_iterator}]"
 
 

@@ -98,10 +98,48 @@ def decision_mark(decision) -> isl.Id:
     return isl.Id(decision.mark_name(), user=decision)
 
 
+@dataclass(frozen=True)
+class _AboveBand:
+    """What a mark directly above a band carries once :func:`with_band_depths` placed it:
+    its own value, and the schedule depth of the band's first member."""
+
+    value: object
+    depth: int
+
+
 def mark_value(mark: isl.Id):
     """What a mark says: the decision it carries, or a flag mark's name."""
     decision = mark.user
+    if isinstance(decision, _AboveBand):
+        return decision.value
     return decision if decision is not None else mark.get_name()
+
+
+def with_band_depths(tree: isl.Schedule) -> isl.Schedule:
+    """``tree`` with each mark directly above a band also carrying the band's schedule depth
+    (:func:`band_depth`), for code generation: isl names the loop of schedule dimension d
+    ``c<d>``, and splits a marked band's loop into pieces where it peels iterations; a piece
+    that runs one iteration starts with the band's inner loops, which the marks do not
+    describe. The marks' names, and so the printed AST, stay as they are."""
+    def place(node: isl.ScheduleNode) -> isl.ScheduleNode:
+        if node.get_type() != isl.schedule_node_type.mark or \
+                node.child(0).get_type() != isl.schedule_node_type.band:
+            return node
+        mark = node.mark_get_id()
+        placed = isl.Id(mark.get_name(), user=_AboveBand(mark_value(mark),
+                                                           node.get_schedule_depth()))
+        return node.delete().insert_mark(placed)
+
+    return tree.get_root().map_descendant_bottom_up(place).get_schedule()
+
+
+def band_depth(node: isl.AstNode) -> int | None:
+    """The schedule depth of the band below an AST mark placed by :func:`with_band_depths`;
+    ``None`` for any other node."""
+    if node.get_type() != isl.ast_node_type.mark:
+        return None
+    placed = node.mark_get_id().user
+    return placed.depth if isinstance(placed, _AboveBand) else None
 
 
 def node_mark(node: isl.ScheduleNode | isl.AstNode):

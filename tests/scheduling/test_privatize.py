@@ -65,3 +65,35 @@ def test_a_private_mark_is_proven_like_any_other():
     forged = mark.delete().insert_mark(decision_mark(PrivateAccumulators(("tmp",)))).get_schedule()
     with pytest.raises(InternalError, match="not parallel"):
         check_parallel(forged, compilation.dependences, compilation.program)
+
+
+# The backward of `T0(i, k, j) = tanh(X0(i, j) + X1(j, k) + X3(k + 1))` (found by the
+# fuzzer): the band (i, k) is parallel in i with private d_X1 and d_X3, and isl peels i = 0
+# into a piece that starts with the k loop. That piece must run as it is: the band's marks
+# on the k loop made it an OpenMP loop over k whose d_X3(k) read the contracted T0 of k - 1.
+PEELED = """def peeled(double(I, J) X0, double(J, K) X1, double(K) X3, double(I, K - 1, J) d_T0)
+    -> (double d_X0, double d_X1, double d_X3) {
+  T0(i, k, j) = tanh(X0(i, j) + X1(j, k) + X3(k + 1)) where i in 0:I, k in 0:K - 1, j in 0:J
+  d_X0(i, j) +=! d_T0(i, k, j) * (1.0 - T0(i, k, j) * T0(i, k, j))
+      where i in 0:I, j in 0:J, k in 0:K - 1
+  d_X1(j, k) +=! k < K - 1 ? d_T0(i, k, j) * (1.0 - T0(i, k, j) * T0(i, k, j)) : 0.0
+      where j in 0:J, k in 0:K, i in 0:I
+  d_X3(k) +=! k - 1 >= 0 ? d_T0(i, k - 1, j) * (1.0 - T0(i, k - 1, j) * T0(i, k - 1, j)) : 0.0
+      where k in 0:K, i in 0:I, j in 0:J
+}"""
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("i, j, k", [(2, 2, 2), (1, 3, 4), (5, 2, 3), (9, 4, 7)])
+def test_a_peeled_piece_without_the_parallel_loop_runs_as_it_is(i, j, k):
+    rng = np.random.default_rng(i + 3 * j + 5 * k)
+    X0, X1, X3 = rng.standard_normal((i, j)), rng.standard_normal((j, k)), rng.standard_normal(k)
+    d_T0 = rng.standard_normal((i, k - 1, j))
+    compiled_op = polyc.define(PEELED)
+    assert "parallel private: d_X1, d_X3" in compiled_op.compilation().ast_text
+    g = d_T0 * (1 - np.tanh(X0[:, None, :] + X1.T[None, :k - 1, :] + X3[None, 1:, None]) ** 2)
+    d_X1, d_X3 = np.zeros((j, k)), np.zeros(k)
+    d_X1[:, :k - 1], d_X3[1:] = g.sum(axis=0).T, g.sum(axis=(0, 2))
+    expected = (g.sum(axis=1), d_X1, d_X3)
+    for got, want in zip(compiled_op(X0, X1, X3, d_T0), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
