@@ -83,6 +83,6 @@ BACKWARD = (
              note="polyc also differentiates eps"),
     Backward("embedding", EMBEDDING,
              lambda e, i: _torch().nn.functional.embedding(i, e).sum(dim=1),
-             note="polyc's gather adjoint is a pass over every lookup per row of E"),
+             note="polyc's gather adjoint runs as a scatter-add (selected indices)"),
 )
 BACKWARD_BY_NAME = {b.name: b for b in BACKWARD}

@@ -19,8 +19,8 @@ A dimension whose pivot has a coefficient other than ±1 (a stride, ``2*h + r``)
 solved by an exact division under a divisibility guard (``(h - r) % 2 == 0``); a
 dimension with nothing left to solve (a diagonal ``A(i, i)``, a constant index) becomes
 an equality guard, and so does a data-dependent one: the adjoint of a gather
-``T(I(b), d)`` is ``d_T(t, d) +=! I(b) == t ? … : 0``, race-free for repeated indices
-but a pass over every gathered element per row of ``T`` (a scatter would be one pass).
+``T(I(b), d)`` is ``d_T(t, d) +=! t == I(b) ? … : 0``, which the scheduler runs as a
+scatter-add, one iteration of ``t`` per lookup (:mod:`polyc.scheduling.selected_loops`).
 Pivots are chosen among the statement's left-hand indices first, so that the free
 indices are the window and reduction indices (few points each).
 

@@ -24,6 +24,7 @@ from polyc.codegen.isl_ast import exclusive_upper_bound, mentions, unparenthesiz
 from polyc.codegen.outlining import Outliner, kernel_variables
 from polyc.codegen.ast_build import loop_iterator
 from polyc.codegen.panels import pack_code
+from polyc.codegen.selected_iteration import selected_iteration
 from polyc.codegen.parallel_region import (is_parallel_loop, parallel_loop, parallel_region,
                                            parallel_with_private_accumulators,
                                            parallel_with_private_temporaries, thread_box,
@@ -39,8 +40,9 @@ from polyc.lang.ir import is_pure_reduction
 from polyc.machine import Machine
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.scheduling.folding import FoldedInit
-from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MARK,
-                                    PrivateAccumulators, StreamedStores, ast_children,
+from polyc.scheduling.marks import (PARALLEL_MARK, SELECTED_MARK, SIMD_MARK,
+                                    SIMD_REDUCTION_MARK, PrivateAccumulators,
+                                    StreamedStores, ast_children,
                                     band_depth, called_statements, decision_of,
                                     is_register_block, mark_name, node_mark)
 from polyc.scheduling.packing import Panel
@@ -192,8 +194,9 @@ class LoopNestEmitter:
         without that loop (one iteration, a guard; it may start with the band's inner loops,
         which the marks do not describe) runs as it is, with the private temporaries of a
         parallel loop."""
-        if node.get_type() == isl.ast_node_type.for_ and \
-                (depth is None or node.for_get_iterator().get_id().get_name() == loop_iterator(depth)):
+        iterator = node.for_get_iterator().get_id().get_name() \
+            if node.get_type() == isl.ast_node_type.for_ else None
+        if iterator is not None and (depth is None or iterator == loop_iterator(depth)):
             return self._for(node, marks, scope)
         box = thread_box(self, marks)
         if box is not None:
@@ -261,6 +264,10 @@ class LoopNestEmitter:
         """A loop; a ``parallel`` mark makes it an OpenMP loop (collapsed with the loops
         inside it under a ``collapse`` mark), a ``simd`` mark a SIMD loop."""
         iterator = self.expr(node.for_get_iterator())
+        if SELECTED_MARK in marks:
+            selected = selected_iteration(self, node, iterator, scope)
+            if selected is not None:
+                return selected
         private = [t for mark in marks if isinstance(mark, PrivateAccumulators)
                    for t in mark.tensors]
         if private and not scope.private:

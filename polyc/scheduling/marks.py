@@ -25,6 +25,7 @@ from polyc.poly.program import statement_names
 PARALLEL_MARK = "parallel"
 SIMD_MARK = "simd"                      # a parallel member: plain `omp simd`
 SIMD_REDUCTION_MARK = "simd-reduction"  # a reduction member: scalar accumulator + reduction
+SELECTED_MARK = "selected"  # one iteration, where the data selects (scheduling.selected_loops)
 
 Decision = TypeVar("Decision")
 

@@ -41,6 +41,7 @@ from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MAR
                                     PrivateAccumulators, decision_mark, mark_name, node_mark)
 from polyc.scheduling.privatize import privatization
 from polyc.scheduling.schedule_tree import isl_schedule, scheduling_constraints
+from polyc.scheduling.selected_loops import select_loops
 from polyc.scheduling.row_prefetch import mark_row_prefetches
 from polyc.scheduling.straighten import straighten_bands
 from polyc.scheduling.stream_stores import mark_streamed_stores
@@ -125,6 +126,7 @@ def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, paralle
         tree = distribute_shifted_members(
             tree, deps, tiled=lambda band: tiling_matters(band, program))
         tree = optimize_bands(tree, program, machine, deps)
+        tree = select_loops(tree, program)
         tree = jam_outer_rows(tree, JamRules(
             carries_reuse=lambda band: carries_reuse(band, program),
             accumulates_along=lambda band: accumulates_along(band, program),
