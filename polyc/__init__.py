@@ -10,7 +10,7 @@
     polyc.compare(matmul, (A, B))         # fused / unfused / unoptimised side by side
     dA, dB = polyc.grad(matmul)(A, B, dC)  # the backward operator, derived
 """
-from polyc.api import Operator, define, grad, op
+from polyc.api import Operator, define, grad, grad_with_residuals, op
 from polyc.errors import (ArgumentError, CompileError, ConfigurationError, InternalError,
                           ParseError, PolycError, SemanticError)
 from polyc.lang.pyspelling import (bool_, exists, f16, f32, f64, i8, i16, i32, i64, max, min,
@@ -23,8 +23,8 @@ __all__ = [
     "ArgumentError", "CompileError", "ConfigurationError", "InternalError", "Machine",
     "NAMED_MACHINES", "Operator", "Options", "ParseError",
     "PolycError", "SemanticError", "__version__", "bool_", "compare", "define", "exists",
-    "f16", "f32", "f64", "grad", "i8", "i16", "i32", "i64", "max", "min", "op", "prod", "sum", "u8",
-    "to_torch", "u16", "u32", "u64", "where",
+    "f16", "f32", "f64", "grad", "grad_with_residuals", "i8", "i16", "i32", "i64", "max", "min",
+    "op", "prod", "sum", "u8", "to_torch", "u16", "u32", "u64", "where",
 ]
 
 

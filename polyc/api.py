@@ -212,17 +212,48 @@ def grad(operator: Operator, wrt=None) -> Operator:
 
     if not isinstance(operator, Operator):
         raise TypeError(f"polyc.grad takes a polyc operator, not {type(operator).__name__}")
-    key = (wrt,) if isinstance(wrt, str) else (None if wrt is None else tuple(wrt))
+    key = _wrt_key(wrt)
     known = operator._grads.get(key)
     if known is not None:
         return known  # derived once per operator: its kernel compiles once too
-    text = to_tc(adjoint_op(operator.ir, wrt))
+    backward = _derived(adjoint_op(operator.ir, wrt), operator)
+    return operator._grads.setdefault(key, backward)
+
+
+def grad_with_residuals(operator: Operator, wrt=None) -> tuple[Operator, Operator]:
+    """``(forward, backward)``: ``forward(*inputs)`` returns ``operator``'s outputs, then
+    the forward values its backward would recompute with a reduction (the residuals);
+    ``backward(*inputs, *cotangents, *residuals)`` returns what ``grad(operator, wrt)``
+    returns, without recomputing them (:mod:`polyc.autodiff.residuals`). Where the
+    backward reads no such value, the residuals are none."""
+    from polyc.autodiff.residuals import residual_ops
+
+    if not isinstance(operator, Operator):
+        raise TypeError(f"polyc.grad_with_residuals takes a polyc operator, not "
+                        f"{type(operator).__name__}")
+    key = ("residuals", _wrt_key(wrt))
+    known = operator._grads.get(key)
+    if known is None:
+        forward, backward = residual_ops(operator.ir, wrt)
+        known = operator._grads.setdefault(key, (_derived(forward, operator),
+                                                 _derived(backward, operator)))
+    return known
+
+
+def _wrt_key(wrt) -> tuple[str, ...] | None:
+    return (wrt,) if isinstance(wrt, str) else (None if wrt is None else tuple(wrt))
+
+
+def _derived(op_ir, operator: Operator) -> Operator:
+    """The operator of IR that polyc derived from ``operator``, printed as TC and checked
+    like a user's."""
+    text = to_tc(op_ir)
     try:
-        backward = frontend(text, filename=f"<the gradient of {operator.name}>")
+        checked = frontend(text, filename=f"<the gradient of {operator.name}>")
     except PolycError as error:
         raise InternalError(f"polyc derived a backward operator it cannot check "
                             f"({error}):\n{text}") from error
-    return operator._grads.setdefault(key, Operator(backward, operator.options))
+    return Operator(checked, operator.options)
 
 
-__all__ = ["Operator", "define", "grad", "op", "PolycError"]
+__all__ = ["Operator", "define", "grad", "grad_with_residuals", "op", "PolycError"]

@@ -12,9 +12,13 @@ What is registered, from the operator alone:
 - a fake implementation: the outputs' shapes from the sizes the inputs' shapes bind,
   symbolically (``torch.sym_min``/``sym_max`` for ``min``/``max`` extents), so that
   ``torch.compile(dynamic=True)`` traces once for all shapes;
-- the autograd formula: :func:`polyc.grad` of the operator, itself registered as a
-  custom op (``polyc::<name>_grad``) with its own formula, so that double backward
-  works. The backward saves the inputs and recomputes what it needs.
+- the autograd formula: the forward keeps the inputs and, where the backward would
+  recompute a reduction (the mlp's product, layer norm's statistics), those values too:
+  it runs ``polyc::<name>_forward`` and the backward ``polyc::<name>_backward``
+  (:func:`polyc.grad_with_residuals`). A backward that must be differentiable again
+  (``create_graph=True``: double backward) runs :func:`polyc.grad` of the operator
+  instead, registered as ``polyc::<name>_grad`` with its own formula, which recomputes
+  what it needs from the inputs.
 
 The op is defined and its kernels registered with ``torch.library``'s low-level
 API (``Library.define``/``impl``, ``register_fake``, an autograd kernel of its own), not
@@ -142,43 +146,63 @@ def _register_autograd(torch, op, operator, differentiable: tuple[str, ...],
     requires grad (or under ``no_grad``) it runs the op below autograd; else an
     ``autograd.Function`` runs it, keeps what the backward needs and calls the backward
     op."""
-    from polyc.api import grad
+    from polyc.api import grad, grad_with_residuals
 
-    made: list = []
+    made: dict = {}
 
     def backward_op():
-        if not made:
-            made.append(to_torch(grad(operator, wrt=differentiable), eager_backward=False))
-        return made[0]
+        """The recomputing backward: differentiable again (double backward)."""
+        if "grad" not in made:
+            made["grad"] = to_torch(grad(operator, wrt=differentiable), eager_backward=False)
+        return made["grad"]
+
+    def residual_ops():
+        """The forward that keeps residuals and the backward that takes them, as ops;
+        ``None`` where the backward recomputes no reduction."""
+        if "residuals" not in made:
+            forward, backward = grad_with_residuals(operator, wrt=differentiable)
+            saving = len(forward.ir.outputs) > len(operator.ir.outputs)
+            made["residuals"] = (to_torch(forward, eager_backward=False),
+                                 to_torch(backward, eager_backward=False)) if saving else None
+        return made["residuals"]
 
     if eager:
         backward_op()
+        residual_ops()
     names = [t.name for t in operator.ir.inputs]
     tensor = torch.Tensor
     below_autograd = torch._C._AutoDispatchBelowAutograd  # as torch.library's own kernel
 
-    def run_below_autograd(*args):
+    def run_below_autograd(op, *args):
         with below_autograd():
             return op(*args)
+
+    count = len(operator.ir.outputs)
 
     class Gradient(torch.autograd.Function):
         @staticmethod
         def forward(ctx, *args):
-            output = run_below_autograd(*args)
+            residual = residual_ops()
+            output = run_below_autograd(op if residual is None else residual[0], *args)
+            results = output if isinstance(output, tuple) else (output,)
+            outputs, residuals = results[:count], results[count:]
             # tensors through save_for_backward (torch checks them); numbers as they are
             ctx.numbers = [None if isinstance(a, tensor) else a for a in args]
-            outputs = output if isinstance(output, tuple) else (output,)
             ctx.outputs = [(o.shape, o.dtype) for o in outputs]
-            ctx.save_for_backward(*(a for a in args if isinstance(a, tensor)))
-            return output
+            ctx.save_for_backward(*(a for a in args if isinstance(a, tensor)), *residuals)
+            return outputs[0] if count == 1 else outputs
 
         @staticmethod
         def backward(ctx, *cotangents):
             saved = iter(ctx.saved_tensors)
             inputs = [next(saved) if number is None else number for number in ctx.numbers]
+            residuals = list(saved)
             cotangents = [torch.zeros(shape, dtype=dtype) if g is None else g
                           for g, (shape, dtype) in zip(cotangents, ctx.outputs)]
-            result = backward_op()(*inputs, *cotangents)
+            if residuals and not torch.is_grad_enabled():  # no double backward to come
+                result = residual_ops()[1](*inputs, *cotangents, *residuals)
+            else:
+                result = backward_op()(*inputs, *cotangents)
             result = iter(result if isinstance(result, tuple) else (result,))
             return tuple(next(result) if name in differentiable else None for name in names)
 
@@ -187,6 +211,6 @@ def _register_autograd(torch, op, operator, differentiable: tuple[str, ...],
             for a in args:
                 if isinstance(a, tensor) and a.requires_grad:
                     return Gradient.apply(*args)
-        return run_below_autograd(*args)
+        return run_below_autograd(op, *args)
 
     _library(torch).impl(op.name().split("::")[1], autograd_kernel, "Autograd")

@@ -133,3 +133,31 @@ def test_no_grad_calls_parameters_and_strided_views_run_the_kernel(linear):
     s.sum().backward()
     torch.testing.assert_close(s, s_expected)
     assert weight.grad is not None and weight.grad.shape == (3, 5)
+
+
+def test_backward_takes_the_saved_product_and_double_backward_recomputes_it(linear):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Calls(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(str(func.overloadpacket))
+            return func(*args, **(kwargs or {}))
+
+    x, w, b = _leaves((4, 5), (3, 5), (3,), seed=2)
+    with Calls() as calls:
+        y, s = linear(x, w, b, 0.5)
+        saved = torch.autograd.grad(y.sum() + s.sum(), (x, w, b))
+    assert "polyc.linear_forward" in calls.names and "polyc.linear_backward" in calls.names
+    assert "polyc.linear_grad" not in calls.names
+    with Calls() as calls:
+        y, s = linear(x, w, b, 0.5)
+        recomputed = torch.autograd.grad(y.sum() + s.sum(), (x, w, b), create_graph=True)
+    # the recomputing backward, itself differentiable (through its own saving forward)
+    assert "polyc.linear_backward" not in calls.names
+    assert {"polyc.linear_grad", "polyc.linear_grad_forward"} & set(calls.names)
+    for ours, theirs in zip(saved, recomputed):
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)

@@ -74,6 +74,14 @@ class _Step:
 
 def adjoint_op(op: ir.Op, wrt: tuple[str, ...] | None = None) -> ir.Op:
     """The backward operator's IR (see the module docstring), not yet checked."""
+    adjoint = ReverseSweep(op, wrt)
+    gradients = adjoint.sweep()
+    statements = adjoint.recomputed() + adjoint.helpers + adjoint.backward
+    return ir.Op(name=f"{op.name}_grad", sizes=op.sizes, inputs=op.inputs + adjoint.cotangents,
+                 outputs=gradients, temporaries=(), statements=tuple(statements))
+
+
+def _check_written_ranges(op: ir.Op) -> None:
     for statement in op.statements:
         for index in statement.indices:
             others = statement.range_of(index).depends_on - set(statement.indices)
@@ -82,7 +90,6 @@ def adjoint_op(op: ir.Op, wrt: tuple[str, ...] | None = None) -> ir.Op:
                     f"cannot differentiate statement {statement.name} yet: the range of "
                     f"`{index}`, an index it writes, depends on `{sorted(others)[0]}`, one "
                     f"it sums over", statement.span)
-    return _Adjoint(op, _differentiated(op, wrt)).build()
 
 
 def _differentiated(op: ir.Op, wrt) -> tuple[str, ...]:
@@ -109,10 +116,15 @@ def _differentiated(op: ir.Op, wrt) -> tuple[str, ...]:
     return tuple(t.name for t in op.inputs if t.name in wrt)
 
 
-class _Adjoint:
-    def __init__(self, op: ir.Op, wrt: tuple[str, ...]):
+class ReverseSweep:
+    """The reverse sweep over ``op``'s statements for the inputs named in ``wrt``
+    (``None``: every floating-point input): :meth:`sweep` writes the backward statements;
+    the forward values they read are the versions of :meth:`recomputed`."""
+
+    def __init__(self, op: ir.Op, wrt):
+        _check_written_ranges(op)
         self.op = op
-        self.wrt = wrt
+        self.wrt = _differentiated(op, wrt)
         external = [f"d_{t.name}" for t in op.inputs + op.outputs]
         for name in external:
             if name in {t.name for t in op.inputs}:
@@ -136,7 +148,7 @@ class _Adjoint:
 
     # ------------------------------------------------------------- names
 
-    def _fresh(self, base: str) -> str:
+    def fresh(self, base: str) -> str:
         name, k = base, 1
         while name in self.taken:
             name, k = f"{base}_{k}", k + 1
@@ -157,7 +169,7 @@ class _Adjoint:
         for statement in self._materialized_terms():
             target = self.tensors[statement.tensor]
             previous = current.get(statement.tensor)
-            rhs = _renamed_reads(statement.rhs, current)
+            rhs = ir.renamed_reads(statement.rhs, current)
             if previous is not None:
                 self._check_self_reads(statement, previous, rhs)
             written = [statement.range_of(i) for i in statement.indices]
@@ -168,7 +180,7 @@ class _Adjoint:
             if previous is None and statement.tensor not in self.external:
                 name = statement.tensor
             else:  # a new version, or a name the backward's signature takes
-                name = self._fresh(f"{statement.tensor}_{len(steps)}")
+                name = self.fresh(f"{statement.tensor}_{len(steps)}")
             version = self._tensor(name, target)
             defining = dataclasses.replace(statement, tensor=name, rhs=rhs)
             statements = [defining]
@@ -197,7 +209,7 @@ class _Adjoint:
                 result.append(statement)
                 continue
             target = self.tensors[statement.tensor]
-            name = self._fresh(f"{statement.tensor}_terms")
+            name = self.fresh(f"{statement.tensor}_terms")
             names = tuple(r.index for r in statement.domain)
             rhs = statement.rhs if statement.rhs.type == target.type else \
                 ir.Cast(target.type, statement.rhs)
@@ -243,9 +255,11 @@ class _Adjoint:
 
     # ------------------------------------------------------------- 2. the sweep
 
-    def build(self) -> ir.Op:
-        cotangents = tuple(ir.Tensor(f"d_{t.name}", t.type, t.shape, ir.INPUT)
-                           for t in self.op.outputs)
+    def sweep(self) -> tuple[ir.Tensor, ...]:
+        """Write the backward statements (``helpers``, then ``backward``) for the cotangents
+        (``cotangents``: ``d_<output>``); the gradients, in ``op``'s input order."""
+        self.cotangents = cotangents = tuple(ir.Tensor(f"d_{t.name}", t.type, t.shape, ir.INPUT)
+                                             for t in self.op.outputs)
         for tensor in cotangents:
             self.tensors[tensor.name] = tensor
         for step in reversed(self.steps):
@@ -264,10 +278,7 @@ class _Adjoint:
             if self._flush(name, gradient.name) is None:
                 self.backward.append(_fill(gradient, const(0, tensor.type),
                                            self._indices(tensor.rank)))
-        statements = self._recomputed() + self.helpers + self.backward
-        return ir.Op(name=f"{self.op.name}_grad", sizes=self.op.sizes,
-                     inputs=self.op.inputs + cotangents, outputs=tuple(outputs),
-                     temporaries=(), statements=tuple(statements))
+        return tuple(outputs)
 
     def _flush(self, version: str, name: str | None = None) -> str | None:
         """Emit the statements that sum ``version``'s cotangent; the tensor that holds it
@@ -279,7 +290,7 @@ class _Adjoint:
         if not contributions:
             return None
         like = self.tensors[version]
-        name = name or self._fresh(f"d_{version}")
+        name = name or self.fresh(f"d_{version}")
         self._tensor(name, like)
         indices = self._indices(like.rank)
         first = True
@@ -331,7 +342,7 @@ class _Adjoint:
         ranges = tuple(ir.IndexRange(i, sz.const(0), extent)
                        for i, extent in zip(inversion.indices, tensor.shape)) + inversion.free
         padded = pad_cotangent(value, inversion.guards, cotangent, ranges, self.tensors,
-                               self.params, self.context, self._fresh(f"{cotangent.name}_padded"),
+                               self.params, self.context, self.fresh(f"{cotangent.name}_padded"),
                                self._indices(cotangent.rank)) \
             if inversion.guards and inversion.free else None  # a sum's guard costs per term
         rhs = guarded(inversion.guards, value) if padded is None else self._padded_copy(padded)
@@ -383,7 +394,7 @@ class _Adjoint:
         """A temporary shaped like the version: ``start`` everywhere, then ``op``-reduced
         with ``term`` over the statement's domain."""
         version, statement = step.version, step.statement
-        name = self._fresh(f"{version.name}_{base}")
+        name = self.fresh(f"{version.name}_{base}")
         tensor = self._tensor(name, version)
         indices = statement.indices
         self.helpers.append(_fill(tensor, start, indices))
@@ -469,15 +480,26 @@ class _Adjoint:
 
     # ------------------------------------------------------------- 3. recomputation
 
-    def _recomputed(self) -> list[ir.Statement]:
-        """The forward statements whose values the backward reads, in forward order."""
+    def forward(self) -> list[ir.Statement]:
+        """Every version's statements, in forward order."""
+        return [_as_type(s, self.tensors[s.tensor]) for step in self.steps
+                for s in self.recompute[step.version.name]]
+
+    def needed(self) -> set[str]:
+        """The tensors the backward statements read or write."""
         needed = set()
         for statement in self.helpers + self.backward:
             needed |= ir.tensors_read(statement.rhs) | {statement.tensor}
+        return needed
+
+    def recomputed(self, saved: frozenset[str] = frozenset()) -> list[ir.Statement]:
+        """The forward statements whose values the backward reads, in forward order, less
+        those of the versions in ``saved`` (the backward's inputs then)."""
+        needed = self.needed()
         kept = []
         for step in reversed(self.steps):
             name = step.version.name
-            if name not in needed:
+            if name not in needed or name in saved:
                 continue
             for statement in self.recompute[name]:
                 needed |= ir.tensors_read(statement.rhs)
@@ -514,13 +536,6 @@ def _bounds(r: ir.IndexRange) -> tuple[ir.Expr, ...]:
     return tuple(compare(op, index, bound) for op, bound in ((">=", r.lo_bound),
                                                               ("<", r.hi_bound))
                  if bound is not None)
-
-
-def _renamed_reads(expr: ir.Expr, current: dict[str, str]) -> ir.Expr:
-    if isinstance(expr, ir.Read):
-        return ir.Read(expr.type, current.get(expr.tensor, expr.tensor),
-                       tuple(_renamed_reads(i, current) for i in expr.indices))
-    return ir.map_children(expr, lambda e: _renamed_reads(e, current))
 
 
 def _grouped(cotangents) -> list[tuple[ir.Read, ir.Expr]]:

@@ -294,6 +294,14 @@ def substitute_indices(expr: Expr, values: dict) -> Expr:
     return map_children(expr, lambda child: substitute_indices(child, values))
 
 
+def renamed_reads(expr: Expr, names: dict[str, str]) -> Expr:
+    """``expr`` reading each tensor named in ``names`` under its new name (gathers too)."""
+    if isinstance(expr, Read):
+        return Read(expr.type, names.get(expr.tensor, expr.tensor),
+                    tuple(renamed_reads(i, names) for i in expr.indices))
+    return map_children(expr, lambda e: renamed_reads(e, names))
+
+
 def map_children(expr: Expr, f) -> Expr:
     """``expr`` with ``f`` applied to each of its :func:`children` (a read's indices
     included)."""
