@@ -131,7 +131,7 @@ def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, paralle
             carries_reuse=lambda band: carries_reuse(band, program),
             accumulates_along=lambda band: accumulates_along(band, program),
             writes_once=lambda band: writes_once_below(band, program),
-            legal=lambda candidate: _is_legal(candidate, deps, program),
+            legal=lambda candidate: _is_legal(candidate, deps, program, marks=True),
             vector_marks=frozenset({SIMD_MARK, SIMD_REDUCTION_MARK}),
             reduction_marks=frozenset({SIMD_REDUCTION_MARK}),
             reduces=lambda statements: reduces(statements, program)))
@@ -193,9 +193,15 @@ def collapsible_members(band: isl.ScheduleNode, count: int) -> int:
     return count
 
 
-def _is_legal(tree: isl.Schedule, deps: Dependences, program: PolyProgram) -> bool:
+def _is_legal(tree: isl.Schedule, deps: Dependences, program: PolyProgram,
+              marks: bool = False) -> bool:
+    """Whether ``tree`` respects every dependence and, with ``marks``, whether its marks
+    still hold: a jam sinks a row loop below bands whose members were coincident only
+    with the whole row loop outside them (a sum into a scalar along the rows)."""
     try:
         check_legality(tree.get_map(), deps, program)
+        if marks:
+            check_parallel(tree, deps, program)
     except InternalError:
         return False
     return True

@@ -130,3 +130,18 @@ def test_an_elementwise_pass_beside_jammed_reductions_runs_its_rows_one_by_one()
     Y, Z = op(X, b)
     np.testing.assert_allclose(Y, X.astype(np.float64) * 2 + 1, rtol=1e-6)
     np.testing.assert_allclose(Z, (X.astype(np.float64) * 2 + 1).sum(1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("fusion", ["default", "max", "min"])
+def test_a_jam_that_would_break_a_vector_mark_below_it_is_not_made(fusion):
+    # Found by the fuzzer: the rows' sum into a scalar had a band of its own, coincident
+    # only while the whole row loop was outside it. Jammed (the row loop tiled by 8, its
+    # point loop sunk below), that band's `simd` loop would carry the sum: the candidate
+    # is now refused, where the parallel-mark proof used to stop the compilation.
+    source = """def f(double(I, J) X) -> (S) {
+      T(i) +=! X(i, j) where j in 0:min(J, i)
+      S +=! T(i)
+    }"""
+    X = np.random.default_rng(0).standard_normal((19, 11))
+    expected = sum(X[i, :min(11, i)].sum() for i in range(19))
+    np.testing.assert_allclose(polyc.define(source, fusion=fusion)(X), expected, rtol=1e-12)
