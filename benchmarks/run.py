@@ -997,7 +997,8 @@ def print_backward(rows: list[dict]) -> None:
     print("polyc: polyc.grad(op) on numpy arrays; to_torch: the registered op in a torch "
           "autograd graph, forward alone and forward + backward. ÷: torch's time (the "
           "backward alone, forward + backward, the forward) / ours (above 1: polyc faster); "
-          "polyc's backward recomputes the forward values it needs")
+          "polyc.grad's backward recomputes the forward values it needs; to_torch's "
+          "takes the reductions its forward kept (polyc.grad_with_residuals)")
     for row in rows:
         if row["note"]:
             print(f"  {row['kernel']}: {row['note']}")
