@@ -76,7 +76,8 @@ def adjoint_op(op: ir.Op, wrt: tuple[str, ...] | None = None) -> ir.Op:
     """The backward operator's IR (see the module docstring), not yet checked."""
     adjoint = ReverseSweep(op, wrt)
     gradients = adjoint.sweep()
-    statements = adjoint.recomputed() + adjoint.helpers + adjoint.backward
+    recomputed, _ = adjoint.recomputed()
+    statements = recomputed + adjoint.helpers + adjoint.backward
     return ir.Op(name=f"{op.name}_grad", sizes=op.sizes, inputs=op.inputs + adjoint.cotangents,
                  outputs=gradients, temporaries=(), statements=tuple(statements))
 
@@ -485,21 +486,20 @@ class ReverseSweep:
         return [_as_type(s, self.tensors[s.tensor]) for step in self.steps
                 for s in self.recompute[step.version.name]]
 
-    def needed(self) -> set[str]:
-        """The tensors the backward statements read or write."""
+    def recomputed(self, save=lambda version: False) -> tuple[list[ir.Statement], list[str]]:
+        """The forward statements whose values the backward reads, in forward order, and
+        the versions it reads that ``save`` chooses to take from the forward instead (the
+        backward's inputs then: what computes them is not needed)."""
         needed = set()
         for statement in self.helpers + self.backward:
             needed |= ir.tensors_read(statement.rhs) | {statement.tensor}
-        return needed
-
-    def recomputed(self, saved: frozenset[str] = frozenset()) -> list[ir.Statement]:
-        """The forward statements whose values the backward reads, in forward order, less
-        those of the versions in ``saved`` (the backward's inputs then)."""
-        needed = self.needed()
-        kept = []
+        kept, saved = [], []
         for step in reversed(self.steps):
             name = step.version.name
-            if name not in needed or name in saved:
+            if name not in needed:
+                continue
+            if save(name):
+                saved.insert(0, name)
                 continue
             for statement in self.recompute[name]:
                 needed |= ir.tensors_read(statement.rhs)
@@ -509,7 +509,7 @@ class ReverseSweep:
             if step.version.name in kept:
                 result += [_as_type(s, self.tensors[s.tensor]) for s in
                            self.recompute[step.version.name]]
-        return result
+        return result, saved
 
 
 # ----------------------------------------------------------------- helpers

@@ -34,17 +34,8 @@ def residual_ops(op: ir.Op, wrt=None) -> tuple[ir.Op, ir.Op]:
     sweep = ReverseSweep(op, wrt)
     gradients = sweep.sweep()
     final = {version: output for output, version in sweep.final.items()}
-    needed, saved = sweep.needed(), []
-    for step in reversed(sweep.steps):  # as ReverseSweep.recomputed walks them
-        version = step.version.name
-        if version not in needed:
-            continue
-        statements = sweep.recompute[version]
-        if version not in final and any(s.reduction_indices for s in statements):
-            saved.insert(0, version)
-            continue
-        for statement in statements:
-            needed |= ir.tensors_read(statement.rhs)
+    recomputed, saved = sweep.recomputed(save=lambda version: version not in final and any(
+        s.reduction_indices for s in sweep.recompute[version]))
     names = dict(final)  # each output's last version takes the output's name
     outputs = {t.name for t in op.outputs}
     for step in sweep.steps:  # an earlier version named after an output is renamed
@@ -53,8 +44,7 @@ def residual_ops(op: ir.Op, wrt=None) -> tuple[ir.Op, ir.Op]:
             names[version] = sweep.fresh(f"{version}_0")
     residuals = tuple(dataclasses.replace(sweep.tensors[v], name=names.get(v, v),
                                           role=ir.INPUT) for v in saved)
-    backward = [_renamed(s, names) for s in
-                sweep.recomputed(frozenset(saved)) + sweep.helpers + sweep.backward]
+    backward = [_renamed(s, names) for s in recomputed + sweep.helpers + sweep.backward]
     forward = [_renamed(s, names) for s in sweep.forward()]
     return (ir.Op(name=f"{op.name}_forward", sizes=op.sizes, inputs=op.inputs,
                   outputs=op.outputs + tuple(dataclasses.replace(r, role=ir.OUTPUT)

@@ -25,7 +25,7 @@ from polyc.codegen.isl_ast import coefficient, mentions
 from polyc.lang import ir
 from polyc.lang import types as ty
 from polyc.lang.selections import selected_indices
-from polyc.scheduling.marks import ast_children
+from polyc.scheduling.marks import ast_children, statement_calls
 
 if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter, Scope
@@ -39,7 +39,7 @@ def selected_iteration(emitter: LoopNestEmitter, node: isl.AstNode, iterator: st
     inc = node.for_get_inc()
     if inc.get_type() != isl.ast_expr_type.int or inc.get_val().to_python() != 1:
         return None
-    calls = _calls(node.for_get_body())
+    calls = statement_calls(node.for_get_body())
     if not calls or len({call.get_op_arg(0).get_id().get_name() for call in calls}) != 1:
         return None
     stmt, bound = emitter.called(calls[0])
@@ -67,12 +67,6 @@ def selected_iteration(emitter: LoopNestEmitter, node: isl.AstNode, iterator: st
                          emitter.expr(bound[moving[0]])),
         cgen.Block(bindings + [cgen.Assign(iterator, f"{selected} - polyc_selected")]),
         cgen.If(runs, braced(emitter.node(node.for_get_body(), scope)))])
-
-
-def _calls(node: isl.AstNode) -> list[isl.AstExpr]:
-    if node.get_type() == isl.ast_node_type.user:
-        return [node.user_get_expr()]
-    return [call for child in ast_children(node) for call in _calls(child)]
 
 
 def _iterators(node: isl.AstNode) -> set[str]:

@@ -167,11 +167,16 @@ def ast_children(node: isl.AstNode) -> list[isl.AstNode]:
     return []
 
 
+def statement_calls(node: isl.AstNode) -> list[isl.AstExpr]:
+    """The statement calls under an AST node, in order."""
+    if node.get_type() == isl.ast_node_type.user:
+        return [node.user_get_expr()]
+    return [call for child in ast_children(node) for call in statement_calls(child)]
+
+
 def called_statements(node: isl.AstNode) -> set[str]:
     """The statements executed somewhere under an AST node."""
-    if node.get_type() == isl.ast_node_type.user:
-        return {node.user_get_expr().get_op_arg(0).get_id().get_name()}
-    return set().union(*(called_statements(child) for child in ast_children(node)))
+    return {call.get_op_arg(0).get_id().get_name() for call in statement_calls(node)}
 
 
 def mark_name(mark) -> str:

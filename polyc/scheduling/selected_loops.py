@@ -25,6 +25,7 @@ from polyc.lang.selections import selected_indices
 from polyc.poly.program import PolyProgram
 from polyc.scheduling.band_members import Member, band_members
 from polyc.scheduling.marks import SELECTED_MARK, node_mark
+from polyc.scheduling.tiling import reorder_members
 
 
 def select_loops(tree: isl.Schedule, program: PolyProgram) -> isl.Schedule:
@@ -78,30 +79,21 @@ def _selected_values(member: Member, program: PolyProgram) -> dict[str, ir.Expr]
 
 
 def _reordered(node: isl.ScheduleNode, order: list[int]) -> isl.ScheduleNode:
-    """The band with its members permuted (``order[new] = old``), each keeping its
-    coincidence and AST loop type; same tree position."""
-    partial = node.band_get_partial_schedule()
-    coincident = [node.band_member_get_coincident(k) for k in order]
+    """:func:`~polyc.scheduling.tiling.reorder_members`, each member keeping its AST loop
+    type too (tiling peels the point band's reduction members, ``separate``)."""
     loop_types = [node.band_member_get_ast_loop_type(k) for k in order]
-    reordered = partial
-    for new, old in enumerate(order):
-        reordered = reordered.set_at(new, partial.get_at(old))
-    node = node.delete().insert_partial_schedule(reordered).band_set_permutable(1)
-    for new in range(len(order)):
-        node = node.band_member_set_coincident(new, coincident[new])
-        node = node.band_member_set_ast_loop_type(new, loop_types[new])
+    node = reorder_members(node, order)
+    for new, loop_type in enumerate(loop_types):
+        node = node.band_member_set_ast_loop_type(new, loop_type)
     return node
 
 
 def _split_and_mark(node: isl.ScheduleNode, at: int) -> isl.ScheduleNode:
     """Member ``at`` of the band split into a band of its own, not coincident, under the
     ``selected`` mark; returns the node at the band's position."""
-    levels = 0
     if at > 0:
-        node, levels = node.band_split(at).child(0), 1
+        node = node.band_split(at).child(0)
     if node.band_n_member() > 1:
         node = node.band_split(1)
     node = node.band_member_set_coincident(0, 0).insert_mark(isl.Id(SELECTED_MARK))
-    for _ in range(levels):
-        node = node.parent()
-    return node
+    return node.parent() if at > 0 else node

@@ -60,7 +60,7 @@ from polyc.scheduling.straighten import permutable_members
 
 
 
-def _reorder(node: isl.ScheduleNode, order: list[int]) -> isl.ScheduleNode:
+def reorder_members(node: isl.ScheduleNode, order: list[int]) -> isl.ScheduleNode:
     """The band with its members permuted (``order[new] = old``); same tree position."""
     if order == list(range(len(order))):
         return node
@@ -121,7 +121,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
     n = len(members)
     order = [m.position for m in members if m.coincident] + \
             [m.position for m in members if not m.coincident]
-    node = _reorder(node, order)
+    node = reorder_members(node, order)
     members = [members[k] for k in order]
     vector = _vector_member(members, program)
     innermost = not has_inner_band(node)
@@ -388,7 +388,7 @@ def _optimize_point_band(point: isl.ScheduleNode, members: list[Member],
         return point
     n = len(members)
     position = members.index(vector)
-    point = _reorder(point, [k for k in range(n) if k != position] + [position])
+    point = reorder_members(point, [k for k in range(n) if k != position] + [position])
     # Peel the iterations of reduction members where the set of statements differs
     # (an initialisation at the first step) so the loops left hold one statement.
     in_point_order = [m for m in members if m is not vector] + [vector]
@@ -480,14 +480,14 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     reductions = _block_reductions(reductions, program)
     block_members = [row, *reductions, vector]
     order = [m for m in members if m not in block_members] + block_members
-    point = _reorder(point, [members.index(m) for m in order])
+    point = reorder_members(point, [members.index(m) for m in order])
     prefix = len(order) - len(block_members)
     block = point.band_split(prefix).child(0) if prefix else point
     sizes = isl.MultiVal.zero(block.band_get_space())
     for k, size in enumerate([rows] + [1] * len(reductions) + [columns]):
         sizes = sizes.set_val(k, isl.Val(size))
     count = len(reductions)
-    block = _reorder(block.band_tile(sizes), [0, count + 1] + list(range(1, count + 1)))
+    block = reorder_members(block.band_tile(sizes), [0, count + 1] + list(range(1, count + 1)))
     for k in range(2, count + 2):
         block = block.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
     block = isolate_full_blocks(block, program, _walking_statement(vector, program))
