@@ -88,6 +88,37 @@ def test_compiled_once_for_every_batch_size_without_graph_breaks(linear):
     assert len(graphs) == 1
 
 
+def test_compiled_graphs_run_the_forward_that_saves_and_the_backward_that_takes(linear):
+    """Under torch.compile, AOTAutograd's forward graph calls ``polyc::<name>_forward``
+    (which also returns the reductions the backward reads) and its backward graph
+    ``polyc::<name>_backward``, not the backward that recomputes them."""
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+
+    torch._dynamo.reset()
+    called = {"forward": [], "backward": []}
+
+    def recorder(kind):
+        def compiler(graph, example_inputs):
+            called[kind] += [str(node.target) for node in graph.graph.nodes
+                             if node.op == "call_function" and "polyc" in str(node.target)]
+            return make_boxed_func(graph.forward)
+        return compiler
+
+    w = torch.randn(3, 5, requires_grad=True)
+    b = torch.zeros(3, requires_grad=True)
+    model = torch.compile(lambda x: linear(x, w, b, 0.5)[1].sum(), fullgraph=True,
+                          dynamic=True, backend=aot_autograd(fw_compiler=recorder("forward"),
+                                                             bw_compiler=recorder("backward")))
+    x = torch.randn(4, 5)
+    model(x).backward()
+    assert called == {"forward": ["polyc.linear_forward.default"],
+                      "backward": ["polyc.linear_backward.default"]}
+    w2, b2 = (t.detach().clone().requires_grad_() for t in (w, b))
+    expected = torch.autograd.grad(_reference(x, w2, b2, 0.5)[1].sum(), (w2, b2))
+    torch.testing.assert_close((w.grad, b.grad), expected, rtol=1e-4, atol=1e-5)
+
+
 def test_shape_errors_are_polyc_argument_errors(linear):
     with pytest.raises(polyc.ArgumentError, match="size K is 5 from X.shape"):
         linear(torch.randn(4, 5), torch.randn(3, 6), torch.randn(3), 1.0)
