@@ -115,10 +115,15 @@ def outer_loop_parallel(tree: isl.Schedule, deps: Dependences, program: PolyProg
 
 
 def outer_nests(tree: isl.Schedule) -> list[isl.ScheduleNode]:
-    """The top node of each loop nest: below a top-level sequence or set, or the root's."""
-    node = tree.get_root().child(0)
+    """The top node of each loop nest: below the top-level sequences and sets (isl
+    nests a set of independent nests in a sequence's child), or the root's."""
+    return _nests_below(tree.get_root().child(0))
+
+
+def _nests_below(node: isl.ScheduleNode) -> list[isl.ScheduleNode]:
     if node.get_type() in (isl.schedule_node_type.sequence, isl.schedule_node_type.set):
-        return [node.child(k).child(0) for k in range(node.n_children())]
+        return [nest for k in range(node.n_children())
+                for nest in _nests_below(node.child(k).child(0))]
     return [node]
 
 
