@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 
 import polyc
-from polyc.scheduling.marks import mark_name, marks_by_statement
+from polyc.poly.program import statement_names
+from polyc.scheduling.marks import PrivateAccumulators, mark_name, marks_by_statement
+from polyc.scheduling.schedule_tree import outer_nests
 
 BICG = """def bicg(float(N, M) A, float(N) r, float(M) p) -> (s, q) {
   s(j) +=! r(i) * A(i, j)
@@ -87,3 +89,70 @@ def test_values(name, source, fusion):
         got = got if isinstance(got, tuple) else (got,)
         for actual, reference in zip(got, _references(name, args)):
             np.testing.assert_allclose(actual, reference, rtol=1e-4, atol=1e-4)
+
+
+# A layer norm backward as a user writes it by hand: row sums, then d_X, and the column
+# sums d_gamma and d_beta over the rows.
+LAYERNORM_BACKWARD = """def lnb(float(N, D) X, float(D) gamma, float eps, float(N, D) d_Y,
+                         float(N) mu, float(N) ss) -> (d_X, d_gamma, d_beta) {
+  mu_1(n) = mu(n) / D
+  rstd(n) = rsqrt(ss(n) / D + eps)
+  a(n) +=! d_Y(n, d) * gamma(d) * (X(n, d) - mu_1(n))
+  g(n) +=! d_Y(n, d) * gamma(d)
+  xs(n) +=! X(n, d) - mu_1(n)
+  d_ss(n) = a(n) * (-0.5 * rstd(n) / (ss(n) / D + eps)) * (1.0 / D)
+  d_mu(n) = (-(g(n) * rstd(n)) - 2.0 * d_ss(n) * xs(n)) * (1.0 / D)
+  d_X(n, d) = d_Y(n, d) * gamma(d) * rstd(n) + 2.0 * d_ss(n) * (X(n, d) - mu_1(n)) + d_mu(n)
+  d_gamma(d) +=! d_Y(n, d) * ((X(n, d) - mu_1(n)) * rstd(n))
+  d_beta(d) +=! d_Y(n, d)
+}"""
+
+
+def test_column_sums_run_in_the_rows_parallel_loop_and_row_sums_keep_their_jams(machine):
+    """isl's default fusion runs the column sums d_gamma and d_beta in the loop over rows,
+    with private accumulators: each row is read once for its row sums and once for d_X and
+    the column sums. Apart, the column sums jam eight rows into their vector loops; fused
+    they do not, which the default leaves to the cost model (a plain vector loop loses a
+    load and a store of its accumulator row per row), while the row sums, vector
+    reductions, keep their jammed rows (eight accumulator chains, not one)."""
+    default = polyc.define(LAYERNORM_BACKWARD, machine=machine).compilation()
+    apart = polyc.define(LAYERNORM_BACKWARD, machine=machine, fusion="min").compilation()
+    kept, separate = ({name: {mark_name(m) for m in marks}
+                       for name, marks in marks_by_statement(c.schedule.tree).items()}
+                      for c in (default, apart))
+    private = {tensor for marks in marks_by_statement(default.schedule.tree).values()
+               for mark in marks if isinstance(mark, PrivateAccumulators)
+               for tensor in mark.tensors}
+    assert private == {"d_gamma", "d_beta"}
+    writer = {stmt.statement.tensor: stmt.name for stmt in default.program.statements
+              if not stmt.is_init}
+    nests = [set(statement_names(nest.get_domain()))
+             for nest in outer_nests(default.schedule.tree)]
+    assert any({writer["d_X"], writer["d_gamma"], writer["d_beta"]} <= names
+               for names in nests)
+    for statement in default.program.statements:
+        if len(statement.indices) < 2:
+            continue  # a per-row value: runs in its rows' jam
+        assert separate[statement.name] & VECTOR <= kept[statement.name], statement.name
+        if {"simd-reduction", "jam"} <= separate[statement.name]:
+            assert "jam" in kept[statement.name], statement.name
+
+
+@pytest.mark.needs_cc
+def test_layer_norm_backward_values():
+    rng = np.random.default_rng(5)
+    for n, d in [(1, 1), (9, 13), (33, 70)]:
+        X, dY = rng.standard_normal((2, n, d)).astype(np.float32)
+        gamma = rng.standard_normal(d).astype(np.float32)
+        x, dy, g = X.astype(np.float64), dY.astype(np.float64), gamma.astype(np.float64)
+        mean = x.mean(axis=1, keepdims=True)
+        ss = ((x - mean) ** 2).sum(axis=1)
+        rstd = 1 / np.sqrt(ss / d + 1e-5)[:, None]
+        xhat = (x - mean) * rstd
+        dxhat = dy * g
+        d_x = rstd * (dxhat - dxhat.mean(axis=1, keepdims=True)
+                      - xhat * (dxhat * xhat).mean(axis=1, keepdims=True))
+        got = polyc.define(LAYERNORM_BACKWARD)(X, gamma, 1e-5, dY, x.sum(axis=1).astype(
+            np.float32), ss.astype(np.float32))
+        for actual, reference in zip(got, (d_x, (dy * xhat).sum(axis=0), dy.sum(axis=0))):
+            np.testing.assert_allclose(actual, reference, rtol=1e-3, atol=1e-3)
