@@ -520,6 +520,100 @@ _add(
 )
 
 
+def _layernorm_backward_inputs(s, rng):
+    """X, gamma, eps, the cotangent d_Y, and what layer norm's forward keeps: each row's
+    sum and its sum of squares about the mean."""
+    X, dY = _f32(rng, s["N"], s["D"]), _f32(rng, s["N"], s["D"])
+    centred = X - X.mean(axis=1, keepdims=True, dtype=np.float64).astype(np.float32)
+    return (X, _f32(rng, s["D"]), 1e-5, dY, X.sum(axis=1, dtype=np.float32),
+            np.einsum("ij,ij->i", centred, centred))
+
+
+def _layernorm_backward_statistics(X, mu, ss, eps):
+    """(X - mean, 1 / sqrt(var + eps)) in the arrays' precision, rows as columns."""
+    D = X.shape[1]
+    mean = (mu / X.dtype.type(D))[:, None]
+    return X - mean, (1 / np.sqrt(ss / X.dtype.type(D) + X.dtype.type(eps)))[:, None]
+
+
+def _layernorm_backward_numpy(a, o):
+    X, gamma, eps, dY, mu, ss = a
+    d_X, d_gamma, d_beta = o
+    N, D = X.shape
+    xhat, g = np.empty_like(X), np.empty_like(X)
+    row = np.empty((N, 1), np.float32)
+
+    def run():
+        centred, rstd = _layernorm_backward_statistics(X, mu, ss, eps)
+        np.multiply(centred, rstd, out=xhat)
+        np.multiply(dY, gamma, out=g)
+        np.einsum("ij,ij->i", g, xhat, out=row[:, 0])
+        np.multiply(xhat, row / np.float32(D), out=d_X)
+        np.subtract(g, d_X, out=d_X)
+        np.subtract(d_X, g.mean(axis=1, keepdims=True), out=d_X)
+        np.multiply(d_X, rstd, out=d_X)
+        np.einsum("ij,ij->j", dY, xhat, out=d_gamma)
+        np.sum(dY, axis=0, out=d_beta)
+    return run
+
+
+def _layernorm_backward_torch(a, o):
+    """torch's own layer norm backward kernel, given the mean and 1/std its forward
+    keeps (computed once, outside the timing)."""
+    torch = _torch()
+    X, gamma, eps, dY, mu, ss = a
+    D = X.shape[1]
+    mean = (mu / D).reshape(-1, 1)
+    rstd = torch.rsqrt(ss / D + eps).reshape(-1, 1)
+    beta = torch.zeros_like(gamma)  # unread; without it torch cannot make d_beta
+    backward = torch.ops.aten.native_layer_norm_backward.default
+    return lambda: backward(dY, X, [D], mean, rstd, gamma, beta, [True, True, True])
+
+
+def _layernorm_backward_ref(X, gamma, eps, dY, mu, ss):
+    X, dY, gamma = _d(X), _d(dY), _d(gamma)
+    centred, rstd = _layernorm_backward_statistics(X, _d(mu), _d(ss), eps)
+    xhat = centred * rstd
+    g = dY * gamma
+    d_X = rstd * (g - g.mean(axis=1, keepdims=True)
+                  - xhat * (g * xhat).mean(axis=1, keepdims=True))
+    return d_X, (dY * xhat).sum(axis=0), dY.sum(axis=0)
+
+
+_add(
+    name="layernorm_backward",
+    formula="d_X, d_gamma, d_beta of layer norm, from X, d_Y and the forward's row sums",
+    source=_tc("""
+        def layernorm_backward(float(N, D) X, float(D) gamma, float eps, float(N, D) d_Y,
+                               float(N) mu, float(N) ss) -> (d_X, d_gamma, d_beta) {
+          mu_1(n) = mu(n) / D
+          rstd(n) = rsqrt(ss(n) / D + eps)
+          a(n) +=! d_Y(n, d) * gamma(d) * (X(n, d) - mu_1(n))
+          g(n) +=! d_Y(n, d) * gamma(d)
+          xs(n) +=! X(n, d) - mu_1(n)
+          d_ss(n) = a(n) * (-0.5 * rstd(n) / (ss(n) / D + eps)) * (1.0 / D)
+          d_mu(n) = (-(g(n) * rstd(n)) - 2.0 * d_ss(n) * xs(n)) * (1.0 / D)
+          d_X(n, d) = d_Y(n, d) * gamma(d) * rstd(n) + 2.0 * d_ss(n) * (X(n, d) - mu_1(n))
+                      + d_mu(n)
+          d_gamma(d) +=! d_Y(n, d) * ((X(n, d) - mu_1(n)) * rstd(n))
+          d_beta(d) +=! d_Y(n, d)
+        }
+    """),
+    sizes=dict(N=4096, D=1024),
+    quick_sizes=dict(N=512, D=1024),
+    tiny_sizes=dict(N=5, D=11),
+    inputs=_layernorm_backward_inputs,
+    outputs=lambda s: [(s["N"], s["D"]), (s["D"],), (s["D"],)],
+    numpy=_layernorm_backward_numpy,
+    numpy_note="the textbook formula with einsum row and column sums; out= where it takes one",
+    torch=_layernorm_backward_torch,
+    torch_note="aten.native_layer_norm_backward: torch's backward kernel alone",
+    reference=_layernorm_backward_ref,
+    kind="memory",
+    work=lambda s: (3 * s["N"] * s["D"] + 3 * s["D"] + 2 * s["N"]) * F32,
+)
+
+
 def _moments_numpy(a, o):
     (X,) = a
     mean, var = o

@@ -217,7 +217,7 @@ def lost_vector_loops(fused: isl.Schedule, apart: isl.Schedule, program: PolyPro
     matrix-vector product: 1.97 ms jammed, 2.31 not). A plain vector loop that loses them
     (a column sum: its accumulator row is loaded and stored once per row instead of
     once per eight) is left to the cost model: bicg's column sum lost ×1.2 so, where a
-    hand-written layer norm backward gained ×1.2 by running its column sums in the
+    hand-written layer norm backward gained ×1.1–1.2 by running its column sums in the
     rows' parallel loop (measurements: benchmarks/README.md, "Design
     measurements")."""
     fused_marks, apart_marks = marks_by_statement(fused), marks_by_statement(apart)

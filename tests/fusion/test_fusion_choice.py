@@ -1,6 +1,9 @@
 """The default fusion never takes a statement's vector loop, register block or jammed
 rows away (polyc.scheduling.fusion_choice.lost_vector_loops): PolyBench's bicg, symm and trmm,
 where fusing had run 20–45× slower than not fusing."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -8,6 +11,9 @@ import polyc
 from polyc.poly.program import statement_names
 from polyc.scheduling.marks import PrivateAccumulators, mark_name, marks_by_statement
 from polyc.scheduling.schedule_tree import outer_nests
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from kernels import BY_NAME  # noqa: E402
 
 BICG = """def bicg(float(N, M) A, float(N) r, float(M) p) -> (s, q) {
   s(j) +=! r(i) * A(i, j)
@@ -91,21 +97,9 @@ def test_values(name, source, fusion):
             np.testing.assert_allclose(actual, reference, rtol=1e-4, atol=1e-4)
 
 
-# A layer norm backward as a user writes it by hand: row sums, then d_X, and the column
-# sums d_gamma and d_beta over the rows.
-LAYERNORM_BACKWARD = """def lnb(float(N, D) X, float(D) gamma, float eps, float(N, D) d_Y,
-                         float(N) mu, float(N) ss) -> (d_X, d_gamma, d_beta) {
-  mu_1(n) = mu(n) / D
-  rstd(n) = rsqrt(ss(n) / D + eps)
-  a(n) +=! d_Y(n, d) * gamma(d) * (X(n, d) - mu_1(n))
-  g(n) +=! d_Y(n, d) * gamma(d)
-  xs(n) +=! X(n, d) - mu_1(n)
-  d_ss(n) = a(n) * (-0.5 * rstd(n) / (ss(n) / D + eps)) * (1.0 / D)
-  d_mu(n) = (-(g(n) * rstd(n)) - 2.0 * d_ss(n) * xs(n)) * (1.0 / D)
-  d_X(n, d) = d_Y(n, d) * gamma(d) * rstd(n) + 2.0 * d_ss(n) * (X(n, d) - mu_1(n)) + d_mu(n)
-  d_gamma(d) +=! d_Y(n, d) * ((X(n, d) - mu_1(n)) * rstd(n))
-  d_beta(d) +=! d_Y(n, d)
-}"""
+# A layer norm backward as a user writes it by hand (a benchmark kernel): row sums, then
+# d_X, and the column sums d_gamma and d_beta over the rows.
+LAYERNORM_BACKWARD = BY_NAME["layernorm_backward"].source
 
 
 def test_column_sums_run_in_the_rows_parallel_loop_and_row_sums_keep_their_jams(machine):
@@ -140,19 +134,10 @@ def test_column_sums_run_in_the_rows_parallel_loop_and_row_sums_keep_their_jams(
 
 @pytest.mark.needs_cc
 def test_layer_norm_backward_values():
+    bench = BY_NAME["layernorm_backward"]
     rng = np.random.default_rng(5)
     for n, d in [(1, 1), (9, 13), (33, 70)]:
-        X, dY = rng.standard_normal((2, n, d)).astype(np.float32)
-        gamma = rng.standard_normal(d).astype(np.float32)
-        x, dy, g = X.astype(np.float64), dY.astype(np.float64), gamma.astype(np.float64)
-        mean = x.mean(axis=1, keepdims=True)
-        ss = ((x - mean) ** 2).sum(axis=1)
-        rstd = 1 / np.sqrt(ss / d + 1e-5)[:, None]
-        xhat = (x - mean) * rstd
-        dxhat = dy * g
-        d_x = rstd * (dxhat - dxhat.mean(axis=1, keepdims=True)
-                      - xhat * (dxhat * xhat).mean(axis=1, keepdims=True))
-        got = polyc.define(LAYERNORM_BACKWARD)(X, gamma, 1e-5, dY, x.sum(axis=1).astype(
-            np.float32), ss.astype(np.float32))
-        for actual, reference in zip(got, (d_x, (dy * xhat).sum(axis=0), dy.sum(axis=0))):
+        args = bench.inputs({"N": n, "D": d}, rng)
+        got = polyc.define(LAYERNORM_BACKWARD)(*args)
+        for actual, reference in zip(got, bench.reference(*args), strict=True):
             np.testing.assert_allclose(actual, reference, rtol=1e-3, atol=1e-3)
