@@ -183,7 +183,12 @@ def _fuse(sequence: isl.ScheduleNode, head: _Pass, tail: _Pass, passes: VectorPa
     for position in reversed(range(len(groups))):
         if position != fused_at and regrouped.child(position).child(0).get_type() == \
                 isl.schedule_node_type.sequence:
+            # A group whose copy is a sequence of several (a nested sequence of the old
+            # one) moves the fused group along when spliced before it.
+            before = regrouped.n_children()
             regrouped = regrouped.sequence_splice_child(position)
+            if position < fused_at:
+                fused_at += regrouped.n_children() - before
     inner = regrouped.child(fused_at).child(0)  # the old sequence: the two passes
     for position in range(inner.n_children()):
         inner = inner.child(position).child(0).delete().delete().parent().parent()
