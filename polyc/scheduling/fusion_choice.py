@@ -6,7 +6,10 @@ is finished (tiled, register-blocked, jammed, marked parallel) and either turned
 by a rule no cost may override — it would serialise an outer loop, shrink a band
 tiling needs, or take a statement's vector loop or register block — or estimated by
 the machine's cost model (:mod:`polyc.scheduling.fusion_cost`); the cheapest wins, the more
-fused among estimates within :data:`COST_TOLERANCE`.
+fused among estimates within :data:`COST_TOLERANCE`. A fusion that would take vector
+loops is tried once more with the loop nests that hold those statements unfused and
+its other nests as they were (:func:`nests_apart`): what one nest loses does not cost
+the others their fusion.
 """
 from __future__ import annotations
 
@@ -26,7 +29,8 @@ from polyc.scheduling.marks import (SIMD_MARK, SIMD_REDUCTION_MARK, is_parallel,
                                     marks_by_statement, node_mark)
 from polyc.scheduling.schedule_tree import (group_constraints, innermost_indices, isl_schedule,
                                             outer_band_depths, outer_loop_parallel, outer_nests,
-                                            outer_private_tensors, serial_nests)
+                                            outer_private_tensors, serial_nests,
+                                            subtree_schedule)
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,8 @@ def default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
     fusion in groups (:func:`fused_groups`), no fusion. A candidate is turned down
     where it would serialise an outer loop, shrink a band its tiling needs, or,
     optimised, take a vector loop or register block from a statement
-    (:func:`lost_vector_loops`); of the others, the model of
+    (:func:`lost_vector_loops`; it is then tried with those statements' nests
+    unfused, :func:`nests_apart`); of the others, the model of
     :mod:`polyc.scheduling.fusion_cost` picks the cheapest (the most fused among estimates
     within :data:`COST_TOLERANCE`)."""
     unfused = isl_schedule(constraints, program, serialize_sccs=True)
@@ -106,7 +111,17 @@ def default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
         if losers := lost(finished):
             reject(name, f"{name} would lose the vector loop, register block or jammed rows "
                          f"of {', '.join(losers)}")
-            continue
+            fused = nests_apart(fused, losers, program, deps)
+            if fused is None:
+                continue
+            name = f"{name}, the nests of {', '.join(losers)} unfused"
+            if same_as_earlier(name, fused):
+                continue
+            finished = finish(fused)
+            if losers := lost(finished):
+                reject(name, f"{name} would still lose the vector loop, register block or "
+                             f"jammed rows of {', '.join(losers)}")
+                continue
         private = outer_private_tensors(fused, deps, program)
         how = (f"in parallel with private accumulators for {', '.join(private)}"
                if private else "parallel")
@@ -143,6 +158,27 @@ def default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
     decision = chosen.name + (f" ({'; '.join(reasons)})" if reasons else "")
     candidates = tuple(dataclasses.replace(c, chosen=c is chosen) for c in considered)
     return trees[chosen.name], decision, candidates
+
+
+def nests_apart(fused: isl.Schedule, losers: list[str], program: PolyProgram,
+                deps: Dependences) -> isl.Schedule | None:
+    """``fused`` with each of its loop nests that holds a statement of ``losers``
+    scheduled unfused (isl's schedule of its statements alone, strongly connected
+    components apart), the other nests as they are, in ``fused``'s order (which every
+    dependence between nests follows); ``None`` where ``fused`` is one nest."""
+    nests = outer_nests(fused)
+    if len(nests) < 2:
+        return None
+    tree = None
+    for nest in nests:
+        names = [part.get_tuple_name() for part in isl_items(nest.get_domain().get_set_list())]
+        if any(name in losers for name in names):
+            nest = isl_schedule(group_constraints(program, deps, names), program,
+                                serialize_sccs=True)
+        else:
+            nest = subtree_schedule(nest)
+        tree = nest if tree is None else tree.sequence(nest)
+    return tree
 
 
 def cheapest_candidate(candidates: list[FusionCandidate]) -> FusionCandidate:

@@ -146,3 +146,38 @@ def starts_parallel(node: isl.ScheduleNode, deps: Dependences, program: PolyProg
         privatization(node, deps, program) is not None
 
 
+
+
+def subtree_schedule(node: isl.ScheduleNode) -> isl.Schedule:
+    """The subtree below ``node`` (bands, sequences, sets and marks) as a schedule of its
+    own, over the statement instances that reach ``node``."""
+    return _copy_below(node, isl.Schedule.from_domain(node.get_domain())
+                       .get_root().child(0)).get_schedule()
+
+
+def _copy_below(source: isl.ScheduleNode, target: isl.ScheduleNode) -> isl.ScheduleNode:
+    """Copy ``source`` and its subtree in place of the leaf ``target``; the node where
+    the copy starts."""
+    kind = source.get_type()
+    if kind == isl.schedule_node_type.leaf:
+        return target
+    if kind == isl.schedule_node_type.band:
+        band = target.insert_partial_schedule(source.band_get_partial_schedule())
+        band = band.band_set_permutable(source.band_get_permutable())
+        for k in range(source.band_n_member()):
+            band = band.band_member_set_coincident(k, source.band_member_get_coincident(k))
+        return _copy_below(source.child(0), band.child(0)).parent()
+    if kind == isl.schedule_node_type.mark:
+        mark = target.insert_mark(source.mark_get_id())
+        return _copy_below(source.child(0), mark.child(0)).parent()
+    if kind in (isl.schedule_node_type.sequence, isl.schedule_node_type.set):
+        filters = isl.UnionSetList.alloc(source.get_ctx(), source.n_children())
+        for k in range(source.n_children()):
+            filters = filters.add(source.child(k).filter_get_filter())
+        insert = (target.insert_sequence if kind == isl.schedule_node_type.sequence
+                  else target.insert_set)
+        node = insert(filters)
+        for k in range(source.n_children()):
+            node = _copy_below(source.child(k).child(0), node.child(k).child(0)).parent().parent()
+        return node
+    raise ValueError(f"cannot copy a {kind} node of a schedule tree")

@@ -141,3 +141,47 @@ def test_layer_norm_backward_values():
         got = polyc.define(LAYERNORM_BACKWARD)(*args)
         for actual, reference in zip(got, bench.reference(*args), strict=True):
             np.testing.assert_allclose(actual, reference, rtol=1e-3, atol=1e-3)
+
+
+LAYERNORM = BY_NAME["layernorm"].source
+
+
+def test_a_fusion_that_walks_column_sums_down_their_columns_runs_their_nest_unfused(machine):
+    """The layer norm backward polyc.grad derives: isl's default fusion runs the rows'
+    statements in a few nests over tiles of rows, but fuses the column sums d_gamma and
+    d_beta with their initialisations in a loop over columns, the rows inside it: no
+    vector loop. The default keeps that fusion and schedules only the column sums' nest
+    unfused (each a nest over tiles of rows with private accumulators and a vector loop)
+    rather than giving up every fusion."""
+    wrt = ("X", "gamma", "beta")
+    default = polyc.grad(polyc.define(LAYERNORM, machine=machine), wrt=wrt).compilation()
+    apart = polyc.grad(polyc.define(LAYERNORM, machine=machine, fusion="min"),
+                       wrt=wrt).compilation()
+    decision = default.schedule.decision
+    assert "isl's default fusion would lose the vector loop" in decision
+    assert decision.startswith("isl's default fusion, the nests of")
+    writer = {stmt.statement.tensor: stmt.name for stmt in default.program.statements
+              if not stmt.is_init}
+    unfused = decision.split(" unfused")[0].split("the nests of ")[1].split(", ")
+    assert {writer["d_gamma"], writer["d_beta"]} <= set(unfused)
+    kept, separate = ({name: {mark_name(m) for m in marks}
+                       for name, marks in marks_by_statement(c.schedule.tree).items()}
+                      for c in (default, apart))
+    for statement in default.program.statements:
+        if len(statement.indices) == 2:
+            assert separate[statement.name] & VECTOR <= kept[statement.name], statement.name
+    assert len(outer_nests(default.schedule.tree)) < len(outer_nests(apart.schedule.tree))
+
+
+@pytest.mark.needs_cc
+def test_derived_layer_norm_backward_values():
+    bench, forward = BY_NAME["layernorm_backward"], BY_NAME["layernorm"]
+    rng = np.random.default_rng(6)
+    backward = polyc.grad(polyc.define(LAYERNORM), wrt=("X", "gamma", "beta"))
+    for n, d in [(1, 1), (9, 13), (33, 70)]:
+        X, gamma, eps, d_Y, mu, ss = bench.inputs({"N": n, "D": d}, rng)
+        beta = forward.inputs({"N": n, "D": d}, rng)[2]
+        got = backward(X, gamma, beta, eps, d_Y)
+        for actual, reference in zip(got, bench.reference(X, gamma, eps, d_Y, mu, ss),
+                                     strict=True):
+            np.testing.assert_allclose(actual, reference, rtol=1e-3, atol=1e-3)
