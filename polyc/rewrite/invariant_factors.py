@@ -20,6 +20,10 @@ layer norm spelled with ``/ D`` inside both sums and with the division after the
 benchmarks/README.md, "Design measurements"); the rewrite makes both spellings one
 program.
 
+A negation is a factor ``-1`` (exact): the adjoint ``d_mu(n) +=! -(d_Y(n, d) * gamma(d) *
+rstd(n))`` that polyc.grad derives for a mean becomes a plain sum scaled by ``-rstd(n)``;
+a sign alone stays in the sum (moving it would add a statement and save nothing).
+
 One multiplication per output element instead of one per term, and the contraction
 left with plain reads: a register block broadcasts ``A`` straight from memory instead
 of evaluating ``alpha * A(i, k)`` into a packed panel per tile, which bounds how deep
@@ -81,8 +85,9 @@ def _split_invariant(statement: ir.Statement, element_type: ScalarType
     invariant = [f for f in factors if hoistable(f)]
     divisors = [q for q in quotients if hoistable(q.rhs)]
     variant = [f for f in factors if not any(f is g for g in invariant)]
-    if not (invariant or divisors) or not variant or len(divisors) != len(quotients):
-        return None
+    if not (any(not _is_sign(f) for f in invariant) or divisors) or not variant or \
+            len(divisors) != len(quotients):
+        return None  # a sign alone does not move: it would add a statement for nothing
     return invariant, divisors, variant
 
 
@@ -97,7 +102,19 @@ def _factors(expr: ir.Expr, divides: bool) -> tuple[list[ir.Expr], list[ir.Binar
     if divides and isinstance(expr, ir.Binary) and expr.op == "/":
         factors, quotients = _factors(expr.lhs, divides)
         return factors, quotients + [expr]
+    if isinstance(expr, ir.Unary) and expr.op == "-":
+        factors, quotients = _factors(expr.operand, divides)
+        return [_sign(expr.type)] + factors, quotients
     return [expr], []
+
+
+def _sign(element_type: ScalarType) -> ir.Const:
+    """A negation as a factor: ``-x`` is ``-1 * x`` (exactly, also for wrapping integers)."""
+    return ir.Const(element_type, -1.0 if element_type.is_float else -1)
+
+
+def _is_sign(expr: ir.Expr) -> bool:
+    return isinstance(expr, ir.Const) and expr.value == -1
 
 
 def _output_ranges_need_reduction(statement: ir.Statement) -> bool:
@@ -119,9 +136,11 @@ def _scale_statement(statement: ir.Statement, invariant: list[ir.Expr],
     """``tensor(indices) = factors * tensor(indices) / divisor / ...``."""
     element = ir.Read(statement.rhs.type, statement.tensor,
                       tuple(ir.Index(INT64, i) for i in statement.indices))
-    scaled = _product(invariant + [element])
+    scaled = _product([f for f in invariant if not _is_sign(f)] + [element])
     for quotient in quotients:
         scaled = ir.Binary(quotient.type, "/", scaled, quotient.rhs)
+    if sum(map(_is_sign, invariant)) % 2:
+        scaled = ir.Unary(scaled.type, "-", scaled)
     output_ranges = tuple(r for r in statement.domain if r.index in statement.indices)
     return ir.Statement(name=statement.name + SCALE_SUFFIX, tensor=statement.tensor,
                         indices=statement.indices, op="=", init=False,

@@ -39,6 +39,18 @@ def test_factors_of_output_indices_leave_in_source_order():
         "  C(m, n) = s(m) * alpha * C(m, n) where m in 0:M, n in 0:N"]
 
 
+def test_a_negation_leaves_with_the_invariant_factors():
+    """``-x`` is ``-1 * x``: the adjoint of a mean subtracted inside a sum is spelled so
+    (``d_mu(n) +=! -(d_Y(n, d) * gamma(d) * rstd(n))``)."""
+    source = ("def f(float(N, D) d_Y, float(D) gamma, float(N) rstd) -> (d_mu) "
+              "{ d_mu(n) +=! -(d_Y(n, d) * gamma(d) * rstd(n)) }")
+    assert _statements(source) == [
+        "  d_mu(n) +=! d_Y(n, d) * gamma(d) where n in 0:N, d in 0:D",
+        "  d_mu(n) = -(rstd(n) * d_mu(n)) where n in 0:N"]
+    twice = source.replace("-(d_Y(n, d) * gamma(d)", "-(-d_Y(n, d) * gamma(d)")
+    assert _statements(twice)[1] == "  d_mu(n) = rstd(n) * d_mu(n) where n in 0:N"
+
+
 NOT_HOISTED = [
     "C(m, n) +=! A(m, k) * B(k, n)",                  # nothing invariant
     "C(m, n) max=! alpha * A(m, k) * B(k, n)",        # not a sum
@@ -46,6 +58,7 @@ NOT_HOISTED = [
     "C(m, n) +=! k * A(m, k) * B(k, n)",              # an index as a factor: int64
     "C(m, n) +=! A(m, ix(n)) * B(k, n) * s(ix(m))",   # a gather stays where it was
     "C(m, n) +=! d * A(m, k) * B(k, n)",              # float64 factor, float32 sum
+    "C(m, n) +=! -(A(m, k) * B(k, n))",               # a sign alone stays
 ]
 
 
@@ -82,6 +95,8 @@ FORMS = {
     "s(m) * A(m, k) * B(k, n) * alpha": lambda a, s, A, B: (s[:, None] * a) * (A @ B),
     "A(m, k) * s(m) * B(k, n)": lambda a, s, A, B: s[:, None] * (A @ B),
     "exp(A(m, k)) * alpha * B(k, n)": lambda a, s, A, B: a * (np.exp(A) @ B),
+    "-(alpha * A(m, k)) * B(k, n)": lambda a, s, A, B: -a * (A @ B),
+    "-(s(m) * -A(m, k)) * B(k, n)": lambda a, s, A, B: s[:, None] * (A @ B),
 }
 
 
