@@ -5,6 +5,7 @@ import threading
 
 import islpy as isl
 
+from polyc.errors import InternalError
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, isl_items, statements_named
 from polyc.scheduling.privatize import privatization
@@ -146,8 +147,6 @@ def starts_parallel(node: isl.ScheduleNode, deps: Dependences, program: PolyProg
         privatization(node, deps, program) is not None
 
 
-
-
 def subtree_schedule(node: isl.ScheduleNode) -> isl.Schedule:
     """The subtree below ``node`` (bands, sequences, sets and marks) as a schedule of its
     own, over the statement instances that reach ``node``."""
@@ -180,4 +179,4 @@ def _copy_below(source: isl.ScheduleNode, target: isl.ScheduleNode) -> isl.Sched
         for k in range(source.n_children()):
             node = _copy_below(source.child(k).child(0), node.child(k).child(0)).parent().parent()
         return node
-    raise ValueError(f"cannot copy a {kind} node of a schedule tree")
+    raise InternalError(f"cannot copy a {kind} node of a schedule tree")
