@@ -21,7 +21,8 @@ import islpy as isl
 
 from polyc.machine import Machine
 from polyc.poly.dependences import Dependences
-from polyc.poly.program import INIT_SUFFIX, PolyProgram, isl_items, statements_named
+from polyc.poly.program import (INIT_SUFFIX, PolyProgram, isl_items, statement_names,
+                                 statements_named)
 from polyc.poly.relations import affine_inputs, same_image
 from polyc.scheduling.fusion_cost import FusionCost, NestShape, nominal_sizes, schedule_cost
 from polyc.scheduling.jam import JAM_MARK
@@ -171,7 +172,7 @@ def nests_apart(fused: isl.Schedule, losers: list[str], program: PolyProgram,
         return None
     tree = None
     for nest in nests:
-        names = [part.get_tuple_name() for part in isl_items(nest.get_domain().get_set_list())]
+        names = statement_names(nest.get_domain())
         if any(name in losers for name in names):
             nest = isl_schedule(group_constraints(program, deps, names), program,
                                 serialize_sccs=True)
@@ -195,8 +196,7 @@ def nest_shapes(tree: isl.Schedule) -> tuple[NestShape, ...]:
     walked = walked_indices(tree)
     shapes = []
     for nest in outer_nests(tree):
-        names = tuple(part.get_tuple_name()
-                      for part in isl_items(nest.get_domain().get_set_list()))
+        names = tuple(statement_names(nest.get_domain()))
         shapes.append(NestShape(
             names,
             all(any(is_parallel(m) for m in marks.get(n, ())) for n in names),

@@ -43,7 +43,7 @@ import islpy as isl
 
 from polyc.errors import InternalError
 from polyc.poly.dependences import Dependences
-from polyc.poly.program import isl_items
+from polyc.poly.program import isl_items, statement_names
 from polyc.poly.relations import same_image
 from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, Collapse,
                                     decision_mark, is_register_block, node_mark)
@@ -97,8 +97,7 @@ def partition_nests(tree: isl.Schedule, uneven: frozenset[str] = frozenset()
 
     def visit(node: isl.ScheduleNode) -> isl.ScheduleNode:
         if node_mark(node) == PARALLEL_MARK:
-            names = {part.get_tuple_name() for part in isl_items(
-                node.get_domain().get_set_list())}
+            names = set(statement_names(node.get_domain()))
             if names & uneven:
                 return node
             partition = _partition(node, len(partitions))
