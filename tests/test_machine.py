@@ -172,6 +172,9 @@ def test_every_rule_holds_its_stated_bound(name):
     assert rules.panel_budget(machine) <= machine.l2 // 4
     tile = rules.transpose_tile(machine)
     assert tile == 16 or tile * machine.line <= machine.l1 // 2
+    for element in (2, 4, 8):
+        subtile = rules.transpose_subtile(machine, element)
+        assert tile % subtile == 0 and subtile * element <= machine.line
 
 
 def test_an_unknown_option_is_a_configuration_error_naming_it():

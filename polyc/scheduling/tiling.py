@@ -42,7 +42,8 @@ import islpy as isl
 from polyc.lang import ir
 from polyc.machine import Machine
 from polyc.machine.rules import (panel_budget, panel_depth, register_block,
-                                 streamed_depth, streamed_row_tile, tile_budget, transpose_tile)
+                                 streamed_depth, streamed_row_tile, tile_budget, transpose_subtile,
+                                 transpose_tile)
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, isl_items, statements_named
 from polyc.rewrite.layout import read_only_tensors
@@ -219,15 +220,22 @@ def _tile_transposition(node: isl.ScheduleNode, members: list[Member], vector: M
     strided side per iteration and uses the rest of it on the next iterations of the
     outer loop, which find it in L1 only while the inner loop's lines fit there (a
     1024-wide ``W``'s 1024 lines do not). In square tiles of
-    :func:`~polyc.machine.rules.transpose_tile`, whose lines fit half of L1; a copy
-    already narrower than that runs as before. Same position; the point band as usual."""
-    size = transpose_tile(machine)
-    sizes = isl.MultiVal.zero(node.band_get_space())
-    for k in range(len(members)):
-        sizes = sizes.set_val(k, isl.Val(size if k in contiguous else 1))
-    point = node.band_tile(sizes).child(0)
-    point = _optimize_point_band(point, members, vector, None, program, True)
-    return point.parent()
+    :func:`~polyc.machine.rules.transpose_tile`, whose lines fit half of L1, each walked
+    in square sub-tiles of :func:`~polyc.machine.rules.transpose_subtile` (one line of
+    each strided row); a copy already narrower than a tile runs as before. Same
+    position; the innermost point band as usual."""
+    element = max(t.type.bits // 8 for t in program.op.tensors.values())
+    levels = 0
+    for size in (transpose_tile(machine), transpose_subtile(machine, element)):
+        sizes = isl.MultiVal.zero(node.band_get_space())
+        for k in range(len(members)):
+            sizes = sizes.set_val(k, isl.Val(size if k in contiguous else 1))
+        node = node.band_tile(sizes).child(0)
+        levels += 1
+    node = _optimize_point_band(node, members, vector, None, program, True)
+    for _ in range(levels):
+        node = node.parent()
+    return node
 
 
 # The tile of a window offset (the r, s of ``I(h + r, w + s)``): one tile spans the

@@ -11,7 +11,8 @@ import polyc
 from polyc.compiler import frontend, generate
 from polyc.machine import NAMED_MACHINES
 from polyc.machine.rules import (ROW_TILES, panel_budget, panel_depth, register_block,
-                                 streamed_depth, tile_budget)
+                                 streamed_depth, tile_budget, transpose_subtile,
+                                 transpose_tile)
 from polyc.options import Options
 from polyc.scheduling.cache_model import Footprint, square_tile, tile_sizes
 from polyc.scheduling.schedule import check_legality
@@ -463,16 +464,18 @@ def test_layers_fused_in_groups_match_numpy(b, m, n, p):
                                rtol=1e-4, atol=1e-4)
 
 
-def test_a_transposed_copy_runs_in_square_tiles():
+def test_a_transposed_copy_runs_in_square_tiles_of_line_wide_subtiles(machine):
     # The layout copy W_t(m, n) = W(n, m) walks W's lines along n and W_t's along m:
-    # tiled along both, each tile's lines of both stay in L1 while it uses them whole.
+    # tiled along both, each tile's lines of both stay in L1 while it uses them whole,
+    # and walked in sub-tiles one line wide, whose lines stay in L2 even when a
+    # power-of-two stride puts them all in one set.
     source = """def fc(float(B, M) I, float(N, M) W) -> (O) {
       O(b, n) +=! I(b, m) * W(n, m)
     }"""
-    compilation = compiled(source)
+    compilation = compiled(source, machine=machine)
     tree = str(compilation.schedule)
     copy = tree[tree.index('filter: "[B, M, N] -> { L0['):].split("- filter:")[0]
     tiles = {int(t) for t in re.findall(r"mod (\d+)\)", copy)}
-    assert len(tiles) == 1 and tiles.pop() >= 8
+    assert tiles == {transpose_tile(machine), transpose_subtile(machine, 4)}
     plain = "def f(float(M, N) A) -> (B) { B(m, n) = A(m, n) * 2 }"
     assert " mod " not in str(compiled(plain).schedule)  # lines along one member only

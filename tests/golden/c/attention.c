@@ -96,14 +96,20 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
     {
       for (int64_t c2 = 0; c2 < S; c2 += 256)
       {
-        for (int64_t c4 = 0; c4 <= polyc_min(255, ((D - c1) - 1)); c4 += 1)
+        for (int64_t c4 = 0; c4 <= polyc_min(255, ((D - c1) - 1)); c4 += 16)
         {
-          for (int64_t c5 = 0; c5 <= polyc_min(255, ((S - c2) - 1)); c5 += 1)
+          for (int64_t c5 = 0; c5 <= polyc_min(255, ((S - c2) - 1)); c5 += 16)
           {
-            const int64_t t0 = c0;
-            const int64_t t2 = (c1 + c4);
-            const int64_t t1 = (c2 + c5);
-            Km_t021[((t0) * D + t2) * S + t1] = Km[((t0) * S + t1) * D + t2];
+            for (int64_t c7 = 0; c7 <= polyc_min(15, (((D - c1) - c4) - 1)); c7 += 1)
+            {
+              for (int64_t c8 = 0; c8 <= polyc_min(15, (((S - c2) - c5) - 1)); c8 += 1)
+              {
+                const int64_t t0 = c0;
+                const int64_t t2 = ((c1 + c4) + c7);
+                const int64_t t1 = ((c2 + c5) + c8);
+                Km_t021[((t0) * D + t2) * S + t1] = Km[((t0) * S + t1) * D + t2];
+              }
+            }
           }
         }
       }

@@ -117,13 +117,19 @@ static __attribute__((noinline)) void polyc_fc_bias_relu_region0(int * polyc_sta
   {
     for (int64_t c1 = 0; c1 < N; c1 += 256)
     {
-      for (int64_t c2 = 0; c2 <= polyc_min(255, ((M - c0) - 1)); c2 += 1)
+      for (int64_t c2 = 0; c2 <= polyc_min(255, ((M - c0) - 1)); c2 += 16)
       {
-        for (int64_t c3 = 0; c3 <= polyc_min(255, ((N - c1) - 1)); c3 += 1)
+        for (int64_t c3 = 0; c3 <= polyc_min(255, ((N - c1) - 1)); c3 += 16)
         {
-          const int64_t t1 = (c0 + c2);
-          const int64_t t0 = (c1 + c3);
-          W1_t10[(t1) * N + t0] = W1[(t0) * M + t1];
+          for (int64_t c4 = 0; c4 <= polyc_min(15, (((M - c0) - c2) - 1)); c4 += 1)
+          {
+            for (int64_t c5 = 0; c5 <= polyc_min(15, (((N - c1) - c3) - 1)); c5 += 1)
+            {
+              const int64_t t1 = ((c0 + c2) + c4);
+              const int64_t t0 = ((c1 + c3) + c5);
+              W1_t10[(t1) * N + t0] = W1[(t0) * M + t1];
+            }
+          }
         }
       }
     }

@@ -87,14 +87,20 @@ static __attribute__((noinline)) void polyc_permute3d_region0(int * polyc_status
     {
       for (int64_t c2 = 0; c2 < B; c2 += 256)
       {
-        for (int64_t c3 = 0; c3 <= polyc_min(255, ((C - c0) - 1)); c3 += 1)
+        for (int64_t c3 = 0; c3 <= polyc_min(255, ((C - c0) - 1)); c3 += 16)
         {
-          for (int64_t c5 = 0; c5 <= polyc_min(255, ((B - c2) - 1)); c5 += 1)
+          for (int64_t c5 = 0; c5 <= polyc_min(255, ((B - c2) - 1)); c5 += 16)
           {
-            const int64_t c = (c0 + c3);
-            const int64_t a = c1;
-            const int64_t b = (c2 + c5);
-            O[((c) * A + a) * B + b] = I[((a) * B + b) * C + c];
+            for (int64_t c6 = 0; c6 <= polyc_min(15, (((C - c0) - c3) - 1)); c6 += 1)
+            {
+              for (int64_t c8 = 0; c8 <= polyc_min(15, (((B - c2) - c5) - 1)); c8 += 1)
+              {
+                const int64_t c = ((c0 + c3) + c6);
+                const int64_t a = c1;
+                const int64_t b = ((c2 + c5) + c8);
+                O[((c) * A + a) * B + b] = I[((a) * B + b) * C + c];
+              }
+            }
           }
         }
       }

@@ -90,15 +90,21 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region0(int * pol
       {
         for (int64_t c3 = 0; c3 < SD; c3 += 256)
         {
-          for (int64_t c5 = 0; c5 <= polyc_min(255, ((SE - c1) - 1)); c5 += 1)
+          for (int64_t c5 = 0; c5 <= polyc_min(255, ((SE - c1) - 1)); c5 += 16)
           {
-            for (int64_t c7 = 0; c7 <= polyc_min(255, ((SD - c3) - 1)); c7 += 1)
+            for (int64_t c7 = 0; c7 <= polyc_min(255, ((SD - c3) - 1)); c7 += 16)
             {
-              const int64_t t2 = c0;
-              const int64_t t3 = (c1 + c5);
-              const int64_t t1 = c2;
-              const int64_t t0 = (c3 + c7);
-              B_t2310[(((t2) * SE + t3) * SF + t1) * SD + t0] = B[(((t0) * SF + t1) * SC + t2) * SE + t3];
+              for (int64_t c9 = 0; c9 <= polyc_min(15, (((SE - c1) - c5) - 1)); c9 += 1)
+              {
+                for (int64_t c11 = 0; c11 <= polyc_min(15, (((SD - c3) - c7) - 1)); c11 += 1)
+                {
+                  const int64_t t2 = c0;
+                  const int64_t t3 = ((c1 + c5) + c9);
+                  const int64_t t1 = c2;
+                  const int64_t t0 = ((c3 + c7) + c11);
+                  B_t2310[(((t2) * SE + t3) * SF + t1) * SD + t0] = B[(((t0) * SF + t1) * SC + t2) * SE + t3];
+                }
+              }
             }
           }
         }

@@ -85,13 +85,19 @@ static __attribute__((noinline)) void polyc_transpose_region0(int * polyc_status
   {
     for (int64_t c1 = 0; c1 < M; c1 += 256)
     {
-      for (int64_t c2 = 0; c2 <= polyc_min(255, ((N - c0) - 1)); c2 += 1)
+      for (int64_t c2 = 0; c2 <= polyc_min(255, ((N - c0) - 1)); c2 += 16)
       {
-        for (int64_t c3 = 0; c3 <= polyc_min(255, ((M - c1) - 1)); c3 += 1)
+        for (int64_t c3 = 0; c3 <= polyc_min(255, ((M - c1) - 1)); c3 += 16)
         {
-          const int64_t j = (c0 + c2);
-          const int64_t i = (c1 + c3);
-          O[(j) * M + i] = I[(i) * N + j];
+          for (int64_t c4 = 0; c4 <= polyc_min(15, (((N - c0) - c2) - 1)); c4 += 1)
+          {
+            for (int64_t c5 = 0; c5 <= polyc_min(15, (((M - c1) - c3) - 1)); c5 += 1)
+            {
+              const int64_t j = ((c0 + c2) + c4);
+              const int64_t i = ((c1 + c3) + c5);
+              O[(j) * M + i] = I[(i) * N + j];
+            }
+          }
         }
       }
     }
