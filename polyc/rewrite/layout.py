@@ -13,7 +13,13 @@ into a layout with that index last pays for itself many times::
 
 More generally the copy takes the order in which the loops walk the operand
 (:func:`_better_order`), so that a register block's reduction steps read
-adjacent rows too (a convolution's input channels). Only inputs read with
+adjacent rows too (a convolution's input channels). The same holds for an operand
+without the vector index, read across the register block's rows (``A(k, m)`` in
+``C(m, n) +=! A(k, m) * B(k, n)``, a backward's transposed product): in place, each
+reduction step takes a new line of every row of blocks, a row of ``A`` apart, and the
+next block of columns finds none of them in cache when that stride is a power of two
+(all in one L1 set); copied as ``A_t(m, k)``, each row of the block streams along
+``k`` (1024³, 2 threads: 0.64 → 0.85 of numpy's ``A.T @ B``). Only inputs read with
 affine indices (no gathers) are copied, each a permutation of the input's
 dimensions. The copies are ordinary statements (``L0``, ``L1``, ...), scheduled
 as a prologue before the rest and proven legal like everything else.
@@ -170,8 +176,9 @@ def write_once_outputs(op: ir.Op) -> frozenset[str]:
 def _better_order(read: ir.Read, vector_index: str, stmt: ir.Statement
                   ) -> tuple[int, ...] | None:
     """The dimension order of the copy, if this read is worth copying: affine indices
-    (no gather), the vector index in one dimension, the operand invariant along some
-    output index (so it is re-read), and its dimensions out of the loops' order.
+    (no gather), the vector index in at most one dimension (none: an operand the
+    register block broadcasts along its rows), the operand invariant along some output
+    index (so it is re-read), and its dimensions out of the loops' order.
 
     The copy is laid out in the order the statement's loops walk it (each dimension
     keyed by the innermost loop that moves it, :func:`_loop_order`): a register
@@ -187,7 +194,7 @@ def _better_order(read: ir.Read, vector_index: str, stmt: ir.Statement
     if any(isinstance(e, ir.Read) for i in read.indices for e in ir.walk(i)):
         return None
     dims = [ir.index_names(i) for i in read.indices]
-    if sum(vector_index in names for names in dims) != 1:
+    if sum(vector_index in names for names in dims) > 1:
         return None
     if all(index in frozenset().union(*dims) for index in stmt.indices):
         return None  # read once per output element: a copy would not pay

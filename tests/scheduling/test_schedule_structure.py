@@ -313,12 +313,33 @@ def test_layout_copies_follow_the_loops_reductions_then_vector():
     assert "B_t2310[(((t2) * SE + t3) * SF + t1) * SD + t0] = B[" in text
 
 
+def test_an_operand_read_across_the_block_rows_is_copied_with_the_reduction_last(machine):
+    # A(k, m) has no vector index: the register block reads it along its rows, a line of
+    # A per reduction step, a row of A apart. Copied as A_t(m, k), each row streams
+    # along k. Read in the loops' order (a plain matmul's A(m, k)), nothing is copied.
+    source = "def f(float(K, M) A, float(K, N) B) -> (C) { C(m, n) +=! A(k, m) * B(k, n) }"
+    compilation = compiled(source, machine=machine)
+    text = compilation.c_source.text
+    assert [t.name for t in compilation.op.temporaries] == ["A_t10"]
+    assert "A_t10[(t1) * K + t0] = A[(t0) * M + t1]" in text
+    assert f"float polyc_acc[{register_block(machine, 4)[0]}][" in text
+    assert "A_t10[(m) * K + k]" in text
+    assert text.count("A[") == text.count("= A[(t0) * M + t1]")   # only the copy reads A
+    assert compiled(MATMUL, machine=machine).op.temporaries == ()
+    rng = np.random.default_rng(3)
+    A, B = rng.standard_normal((37, 50)), rng.standard_normal((37, 70))
+    np.testing.assert_allclose(polyc.define(source)(A.astype(np.float32), B.astype(np.float32)),
+                               A.T @ B, rtol=1e-4, atol=1e-4)
+
+
 def test_a_convolution_input_is_copied_with_its_channels_inside_the_image_rows():
     # I(n, c, h + r, w + s): the block's innermost reduction is c (the window offsets
     # r, s go outside it), so the copy puts c after h + r: steps a row apart.
     text = compiled(CONV).c_source.text
     assert re.search(r"I_t0213\[\(\(\(n\) \* H \+ \(?h \+ r\)?\) \* C \+ c\) \* W \+", text)
     assert "I_t0213[(((t0) * H + t2) * C + t1) * W + t3] = I[" in text
+    # The filter F(k, c, r, s), read along the block's rows k, is copied with c last too.
+    assert "F_t0231[(((t0) * R + t2) * S + t3) * C + t1] = F[" in text
     # A pooling reads I once per output element (all its indices): no copy.
     pooling = ("def pool(float(N, C, H, W) I) -> (O) "
                "{ O(n, c, h, w) max=! I(n, c, h + r, w + s) where r in 0:3, s in 0:3 }")

@@ -4,7 +4,8 @@
  *
  * def conv2d(float32(N, C, H, W) I, float32(M, C, KH, KW) W1) -> (float32 O) {
  *   I_t0213(t0, t2, t1, t3) = I(t0, t1, t2, t3) where t0 in 0:N, t2 in 0:H, t1 in 0:C, t3 in 0:W
- *   O(n, m, h, w) +=! I_t0213(n, h + kh, c, w + kw) * W1(m, c, kh, kw) where n in 0:N, m in 0:M, h in 0:H - KH + 1, w in 0:W - KW + 1, c in 0:C, kh in 0:KH, kw in 0:KW
+ *   W1_t0231(t0, t2, t3, t1) = W1(t0, t1, t2, t3) where t0 in 0:M, t2 in 0:KH, t3 in 0:KW, t1 in 0:C
+ *   O(n, m, h, w) +=! I_t0213(n, h + kh, c, w + kw) * W1_t0231(m, kh, kw, c) where n in 0:N, m in 0:M, h in 0:H - KH + 1, w in 0:W - KW + 1, c in 0:C, kh in 0:KH, kw in 0:KW
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -79,7 +80,41 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 #define polyc_status (*polyc_status_at)
-static __attribute__((noinline)) void polyc_conv2d_region0(int * polyc_status_at, int64_t N, int64_t C, int64_t H, int64_t W, const float *restrict I, float *restrict I_t0213)
+static __attribute__((noinline)) void polyc_conv2d_region0(int * polyc_status_at, int64_t C, int64_t M, int64_t KH, int64_t KW, const float *restrict W1, float *restrict W1_t0231)
+{
+  #pragma omp for collapse(4) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < M; c0 += 1)
+  {
+    for (int64_t c1 = 0; c1 < KH; c1 += 1)
+    {
+      for (int64_t c2 = 0; c2 < KW; c2 += 256)
+      {
+        for (int64_t c3 = 0; c3 < C; c3 += 256)
+        {
+          for (int64_t c6 = 0; c6 <= polyc_min(255, ((KW - c2) - 1)); c6 += 16)
+          {
+            for (int64_t c7 = 0; c7 <= polyc_min(255, ((C - c3) - 1)); c7 += 16)
+            {
+              for (int64_t c10 = 0; c10 <= polyc_min(15, (((KW - c2) - c6) - 1)); c10 += 1)
+              {
+                for (int64_t c11 = 0; c11 <= polyc_min(15, (((C - c3) - c7) - 1)); c11 += 1)
+                {
+                  const int64_t t0 = c0;
+                  const int64_t t2 = c1;
+                  const int64_t t3 = ((c2 + c6) + c10);
+                  const int64_t t1 = ((c3 + c7) + c11);
+                  W1_t0231[(((t0) * KH + t2) * KW + t3) * C + t1] = W1[(((t0) * C + t1) * KH + t2) * KW + t3];
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_conv2d_region1(int * polyc_status_at, int64_t N, int64_t C, int64_t H, int64_t W, const float *restrict I, float *restrict I_t0213)
 {
   #pragma omp for collapse(3) schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 1)
@@ -102,7 +137,7 @@ static __attribute__((noinline)) void polyc_conv2d_region0(int * polyc_status_at
   }
 }
 
-static __attribute__((noinline)) void polyc_conv2d_region1(int * polyc_status_at, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW, const float *restrict W1, float *restrict O, float *restrict I_t0213)
+static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW, float *restrict O, float *restrict I_t0213, float *restrict W1_t0231)
 {
   #pragma omp for collapse(4) schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 1)
@@ -175,7 +210,7 @@ static __attribute__((noinline)) void polyc_conv2d_region1(int * polyc_status_at
                                 const int64_t c = (c4 + c13);
                                 const int64_t kh = (c5 + c11);
                                 const int64_t kw = (c6 + c12);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                               }
                             }
                           }
@@ -237,7 +272,7 @@ static __attribute__((noinline)) void polyc_conv2d_region1(int * polyc_status_at
                                 const int64_t c = (c4 + c13);
                                 const int64_t kh = (c5 + c11);
                                 const int64_t kw = (c6 + c12);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                               }
                             }
                           }
@@ -312,7 +347,7 @@ static __attribute__((noinline)) void polyc_conv2d_region1(int * polyc_status_at
                                     const int64_t c = (c4 + c13);
                                     const int64_t kh = (c5 + c11);
                                     const int64_t kw = (c6 + c12);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                   }
                                 }
                               }
@@ -375,7 +410,7 @@ static __attribute__((noinline)) void polyc_conv2d_region1(int * polyc_status_at
                                     const int64_t c = (c4 + c13);
                                     const int64_t kh = (c5 + c11);
                                     const int64_t kw = (c6 + c12);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                   }
                                 }
                               }
@@ -438,7 +473,7 @@ static __attribute__((noinline)) void polyc_conv2d_region1(int * polyc_status_at
                                       const int64_t c = (c4 + c13);
                                       const int64_t kh = (c5 + c11);
                                       const int64_t kw = (c6 + c12);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                     }
                                   }
                                 }
@@ -500,7 +535,7 @@ static __attribute__((noinline)) void polyc_conv2d_region1(int * polyc_status_at
                                       const int64_t c = (c4 + c13);
                                       const int64_t kh = (c5 + c11);
                                       const int64_t kw = (c6 + c12);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                     }
                                   }
                                 }
@@ -566,7 +601,7 @@ static __attribute__((noinline)) void polyc_conv2d_region1(int * polyc_status_at
                                           const int64_t c = (c4 + c13);
                                           const int64_t kh = (c5 + c11);
                                           const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                         }
                                       }
                                     }
@@ -629,7 +664,7 @@ static __attribute__((noinline)) void polyc_conv2d_region1(int * polyc_status_at
                                           const int64_t c = (c4 + c13);
                                           const int64_t kh = (c5 + c11);
                                           const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                         }
                                       }
                                     }
@@ -692,7 +727,7 @@ static __attribute__((noinline)) void polyc_conv2d_region1(int * polyc_status_at
                                         const int64_t c = (c4 + c13);
                                         const int64_t kh = (c5 + c11);
                                         const int64_t kw = (c6 + c12);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -755,7 +790,7 @@ static __attribute__((noinline)) void polyc_conv2d_region1(int * polyc_status_at
                                         const int64_t c = (c4 + c13);
                                         const int64_t kh = (c5 + c11);
                                         const int64_t kw = (c6 + c12);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1[(((m) * C + c) * KH + kh) * KW + kw]));
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -797,9 +832,15 @@ static __attribute__((noinline)) void polyc_conv2d_region1(int * polyc_status_at
 int polyc_conv2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW, const float *restrict I, const float *restrict W1, float *restrict O)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1) * polyc_extent(C) * polyc_extent(KH) * polyc_extent(KW));
+  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1) * polyc_extent(C) * polyc_extent(KH) * polyc_extent(KW));
   float *restrict I_t0213 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
+  float *restrict W1_t0231 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C)));
   if (!I_t0213)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  if (!W1_t0231)
   {
     polyc_status = 1;
     goto polyc_done;
@@ -808,24 +849,34 @@ int polyc_conv2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t 
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_conv2d_region0(&polyc_status, N, C, H, W, I, I_t0213);
+      polyc_conv2d_region0(&polyc_status, C, M, KH, KW, W1, W1_t0231);
     }
     else
     {
-      polyc_conv2d_region0(&polyc_status, N, C, H, W, I, I_t0213);
+      polyc_conv2d_region0(&polyc_status, C, M, KH, KW, W1, W1_t0231);
     }
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_conv2d_region1(&polyc_status, N, C, H, W, M, KH, KW, W1, O, I_t0213);
+      polyc_conv2d_region1(&polyc_status, N, C, H, W, I, I_t0213);
     }
     else
     {
-      polyc_conv2d_region1(&polyc_status, N, C, H, W, M, KH, KW, W1, O, I_t0213);
+      polyc_conv2d_region1(&polyc_status, N, C, H, W, I, I_t0213);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_conv2d_region2(&polyc_status, N, C, H, W, M, KH, KW, O, I_t0213, W1_t0231);
+    }
+    else
+    {
+      polyc_conv2d_region2(&polyc_status, N, C, H, W, M, KH, KW, O, I_t0213, W1_t0231);
     }
   }
   polyc_done:
   free(I_t0213);
+  free(W1_t0231);
   return polyc_status;
 }
 

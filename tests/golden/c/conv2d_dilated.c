@@ -4,7 +4,8 @@
  *
  * def conv2d_dilated(float32(N, C, H, W) I, float32(M, C, 3, 3) W1) -> (float32 O) {
  *   I_t0213(t0, t2, t1, t3) = I(t0, t1, t2, t3) where t0 in 0:N, t2 in 0:H, t1 in 0:C, t3 in 0:W
- *   O(n, m, h, w) +=! I_t0213(n, h + 2 * kh, c, w + 2 * kw) * W1(m, c, kh, kw) where n in 0:N, m in 0:M, h in 0:H - 4, w in 0:W - 4, c in 0:C, kh in 0:3, kw in 0:3
+ *   W1_t0231(t0, t2, t3, t1) = W1(t0, t1, t2, t3) where t0 in 0:M, t2 in 0:3, t3 in 0:3, t1 in 0:C
+ *   O(n, m, h, w) +=! I_t0213(n, h + 2 * kh, c, w + 2 * kw) * W1_t0231(m, kh, kw, c) where n in 0:N, m in 0:M, h in 0:H - 4, w in 0:W - 4, c in 0:C, kh in 0:3, kw in 0:3
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -79,7 +80,35 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 #define polyc_status (*polyc_status_at)
-static __attribute__((noinline)) void polyc_conv2d_dilated_region0(int * polyc_status_at, int64_t N, int64_t C, int64_t H, int64_t W, const float *restrict I, float *restrict I_t0213)
+static __attribute__((noinline)) void polyc_conv2d_dilated_region0(int * polyc_status_at, int64_t C, int64_t M, const float *restrict W1, float *restrict W1_t0231)
+{
+  #pragma omp for collapse(2) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < M; c0 += 1)
+  {
+    for (int64_t c1 = 0; c1 <= 2; c1 += 1)
+    {
+      for (int64_t c3 = 0; c3 < C; c3 += 256)
+      {
+        for (int64_t c7 = 0; c7 <= polyc_min(255, ((C - c3) - 1)); c7 += 16)
+        {
+          for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+          {
+            for (int64_t c11 = 0; c11 <= polyc_min(15, (((C - c3) - c7) - 1)); c11 += 1)
+            {
+              const int64_t t0 = c0;
+              const int64_t t2 = c1;
+              const int64_t t3 = c10;
+              const int64_t t1 = ((c3 + c7) + c11);
+              W1_t0231[(((t0) * 3 + t2) * 3 + t3) * C + t1] = W1[(((t0) * C + t1) * 3 + t2) * 3 + t3];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_conv2d_dilated_region1(int * polyc_status_at, int64_t N, int64_t C, int64_t H, int64_t W, const float *restrict I, float *restrict I_t0213)
 {
   #pragma omp for collapse(3) schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 1)
@@ -102,7 +131,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region0(int * polyc_s
   }
 }
 
-static __attribute__((noinline)) void polyc_conv2d_dilated_region1(int * polyc_status_at, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, const float *restrict W1, float *restrict O, float *restrict I_t0213)
+static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_status_at, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, float *restrict O, float *restrict I_t0213, float *restrict W1_t0231)
 {
   #pragma omp for collapse(4) schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 1)
@@ -171,7 +200,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region1(int * polyc_s
                             const int64_t c = (c4 + c13);
                             const int64_t kh = c11;
                             const int64_t kw = c12;
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1[(((m) * C + c) * 3 + kh) * 3 + kw]));
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                           }
                         }
                       }
@@ -233,7 +262,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region1(int * polyc_s
                             const int64_t c = (c4 + c13);
                             const int64_t kh = c11;
                             const int64_t kw = c12;
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1[(((m) * C + c) * 3 + kh) * 3 + kw]));
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                           }
                         }
                       }
@@ -308,7 +337,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region1(int * polyc_s
                                 const int64_t c = (c4 + c13);
                                 const int64_t kh = c11;
                                 const int64_t kw = c12;
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1[(((m) * C + c) * 3 + kh) * 3 + kw]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                               }
                             }
                           }
@@ -371,7 +400,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region1(int * polyc_s
                                 const int64_t c = (c4 + c13);
                                 const int64_t kh = c11;
                                 const int64_t kw = c12;
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1[(((m) * C + c) * 3 + kh) * 3 + kw]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                               }
                             }
                           }
@@ -434,7 +463,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region1(int * polyc_s
                                   const int64_t c = (c4 + c13);
                                   const int64_t kh = c11;
                                   const int64_t kw = c12;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1[(((m) * C + c) * 3 + kh) * 3 + kw]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                 }
                               }
                             }
@@ -496,7 +525,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region1(int * polyc_s
                                   const int64_t c = (c4 + c13);
                                   const int64_t kh = c11;
                                   const int64_t kw = c12;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1[(((m) * C + c) * 3 + kh) * 3 + kw]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                 }
                               }
                             }
@@ -562,7 +591,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region1(int * polyc_s
                                       const int64_t c = (c4 + c13);
                                       const int64_t kh = c11;
                                       const int64_t kw = c12;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1[(((m) * C + c) * 3 + kh) * 3 + kw]));
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                     }
                                   }
                                 }
@@ -625,7 +654,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region1(int * polyc_s
                                       const int64_t c = (c4 + c13);
                                       const int64_t kh = c11;
                                       const int64_t kw = c12;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1[(((m) * C + c) * 3 + kh) * 3 + kw]));
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                     }
                                   }
                                 }
@@ -688,7 +717,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region1(int * polyc_s
                                     const int64_t c = (c4 + c13);
                                     const int64_t kh = c11;
                                     const int64_t kw = c12;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] : 0.0f) * W1[(((m) * C + c) * 3 + kh) * 3 + kw]));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] : 0.0f) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                   }
                                 }
                               }
@@ -751,7 +780,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region1(int * polyc_s
                                     const int64_t c = (c4 + c13);
                                     const int64_t kh = c11;
                                     const int64_t kw = c12;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] : 0.0f) * W1[(((m) * C + c) * 3 + kh) * 3 + kw]));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] : 0.0f) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                   }
                                 }
                               }
@@ -791,9 +820,15 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region1(int * polyc_s
 int polyc_conv2d_dilated(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, const float *restrict I, const float *restrict W1, float *restrict O)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - 4) * polyc_extent(W - 4)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - 4) * polyc_extent(W - 4) * polyc_extent(C) * polyc_extent(3) * polyc_extent(3));
+  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(M) * polyc_extent(3) * polyc_extent(3) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - 4) * polyc_extent(W - 4)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - 4) * polyc_extent(W - 4) * polyc_extent(C) * polyc_extent(3) * polyc_extent(3));
   float *restrict I_t0213 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
+  float *restrict W1_t0231 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(3) * polyc_extent(3) * polyc_extent(C)));
   if (!I_t0213)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  if (!W1_t0231)
   {
     polyc_status = 1;
     goto polyc_done;
@@ -802,24 +837,34 @@ int polyc_conv2d_dilated(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_conv2d_dilated_region0(&polyc_status, N, C, H, W, I, I_t0213);
+      polyc_conv2d_dilated_region0(&polyc_status, C, M, W1, W1_t0231);
     }
     else
     {
-      polyc_conv2d_dilated_region0(&polyc_status, N, C, H, W, I, I_t0213);
+      polyc_conv2d_dilated_region0(&polyc_status, C, M, W1, W1_t0231);
     }
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_conv2d_dilated_region1(&polyc_status, N, C, H, W, M, W1, O, I_t0213);
+      polyc_conv2d_dilated_region1(&polyc_status, N, C, H, W, I, I_t0213);
     }
     else
     {
-      polyc_conv2d_dilated_region1(&polyc_status, N, C, H, W, M, W1, O, I_t0213);
+      polyc_conv2d_dilated_region1(&polyc_status, N, C, H, W, I, I_t0213);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_conv2d_dilated_region2(&polyc_status, N, C, H, W, M, O, I_t0213, W1_t0231);
+    }
+    else
+    {
+      polyc_conv2d_dilated_region2(&polyc_status, N, C, H, W, M, O, I_t0213, W1_t0231);
     }
   }
   polyc_done:
   free(I_t0213);
+  free(W1_t0231);
   return polyc_status;
 }
 

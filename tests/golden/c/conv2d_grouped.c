@@ -4,7 +4,8 @@
  *
  * def conv2d_grouped(float32(N, G, C, H, W) I, float32(G, F, C, KH, KW) W1) -> (float32 O) {
  *   I_t01324(t0, t1, t3, t2, t4) = I(t0, t1, t2, t3, t4) where t0 in 0:N, t1 in 0:G, t3 in 0:H, t2 in 0:C, t4 in 0:W
- *   O(n, g, f, h, w) +=! I_t01324(n, g, h + kh, c, w + kw) * W1(g, f, c, kh, kw) where n in 0:N, g in 0:G, f in 0:F, h in 0:H - KH + 1, w in 0:W - KW + 1, c in 0:C, kh in 0:KH, kw in 0:KW
+ *   W1_t01342(t0, t1, t3, t4, t2) = W1(t0, t1, t2, t3, t4) where t0 in 0:G, t1 in 0:F, t3 in 0:KH, t4 in 0:KW, t2 in 0:C
+ *   O(n, g, f, h, w) +=! I_t01324(n, g, h + kh, c, w + kw) * W1_t01342(g, f, kh, kw, c) where n in 0:N, g in 0:G, f in 0:F, h in 0:H - KH + 1, w in 0:W - KW + 1, c in 0:C, kh in 0:KH, kw in 0:KW
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -79,7 +80,45 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 #define polyc_status (*polyc_status_at)
-static __attribute__((noinline)) void polyc_conv2d_grouped_region0(int * polyc_status_at, int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, const float *restrict I, float *restrict I_t01324)
+static __attribute__((noinline)) void polyc_conv2d_grouped_region0(int * polyc_status_at, int64_t G, int64_t C, int64_t F, int64_t KH, int64_t KW, const float *restrict W1, float *restrict W1_t01342)
+{
+  #pragma omp for collapse(5) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < G; c0 += 1)
+  {
+    for (int64_t c1 = 0; c1 < F; c1 += 1)
+    {
+      for (int64_t c2 = 0; c2 < KH; c2 += 1)
+      {
+        for (int64_t c3 = 0; c3 < KW; c3 += 256)
+        {
+          for (int64_t c4 = 0; c4 < C; c4 += 256)
+          {
+            for (int64_t c8 = 0; c8 <= polyc_min(255, ((KW - c3) - 1)); c8 += 16)
+            {
+              for (int64_t c9 = 0; c9 <= polyc_min(255, ((C - c4) - 1)); c9 += 16)
+              {
+                for (int64_t c13 = 0; c13 <= polyc_min(15, (((KW - c3) - c8) - 1)); c13 += 1)
+                {
+                  for (int64_t c14 = 0; c14 <= polyc_min(15, (((C - c4) - c9) - 1)); c14 += 1)
+                  {
+                    const int64_t t0 = c0;
+                    const int64_t t1 = c1;
+                    const int64_t t3 = c2;
+                    const int64_t t4 = ((c3 + c8) + c13);
+                    const int64_t t2 = ((c4 + c9) + c14);
+                    W1_t01342[((((t0) * F + t1) * KH + t3) * KW + t4) * C + t2] = W1[((((t0) * F + t1) * C + t2) * KH + t3) * KW + t4];
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_status_at, int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, const float *restrict I, float *restrict I_t01324)
 {
   #pragma omp for collapse(4) schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 1)
@@ -106,7 +145,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region0(int * polyc_s
   }
 }
 
-static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_status_at, int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, const float *restrict W1, float *restrict O, float *restrict I_t01324)
+static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_status_at, int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, float *restrict O, float *restrict I_t01324, float *restrict W1_t01342)
 {
   #pragma omp for collapse(5) schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 1)
@@ -183,7 +222,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_s
                                   const int64_t c = (c5 + c15);
                                   const int64_t kh = (c6 + c13);
                                   const int64_t kw = (c7 + c14);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                 }
                               }
                             }
@@ -248,7 +287,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_s
                                   const int64_t c = (c5 + c15);
                                   const int64_t kh = (c6 + c13);
                                   const int64_t kw = (c7 + c14);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                 }
                               }
                             }
@@ -325,7 +364,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_s
                                       const int64_t c = (c5 + c15);
                                       const int64_t kh = (c6 + c13);
                                       const int64_t kw = (c7 + c14);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                     }
                                   }
                                 }
@@ -391,7 +430,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_s
                                       const int64_t c = (c5 + c15);
                                       const int64_t kh = (c6 + c13);
                                       const int64_t kw = (c7 + c14);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                     }
                                   }
                                 }
@@ -456,7 +495,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_s
                                         const int64_t c = (c5 + c15);
                                         const int64_t kh = (c6 + c13);
                                         const int64_t kw = (c7 + c14);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -521,7 +560,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_s
                                         const int64_t c = (c5 + c15);
                                         const int64_t kh = (c6 + c13);
                                         const int64_t kw = (c7 + c14);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -589,7 +628,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_s
                                             const int64_t c = (c5 + c15);
                                             const int64_t kh = (c6 + c13);
                                             const int64_t kw = (c7 + c14);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
@@ -655,7 +694,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_s
                                             const int64_t c = (c5 + c15);
                                             const int64_t kh = (c6 + c13);
                                             const int64_t kw = (c7 + c14);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
@@ -720,7 +759,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_s
                                           const int64_t c = (c5 + c15);
                                           const int64_t kh = (c6 + c13);
                                           const int64_t kw = (c7 + c14);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                         }
                                       }
                                     }
@@ -786,7 +825,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_s
                                           const int64_t c = (c5 + c15);
                                           const int64_t kh = (c6 + c13);
                                           const int64_t kw = (c7 + c14);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1[((((g) * F + f) * C + c) * KH + kh) * KW + kw]));
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                         }
                                       }
                                     }
@@ -830,9 +869,15 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region1(int * polyc_s
 int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, const float *restrict I, const float *restrict W1, float *restrict O)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(G) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(N) * polyc_extent(G) * polyc_extent(F) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1)) + (polyc_extent(N) * polyc_extent(G) * polyc_extent(F) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1) * polyc_extent(C) * polyc_extent(KH) * polyc_extent(KW));
+  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(G) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(G) * polyc_extent(F) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(G) * polyc_extent(F) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1)) + (polyc_extent(N) * polyc_extent(G) * polyc_extent(F) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1) * polyc_extent(C) * polyc_extent(KH) * polyc_extent(KW));
   float *restrict I_t01324 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(G) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
+  float *restrict W1_t01342 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(G) * polyc_extent(F) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C)));
   if (!I_t01324)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
+  if (!W1_t01342)
   {
     polyc_status = 1;
     goto polyc_done;
@@ -841,24 +886,34 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_conv2d_grouped_region0(&polyc_status, N, G, C, H, W, I, I_t01324);
+      polyc_conv2d_grouped_region0(&polyc_status, G, C, F, KH, KW, W1, W1_t01342);
     }
     else
     {
-      polyc_conv2d_grouped_region0(&polyc_status, N, G, C, H, W, I, I_t01324);
+      polyc_conv2d_grouped_region0(&polyc_status, G, C, F, KH, KW, W1, W1_t01342);
     }
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_conv2d_grouped_region1(&polyc_status, N, G, C, H, W, F, KH, KW, W1, O, I_t01324);
+      polyc_conv2d_grouped_region1(&polyc_status, N, G, C, H, W, I, I_t01324);
     }
     else
     {
-      polyc_conv2d_grouped_region1(&polyc_status, N, G, C, H, W, F, KH, KW, W1, O, I_t01324);
+      polyc_conv2d_grouped_region1(&polyc_status, N, G, C, H, W, I, I_t01324);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_conv2d_grouped_region2(&polyc_status, N, G, C, H, W, F, KH, KW, O, I_t01324, W1_t01342);
+    }
+    else
+    {
+      polyc_conv2d_grouped_region2(&polyc_status, N, G, C, H, W, F, KH, KW, O, I_t01324, W1_t01342);
     }
   }
   polyc_done:
   free(I_t01324);
+  free(W1_t01342);
   return polyc_status;
 }
 

@@ -3,7 +3,8 @@
  * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def matmul_trans_a(float32(K, M) A, float32(K, N) B) -> (float32 C) {
- *   C(m, n) +=! A(k, m) * B(k, n) where m in 0:M, n in 0:N, k in 0:K
+ *   A_t10(t1, t0) = A(t0, t1) where t1 in 0:M, t0 in 0:K
+ *   C(m, n) +=! A_t10(m, k) * B(k, n) where m in 0:M, n in 0:N, k in 0:K
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -107,7 +108,33 @@ static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *
 
 
 #define polyc_status (*polyc_status_at)
-static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_status_at, int64_t K, int64_t M, int64_t N, const float *restrict A, const float *restrict B, float *restrict C)
+static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_status_at, int64_t K, int64_t M, const float *restrict A, float *restrict A_t10)
+{
+  #pragma omp for collapse(2) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < M; c0 += 256)
+  {
+    for (int64_t c1 = 0; c1 < K; c1 += 256)
+    {
+      for (int64_t c2 = 0; c2 <= polyc_min(255, ((M - c0) - 1)); c2 += 16)
+      {
+        for (int64_t c3 = 0; c3 <= polyc_min(255, ((K - c1) - 1)); c3 += 16)
+        {
+          for (int64_t c4 = 0; c4 <= polyc_min(15, (((M - c0) - c2) - 1)); c4 += 1)
+          {
+            for (int64_t c5 = 0; c5 <= polyc_min(15, (((K - c1) - c3) - 1)); c5 += 1)
+            {
+              const int64_t t1 = ((c0 + c2) + c4);
+              const int64_t t0 = ((c1 + c3) + c5);
+              A_t10[(t1) * K + t0] = A[(t0) * M + t1];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_matmul_trans_a_region1(int * polyc_status_at, int64_t K, int64_t M, int64_t N, const float *restrict B, float *restrict C, float *restrict A_t10)
 {
   {
     const int64_t polyc_first0 = 0;
@@ -218,7 +245,7 @@ static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_s
                         const int64_t m = ((c0 + c3) + c6);
                         const int64_t n = ((c1 + c4) + c8);
                         const int64_t k = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(k) * M + m] * polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t10[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
                       }
                     }
                   }
@@ -266,7 +293,7 @@ static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_s
                         const int64_t m = ((c0 + c3) + c6);
                         const int64_t n = ((c1 + c4) + c8);
                         const int64_t k = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(k) * M + m] * polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t10[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
                       }
                     }
                   }
@@ -329,7 +356,7 @@ static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_s
                             const int64_t m = ((c0 + c3) + c6);
                             const int64_t n = ((c1 + c4) + c8);
                             const int64_t k = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(k) * M + m] * B[(k) * N + n]));
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t10[(m) * K + k] * B[(k) * N + n]));
                           }
                         }
                       }
@@ -378,7 +405,7 @@ static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_s
                             const int64_t m = ((c0 + c3) + c6);
                             const int64_t n = ((c1 + c4) + c8);
                             const int64_t k = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(k) * M + m] * B[(k) * N + n]));
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t10[(m) * K + k] * B[(k) * N + n]));
                           }
                         }
                       }
@@ -429,7 +456,7 @@ static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_s
                               const int64_t m = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
                               const int64_t k = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(k) * M + m] * B[(k) * N + n]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t10[(m) * K + k] * B[(k) * N + n]));
                             }
                           }
                         }
@@ -477,7 +504,7 @@ static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_s
                               const int64_t m = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
                               const int64_t k = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(k) * M + m] * B[(k) * N + n]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t10[(m) * K + k] * B[(k) * N + n]));
                             }
                           }
                         }
@@ -531,7 +558,7 @@ static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_s
                                   const int64_t m = ((c0 + c3) + c6);
                                   const int64_t n = ((c1 + c4) + c8);
                                   const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(k) * M + m] * B[(k) * N + n]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t10[(m) * K + k] * B[(k) * N + n]));
                                 }
                               }
                             }
@@ -580,7 +607,7 @@ static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_s
                                   const int64_t m = ((c0 + c3) + c6);
                                   const int64_t n = ((c1 + c4) + c8);
                                   const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(k) * M + m] * B[(k) * N + n]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t10[(m) * K + k] * B[(k) * N + n]));
                                 }
                               }
                             }
@@ -631,7 +658,7 @@ static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_s
                                 const int64_t m = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
                                 const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(k) * M + m] * ((polyc_lane1 < polyc_count1) ? B[(k) * N + n] : 0.0f)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t10[(m) * K + k] * ((polyc_lane1 < polyc_count1) ? B[(k) * N + n] : 0.0f)));
                               }
                             }
                           }
@@ -680,7 +707,7 @@ static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_s
                                 const int64_t m = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
                                 const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(k) * M + m] * ((polyc_lane1 < polyc_count1) ? B[(k) * N + n] : 0.0f)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t10[(m) * K + k] * ((polyc_lane1 < polyc_count1) ? B[(k) * N + n] : 0.0f)));
                               }
                             }
                           }
@@ -716,16 +743,35 @@ static __attribute__((noinline)) void polyc_matmul_trans_a_region0(int * polyc_s
 int polyc_matmul_trans_a(int64_t K, int64_t M, int64_t N, const float *restrict A, const float *restrict B, float *restrict C)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
-  if (polyc_work >= 32768)
+  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(K)) + (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
+  float *restrict A_t10 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(K)));
+  if (!A_t10)
   {
-    #pragma omp parallel
-    polyc_matmul_trans_a_region0(&polyc_status, K, M, N, A, B, C);
+    polyc_status = 1;
+    goto polyc_done;
   }
-  else
   {
-    polyc_matmul_trans_a_region0(&polyc_status, K, M, N, A, B, C);
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_matmul_trans_a_region0(&polyc_status, K, M, A, A_t10);
+    }
+    else
+    {
+      polyc_matmul_trans_a_region0(&polyc_status, K, M, A, A_t10);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_matmul_trans_a_region1(&polyc_status, K, M, N, B, C, A_t10);
+    }
+    else
+    {
+      polyc_matmul_trans_a_region1(&polyc_status, K, M, N, B, C, A_t10);
+    }
   }
+  polyc_done:
+  free(A_t10);
   return polyc_status;
 }
 

@@ -3,8 +3,9 @@
  * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def tensor_contraction(float32(SA, SE, SB, SF) A, float32(SD, SF, SC, SE) B) -> (float32 C) {
+ *   A_t0213(t0, t2, t1, t3) = A(t0, t1, t2, t3) where t0 in 0:SA, t2 in 0:SB, t1 in 0:SE, t3 in 0:SF
  *   B_t2310(t2, t3, t1, t0) = B(t0, t1, t2, t3) where t2 in 0:SC, t3 in 0:SE, t1 in 0:SF, t0 in 0:SD
- *   C(a, b, c, d) +=! A(a, e, b, f) * B_t2310(c, e, f, d) where a in 0:SA, b in 0:SB, c in 0:SC, d in 0:SD, e in 0:SE, f in 0:SF
+ *   C(a, b, c, d) +=! A_t0213(a, b, e, f) * B_t2310(c, e, f, d) where a in 0:SA, b in 0:SB, c in 0:SC, d in 0:SD, e in 0:SE, f in 0:SF
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -113,7 +114,30 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region0(int * pol
   }
 }
 
-static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * polyc_status_at, int64_t SA, int64_t SE, int64_t SB, int64_t SF, int64_t SD, int64_t SC, const float *restrict A, float *restrict C, float *restrict B_t2310)
+static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * polyc_status_at, int64_t SA, int64_t SE, int64_t SB, int64_t SF, const float *restrict A, float *restrict A_t0213)
+{
+  #pragma omp for collapse(3) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < SA; c0 += 1)
+  {
+    for (int64_t c1 = 0; c1 < SB; c1 += 1)
+    {
+      for (int64_t c2 = 0; c2 < SE; c2 += 1)
+      {
+        #pragma omp simd
+        for (int64_t c3 = 0; c3 < SF; c3 += 1)
+        {
+          const int64_t t0 = c0;
+          const int64_t t2 = c1;
+          const int64_t t1 = c2;
+          const int64_t t3 = c3;
+          A_t0213[(((t0) * SB + t2) * SE + t1) * SF + t3] = A[(((t0) * SE + t1) * SB + t2) * SF + t3];
+        }
+      }
+    }
+  }
+}
+
+static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * polyc_status_at, int64_t SA, int64_t SE, int64_t SB, int64_t SF, int64_t SD, int64_t SC, float *restrict C, float *restrict A_t0213, float *restrict B_t2310)
 {
   #pragma omp for collapse(4) schedule(static) nowait
   for (int64_t c0 = 0; c0 < SA; c0 += 6)
@@ -181,7 +205,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * pol
                             const int64_t d = (c3 + c15);
                             const int64_t e = (c4 + c10);
                             const int64_t f = (c5 + c11);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
                           }
                         }
                       }
@@ -239,7 +263,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * pol
                             const int64_t d = (c3 + c15);
                             const int64_t e = (c4 + c10);
                             const int64_t f = (c5 + c11);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
                           }
                         }
                       }
@@ -310,7 +334,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * pol
                                 const int64_t d = (c3 + c15);
                                 const int64_t e = (c4 + c10);
                                 const int64_t f = (c5 + c11);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
                               }
                             }
                           }
@@ -369,7 +393,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * pol
                                 const int64_t d = (c3 + c15);
                                 const int64_t e = (c4 + c10);
                                 const int64_t f = (c5 + c11);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
                               }
                             }
                           }
@@ -428,7 +452,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * pol
                                   const int64_t d = (c3 + c15);
                                   const int64_t e = (c4 + c10);
                                   const int64_t f = (c5 + c11);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
                                 }
                               }
                             }
@@ -486,7 +510,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * pol
                                   const int64_t d = (c3 + c15);
                                   const int64_t e = (c4 + c10);
                                   const int64_t f = (c5 + c11);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
                                 }
                               }
                             }
@@ -548,7 +572,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * pol
                                       const int64_t d = (c3 + c15);
                                       const int64_t e = (c4 + c10);
                                       const int64_t f = (c5 + c11);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
                                     }
                                   }
                                 }
@@ -607,7 +631,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * pol
                                       const int64_t d = (c3 + c15);
                                       const int64_t e = (c4 + c10);
                                       const int64_t f = (c5 + c11);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
                                     }
                                   }
                                 }
@@ -666,7 +690,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * pol
                                     const int64_t d = (c3 + c15);
                                     const int64_t e = (c4 + c10);
                                     const int64_t f = (c5 + c11);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * ((polyc_lane1 < polyc_count1) ? B_t2310[(((c) * SE + e) * SF + f) * SD + d] : 0.0f)));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * ((polyc_lane1 < polyc_count1) ? B_t2310[(((c) * SE + e) * SF + f) * SD + d] : 0.0f)));
                                   }
                                 }
                               }
@@ -725,7 +749,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * pol
                                     const int64_t d = (c3 + c15);
                                     const int64_t e = (c4 + c10);
                                     const int64_t f = (c5 + c11);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(((a) * SE + e) * SB + b) * SF + f] * ((polyc_lane1 < polyc_count1) ? B_t2310[(((c) * SE + e) * SF + f) * SD + d] : 0.0f)));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * ((polyc_lane1 < polyc_count1) ? B_t2310[(((c) * SE + e) * SF + f) * SD + d] : 0.0f)));
                                   }
                                 }
                               }
@@ -765,8 +789,14 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * pol
 int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int64_t SD, int64_t SC, const float *restrict A, const float *restrict B, float *restrict C)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(SC) * polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SD)) + (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SC) * polyc_extent(SD)) + (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SC) * polyc_extent(SD) * polyc_extent(SE) * polyc_extent(SF));
+  const int64_t polyc_work = (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SE) * polyc_extent(SF)) + (polyc_extent(SC) * polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SD)) + (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SC) * polyc_extent(SD)) + (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SC) * polyc_extent(SD) * polyc_extent(SE) * polyc_extent(SF));
+  float *restrict A_t0213 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SE) * polyc_extent(SF)));
   float *restrict B_t2310 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SC) * polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SD)));
+  if (!A_t0213)
+  {
+    polyc_status = 1;
+    goto polyc_done;
+  }
   if (!B_t2310)
   {
     polyc_status = 1;
@@ -785,14 +815,24 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_tensor_contraction_region1(&polyc_status, SA, SE, SB, SF, SD, SC, A, C, B_t2310);
+      polyc_tensor_contraction_region1(&polyc_status, SA, SE, SB, SF, A, A_t0213);
     }
     else
     {
-      polyc_tensor_contraction_region1(&polyc_status, SA, SE, SB, SF, SD, SC, A, C, B_t2310);
+      polyc_tensor_contraction_region1(&polyc_status, SA, SE, SB, SF, A, A_t0213);
+    }
+    if (polyc_work >= 32768)
+    {
+      #pragma omp parallel
+      polyc_tensor_contraction_region2(&polyc_status, SA, SE, SB, SF, SD, SC, C, A_t0213, B_t2310);
+    }
+    else
+    {
+      polyc_tensor_contraction_region2(&polyc_status, SA, SE, SB, SF, SD, SC, C, A_t0213, B_t2310);
     }
   }
   polyc_done:
+  free(A_t0213);
   free(B_t2310);
   return polyc_status;
 }
