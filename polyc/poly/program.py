@@ -41,6 +41,14 @@ def statement_names(domain: isl.UnionSet) -> list[str]:
     return [part.get_tuple_name() for part in isl_items(domain.get_set_list())]
 
 
+def tensors_unwritten_in(program: PolyProgram, domain: isl.UnionSet) -> frozenset[str]:
+    """The tensors no statement with instances in ``domain`` writes: while the loops of
+    a schedule subtree whose domain that is run, nothing changes them (only the
+    subtree's statements run then), whatever other nests write them before or after."""
+    written = {program.statement(name).statement.tensor for name in statement_names(domain)}
+    return frozenset(program.op.tensors) - written
+
+
 def statements_named(domain: isl.UnionSet, names) -> isl.UnionSet:
     """The part of ``domain`` that belongs to the statements called ``names``."""
     result = isl.UnionSet.empty(domain.get_space())

@@ -151,14 +151,6 @@ def layout_copies(op: ir.Op) -> tuple[str, ...]:
     return tuple(s.name for s in op.statements if s.name.startswith(COPY_PREFIX))
 
 
-def read_only_tensors(op: ir.Op) -> frozenset[str]:
-    """The tensors nothing writes while the operator's loops run: its inputs, and the
-    layout copies (written by the prologue, before the loops that read them)."""
-    copies = layout_copies(op)
-    return frozenset(t.name for t in op.inputs) | frozenset(
-        s.tensor for s in op.statements if s.name in copies)
-
-
 def write_once_outputs(op: ir.Op) -> frozenset[str]:
     """The outputs written by exactly one ``=`` statement and read by no statement: each
     element is stored once and never loaded (their stores may bypass the cache,

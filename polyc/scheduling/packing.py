@@ -25,8 +25,9 @@ an operand is packed when
 * it is read with plain indices (``B(k, n)``, any order; not ``I(h + r)``),
   each walked by a tiled member with no offset, and only by reads with the same
   indices,
-* nothing writes it while the loops run (an input, or a layout copy made
-  before them),
+* nothing writes it while the loops run (an input, a layout copy made before
+  them, a temporary another nest computes: no statement under the tiled band
+  writes it),
 * its tile is more than one row (some other index has a tile extent above 1),
   the vector index's tile extent is a whole number of blocks, and the buffer
   fits the budget (it lives on the stack of the thread that runs the tile).

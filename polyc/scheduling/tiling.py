@@ -45,8 +45,7 @@ from polyc.machine.rules import (panel_budget, panel_depth, register_block,
                                  streamed_depth, streamed_row_tile, tile_budget, transpose_subtile,
                                  transpose_tile)
 from polyc.poly.dependences import Dependences
-from polyc.poly.program import PolyProgram, isl_items, statements_named
-from polyc.rewrite.layout import read_only_tensors
+from polyc.poly.program import PolyProgram, isl_items, statements_named, tensors_unwritten_in
 from polyc.scheduling.band_members import (Member, band_footprints, band_members,
                                            is_vector_reduction, reuse_per_member,
                                            statement_accesses, tiling_matters,
@@ -164,7 +163,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
         sizes = sizes.set_val(k, isl.Val(tile_size))
         tile_loops[member.position] = (depth + k, tile_size)
     point = node.band_tile(sizes).child(0)
-    packing = _Packing(tile_loops, machine)
+    packing = _Packing(tile_loops, tensors_unwritten_in(program, node.get_domain()), machine)
     groups = _point_groups(point, members, program, deps) if innermost else None
     if groups is None:
         point = _optimize_point_band(point, members, vector, blocking, program, innermost,
@@ -376,9 +375,12 @@ def _point_groups(point: isl.ScheduleNode, members: list[Member], program: PolyP
 @dataclass(frozen=True)
 class _Packing:
     """What panel packing needs to know of the tiles: each tiled member's tile loop
-    (``position -> (schedule depth, tile size)``) and the machine (the buffer budget)."""
+    (``position -> (schedule depth, tile size)``), the tensors nothing writes while the
+    band's loops run (inputs, layout copies, temporaries of other nests) and the machine
+    (the buffer budget)."""
 
     tile_loops: dict[int, tuple[int, int]]
+    read_only: frozenset[str]
     machine: Machine
 
     @property
@@ -499,9 +501,10 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     for k in range(2, count + 2):
         block = block.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
     block = isolate_full_blocks(block, program, _walking_statement(vector, program))
+    moves_back = _edge_moves_back(vector, program, packing.read_only)
     inner = block.child(0).band_split(count + 1).child(0)
     inner = inner.insert_mark(isl.Id(SIMD_MARK)).parent()
-    decision = RegisterBlock(rows, columns, count, _edge_moves_back(vector, program))
+    decision = RegisterBlock(rows, columns, count, moves_back)
     block = inner.insert_mark(decision_mark(decision)).parent()
     point = block.parent() if prefix else block
     for panel in _panels(order, vector, row, reductions, program, packing, rows, columns):
@@ -515,19 +518,18 @@ def _walking_statement(vector: Member, program: PolyProgram) -> str:
                 if index is not None and not program.statement(name).is_init)
 
 
-def _edge_moves_back(vector: Member, program: PolyProgram) -> bool:
+def _edge_moves_back(vector: Member, program: PolyProgram, read_only: frozenset[str]) -> bool:
     """Whether a partial register block at the end of ``vector`` may move back over its
     neighbour's columns (:class:`~polyc.scheduling.marks.RegisterBlock`): the block's
     one reduction statement has its instances along the vector index as an interval
     independent of its other indices (no constraint of its domain ties that index to
-    another), and reads only read-only tensors at indices that move with it."""
+    another), and reads only ``read_only`` tensors at indices that move with it."""
     walking = [name for name, index in vector.walks.items()
                if index is not None and not program.statement(name).is_init]
     if len(walking) != 1:
         return False
     stmt = program.statement(walking[0])
     index = vector.walks[stmt.name]
-    read_only = read_only_tensors(program.op)
     if any(read.tensor not in read_only for read in ir.walk(stmt.statement.rhs)
            if isinstance(read, ir.Read) and index in ir.index_names(*read.indices)):
         return False
@@ -560,7 +562,7 @@ def _panels(order: list[Member], vector: Member, row: Member, reductions: list[M
              and m.position in packing.tile_loops}
     loop_order = [m.walks[name] for m in order if m.walks.get(name) is not None]
     return register_block_panels(name, stmt.statement, program.op,
-                                 read_only_tensors(program.op), vector.walks[name],
+                                 packing.read_only, vector.walks[name],
                                  row.walks[name], loop_order, tiles, rows, columns,
                                  packing.budget)
 

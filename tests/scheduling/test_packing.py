@@ -18,6 +18,7 @@ from polyc.explore.schedule_view import summarize_schedule
 from polyc.lang.printer import expr_to_tc
 from polyc.machine.rules import PREFETCH_ROWS, line_elements, panel_depth, register_block
 from polyc.options import Options
+from polyc.poly.program import statements_named, tensors_unwritten_in
 from polyc.scheduling.marks import decision_mark, decision_of, mark_value
 from polyc.scheduling.packing import Panel, PanelDim, row_factor
 
@@ -80,15 +81,28 @@ def test_no_panel_without_a_plain_streamed_read():
     assert _pack_marks(matvec) == []                      # no register block
 
 
-def test_a_tensor_written_in_the_kernel_is_not_packed():
+def test_a_tensor_is_packed_only_where_no_statement_of_its_nest_writes_it():
     chain = """def chain(float(M,K) A, float(K,N) B) -> (T, D) {
       T(k, n) = B(k, n) * 2.0
       D(m, n) +=! A(m, k) * READ(k, n)
     }"""
-    # Unfused, D's loops are a register-blocked matmul over T, or over B.
-    assert "register" in str(_compiled(chain.replace("READ", "T"), fusion="min").schedule)
-    assert _pack_marks(chain.replace("READ", "T"), fusion="min") == []
+    source = chain.replace("READ", "T")
+    # Unfused, D's loops are a register-blocked matmul over T, which a nest of its own
+    # computes before them: nothing writes T while they run, so T is packed as B is.
+    compilation = _compiled(source, fusion="min")
+    assert "register" in str(compilation.schedule)
+    assert [p.operand for p in _pack_marks(source, fusion="min")] == ["T"]
     assert [p.operand for p in _pack_marks(chain.replace("READ", "B"), fusion="min")] == ["B"]
+    # The rule: the tensors no statement under the band writes.
+    program = compilation.program
+    both, d_only = program.domain, statements_named(program.domain, ["S1_init", "S1"])
+    assert "T" not in tensors_unwritten_in(program, both)
+    assert {"A", "B", "T"} <= tensors_unwritten_in(program, d_only)
+    assert "D" not in tensors_unwritten_in(program, d_only)
+    rng = np.random.default_rng(5)
+    A, B = rng.standard_normal((40, 70)), rng.standard_normal((70, 90))
+    T, D = polyc.define(source, fusion="min")(A.astype(np.float32), B.astype(np.float32))
+    np.testing.assert_allclose(D, A @ (2 * B), rtol=1e-4, atol=1e-3)
 
 
 def _check_matmul(m, k, n, seed=0):

@@ -1355,6 +1355,47 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
         }
         for (int64_t c2 = 0; c2 < NJ; c2 += 512)
         {
+          _Alignas(64) float polyc_panel_F_storage[32768];
+          float *restrict polyc_panel_F = polyc_panel_F_storage;
+          {
+            for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, NJ - c2); polyc_p1 += 1)
+            {
+              const int64_t polyc_start = polyc_max(0, 0 - c1);
+              const int64_t polyc_end = polyc_min(64, NL - c1);
+              for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+              {
+                const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                if (polyc_first == 0 && polyc_last == 16)
+                {
+                  {
+                    if (polyc_p1 + 8 < polyc_min(512, NJ - c2))
+                    {
+                      const int64_t l = c1 + polyc_block * 16;
+                      const int64_t j = c2 + polyc_p1 + 8;
+                      __builtin_prefetch(&F[(j) * NL + l] + 0, 0, 3);
+                    }
+                    #pragma omp simd
+                    for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                    {
+                      const int64_t l = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t j = c2 + polyc_p1;
+                      polyc_panel_F[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = F[(j) * NL + l];
+                    }
+                  }
+                }
+                else
+                {
+                  for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                  {
+                    const int64_t l = c1 + polyc_block * 16 + polyc_lane;
+                    const int64_t j = c2 + polyc_p1;
+                    polyc_panel_F[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = F[(j) * NL + l];
+                  }
+                }
+              }
+            }
+          }
           for (int64_t c3 = polyc_max(0, (polyc_lo2_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi2_0 - c0) - 1)), ((NI - c0) - 1)); c3 += 6)
           {
             for (int64_t c4 = 0; c4 <= polyc_min(63, ((NL - c1) - 1)); c4 += 16)
@@ -1387,7 +1428,7 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                         const int64_t i = ((c0 + c3) + c6);
                         const int64_t l = ((c1 + c4) + c8);
                         const int64_t j = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * F[(j) * NL + l]));
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
                       }
                     }
                   }
@@ -1435,7 +1476,7 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                         const int64_t i = ((c0 + c3) + c6);
                         const int64_t l = ((c1 + c4) + c8);
                         const int64_t j = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * F[(j) * NL + l]));
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
                       }
                     }
                   }
@@ -1460,102 +1501,416 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                 const int64_t polyc_count1 = polyc_min(15, (((NL - c1) - c4) - 1)) + 1;
                 if (polyc_count0 > 0 && polyc_count1 > 0)
                 {
-                  if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                  int64_t polyc_shift = 0;
                   {
-                    float polyc_acc[6][16];
+                    const int64_t c8 = -(16 - polyc_count1);
+                    const int64_t l = ((c1 + c4) + c8);
+                    if (l >= 0)
+                      polyc_shift = 16 - polyc_count1;
+                  }
+                  if (polyc_shift > 0 || polyc_count1 == 16)
+                  {
+                    const int64_t polyc_base = -polyc_shift;
+                    const int64_t polyc_own = polyc_shift;
+                    if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      float polyc_acc[6][16];
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                          const int64_t c8 = polyc_lane1;
-                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t i = ((c0 + c3) + c6);
+                            const int64_t l = ((c1 + c4) + c8);
+                            const int64_t j = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * F[(j) * NL + l]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t i = ((c0 + c3) + c6);
+                            const int64_t l = ((c1 + c4) + c8);
+                            if (polyc_lane1 >= polyc_own)
+                              G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
                         }
                       }
                     }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                    else
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      float polyc_acc[6][16];
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t l = ((c1 + c4) + c8);
-                          const int64_t j = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? F[(j) * NL + l] : 0.0f)));
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t i = ((c0 + c3) + c6);
+                            const int64_t l = ((c1 + c4) + c8);
+                            polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? G[(i) * NL + l] : 0.0f);
+                          }
                         }
                       }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t l = ((c1 + c4) + c8);
-                          if (polyc_lane1 < polyc_count1)
-                            G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t i = ((c0 + c3) + c6);
+                            const int64_t l = ((c1 + c4) + c8);
+                            const int64_t j = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * F[(j) * NL + l]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t i = ((c0 + c3) + c6);
+                            const int64_t l = ((c1 + c4) + c8);
+                            if (polyc_lane1 >= polyc_own)
+                              G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
                         }
                       }
                     }
                   }
                   else
-                  {
-                    float polyc_acc[6][16];
+                    if (polyc_count1 == 8)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        float polyc_acc[6][8];
                         {
-                          const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t l = ((c1 + c4) + c8);
-                          polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? G[(i) * NL + l] : 0.0f);
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t l = ((c1 + c4) + c8);
+                              const int64_t j = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * F[(j) * NL + l]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t l = ((c1 + c4) + c8);
+                              G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                      {
+                        float polyc_acc[6][8];
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t l = ((c1 + c4) + c8);
+                              polyc_acc[polyc_lane0][polyc_lane1] = G[(i) * NL + l];
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t l = ((c1 + c4) + c8);
+                              const int64_t j = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * F[(j) * NL + l]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t l = ((c1 + c4) + c8);
+                              G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
                         }
                       }
                     }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    else
+                      if (polyc_count1 > 8)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
                         {
-                          const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t l = ((c1 + c4) + c8);
-                          const int64_t j = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? F[(j) * NL + l] : 0.0f)));
+                          const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                          const int64_t polyc_own = polyc_sub - polyc_base;
+                          if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  const int64_t j = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * F[(j) * NL + l]));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  if (polyc_lane1 >= polyc_own)
+                                    G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? G[(i) * NL + l] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  const int64_t j = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * F[(j) * NL + l]));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  if (polyc_lane1 >= polyc_own)
+                                    G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
                         }
                       }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      else
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                         {
-                          const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t l = ((c1 + c4) + c8);
-                          if (polyc_lane1 < polyc_count1)
-                            G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t l = ((c1 + c4) + c8);
+                                const int64_t j = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? F[(j) * NL + l] : 0.0f)));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t l = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t l = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? G[(i) * NL + l] : 0.0f);
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t l = ((c1 + c4) + c8);
+                                const int64_t j = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? F[(j) * NL + l] : 0.0f)));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t l = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
                         }
                       }
-                    }
-                  }
                 }
               }
             }
