@@ -335,8 +335,15 @@ def pin_threads() -> str:
     there until the next scheduler tick: a 0.3 ms parallel region took 4 or 8 ms
     instead, at random, more often for libgomp than for OpenBLAS.  Applied to every
     contestant alike; ``--no-pin`` leaves placement to the OS.
+
+    Called again before each kernel's measurement, it pins the threads created since
+    (which inherit the main thread's single CPU): the CPUs come from the process's
+    start, not from the main thread's affinity, which the first call narrowed. Reading
+    the latter, every later call pinned nothing, and a thread pool that OpenBLAS had
+    re-created during the mlp kernel shared the main thread's CPU from then on: numpy's
+    1024³ gemm ran 40-48 ms instead of 13-16 in every kernel measured after it.
     """
-    cpus = sorted(os.sched_getaffinity(0))
+    cpus = sorted(START_CPUS)
     if ARGS.no_pin or len(cpus) < 2 or ARGS.threads > len(cpus):
         return "not pinned"
     main = os.getpid()
