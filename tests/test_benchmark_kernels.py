@@ -89,3 +89,50 @@ def test_benchmark_runs_openblas_with_its_own_kernels(tmp_path):
     machine = json.loads(report.read_text())["machine"]
     assert machine["removed_env"]["OPENBLAS_CORETYPE"] == "Haswell"
     assert "OPENBLAS_CORETYPE" not in machine["env"]
+
+
+PIN_AGAIN = """
+import json, os, sys, threading
+sys.argv = ["run.py", "--no-torch", "--threads", "2"]
+sys.path.insert(0, sys.argv_dir)
+import run
+run.pin_threads()
+started, stop = threading.Event(), threading.Event()
+native = []
+
+def pool_worker():  # a thread created after the main thread was pinned to one CPU
+    native.append(threading.get_native_id())
+    started.set()
+    stop.wait()
+
+worker = threading.Thread(target=pool_worker)
+worker.start()
+started.wait()
+inherited = os.sched_getaffinity(native[0])
+run.pin_threads()
+print(json.dumps([sorted(inherited), sorted(os.sched_getaffinity(native[0])),
+                  sorted(os.sched_getaffinity(0)), sorted(run.START_CPUS)]))
+stop.set()
+worker.join()
+"""
+
+
+def test_pinning_again_pins_the_threads_created_since():
+    """The harness pins before each kernel's measurement: a pool created after the first
+    pinning (OpenBLAS re-creates its pool during the mlp kernel) starts on the main
+    thread's one CPU and must be moved off it, else the peer it serves runs on one core."""
+    import json
+    import os
+    import subprocess
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: the harness pins nothing")
+    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
+    code = PIN_AGAIN.replace("sys.argv_dir", repr(str(benchmarks)))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    inherited, repinned, main, start = json.loads(run.stdout.strip().splitlines()[-1])
+    assert main == [start[0]] and inherited == main     # the new thread on the main's CPU
+    assert len(repinned) == 1 and repinned[0] in start[1:]   # moved to another one
