@@ -137,7 +137,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
     blocking = None
     if vector is not None and vector.coincident and innermost:
         blocking = _register_block_members(members, vector, program)
-    element = max(t.type.bits // 8 for t in program.op.tensors.values())
+    element = _element_bytes(program)
     footprints = band_footprints(members, program)
     windows = {k: WINDOW_SPAN for k, m in enumerate(members)
                if not m.coincident and _is_window(m, program)}
@@ -223,18 +223,23 @@ def _tile_transposition(node: isl.ScheduleNode, members: list[Member], vector: M
     in square sub-tiles of :func:`~polyc.machine.rules.transpose_subtile` (one line of
     each strided row); a copy already narrower than a tile runs as before. Same
     position; the innermost point band as usual."""
-    element = max(t.type.bits // 8 for t in program.op.tensors.values())
-    levels = 0
-    for size in (transpose_tile(machine), transpose_subtile(machine, element)):
+    element = _element_bytes(program)
+    levels = (transpose_tile(machine), transpose_subtile(machine, element))
+    for size in levels:
         sizes = isl.MultiVal.zero(node.band_get_space())
         for k in range(len(members)):
             sizes = sizes.set_val(k, isl.Val(size if k in contiguous else 1))
         node = node.band_tile(sizes).child(0)
-        levels += 1
     node = _optimize_point_band(node, members, vector, None, program, True)
-    for _ in range(levels):
+    for _ in levels:
         node = node.parent()
     return node
+
+
+def _element_bytes(program: PolyProgram) -> int:
+    """The widest element of the operator's tensors, in bytes: what tile sizes, register
+    blocks and sub-tiles are sized for."""
+    return max(t.type.bits // 8 for t in program.op.tensors.values())
 
 
 # The tile of a window offset (the r, s of ``I(h + r, w + s)``): one tile spans the
@@ -485,7 +490,7 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
                 mark "simd"
                   band (vector % NR)
     """
-    element = max(t.type.bits // 8 for t in program.op.tensors.values())
+    element = _element_bytes(program)
     rows, columns = register_block(packing.machine, element)
     reductions = _block_reductions(reductions, program)
     block_members = [row, *reductions, vector]
