@@ -93,8 +93,8 @@ def test_benchmark_runs_openblas_with_its_own_kernels(tmp_path):
 
 PIN_AGAIN = """
 import json, os, sys, threading
+sys.path.insert(0, sys.argv[1])  # the benchmarks directory
 sys.argv = ["run.py", "--no-torch", "--threads", "2"]
-sys.path.insert(0, sys.argv_dir)
 import run
 run.pin_threads()
 started, stop = threading.Event(), threading.Event()
@@ -129,9 +129,8 @@ def test_pinning_again_pins_the_threads_created_since():
     if len(cpus) < 2:
         pytest.skip("one CPU: the harness pins nothing")
     benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
-    code = PIN_AGAIN.replace("sys.argv_dir", repr(str(benchmarks)))
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+    run = subprocess.run([sys.executable, "-c", PIN_AGAIN, str(benchmarks)],
+                         capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     inherited, repinned, main, start = json.loads(run.stdout.strip().splitlines()[-1])
     assert main == [start[0]] and inherited == main     # the new thread on the main's CPU
