@@ -142,7 +142,8 @@ static __attribute__((noinline)) void polyc_gather_rows_region0(int * polyc_stat
           const int64_t d = c1;
           polyc_to = &O[(k) * D + d];
         }
-        polyc_end = polyc_min(D, polyc_chunk + 128 - (int64_t)(((uintptr_t)polyc_to & 63) / sizeof(float)));
+        const int64_t polyc_head = (int64_t)((uintptr_t)polyc_to & 63);
+        polyc_end = polyc_min(D, polyc_chunk + (polyc_head ? polyc_max(1, (64 - polyc_head) / (int64_t)sizeof(float)) : 128));
         _Alignas(64) float polyc_stage[128];
         #pragma omp simd
         for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)

@@ -142,7 +142,8 @@ static __attribute__((noinline)) void polyc_int32_elementwise_region0(int * poly
           const int64_t j = c1;
           polyc_to = &O[(i) * N + j];
         }
-        polyc_end = polyc_min(N, polyc_chunk + 128 - (int64_t)(((uintptr_t)polyc_to & 63) / sizeof(int32_t)));
+        const int64_t polyc_head = (int64_t)((uintptr_t)polyc_to & 63);
+        polyc_end = polyc_min(N, polyc_chunk + (polyc_head ? polyc_max(1, (64 - polyc_head) / (int64_t)sizeof(int32_t)) : 128));
         _Alignas(64) int32_t polyc_stage[128];
         #pragma omp simd
         for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)

@@ -184,7 +184,8 @@ static __attribute__((noinline)) void polyc_log_softmax_region0(int * polyc_stat
             const int64_t c = ((-2 * C) + c1);
             polyc_to = &Y[(n) * C + c];
           }
-          polyc_end = polyc_min((3 * C), polyc_chunk + 128 - (int64_t)(((uintptr_t)polyc_to & 63) / sizeof(float)));
+          const int64_t polyc_head = (int64_t)((uintptr_t)polyc_to & 63);
+          polyc_end = polyc_min((3 * C), polyc_chunk + (polyc_head ? polyc_max(1, (64 - polyc_head) / (int64_t)sizeof(float)) : 128));
           if ((c0 + 1) < N)
           {
             const int64_t polyc_next_row = (c0 + 1);
