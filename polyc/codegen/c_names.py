@@ -1,5 +1,6 @@
 """C spellings of user names, the helper functions every kernel includes, and the
-kernel's allocation idiom (``malloc`` of at least one element; failure sets the status).
+kernel's allocation idiom (``polyc_alloc``, line-aligned, of at least one element; failure
+sets the status).
 
 User identifiers (tensors, sizes, indices) keep their names in C unless they
 collide with a C keyword, a libc/math name, polyc's own ``polyc_`` helpers or
@@ -25,8 +26,8 @@ inline int long register restrict return short signed sizeof static struct switc
 union unsigned void volatile while _Bool _Complex _Imaginary bool true false NULL main
 exp exp2 expm1 log log1p log2 log10 sqrt cbrt pow tanh sinh cosh asinh acosh atanh sin cos
 tan asin acos atan atan2 erf erfc fabs floor ceil round trunc rint nearbyint lgamma tgamma
-fmax fmin fmod hypot copysign fdim remainder nextafter fma abs malloc free calloc memset
-memcpy size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t isnan
+fmax fmin fmod hypot copysign fdim remainder nextafter fma abs malloc aligned_alloc free calloc
+memset memcpy size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t isnan
 INFINITY NAN status
 """.split())
 
@@ -82,6 +83,11 @@ static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
 static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+/* Temporaries start on a cache line: a 64-byte vector at malloc's 16-byte alignment
+   spans two lines at every load and store. */
+static inline void *polyc_alloc(size_t bytes) {
+  return bytes > SIZE_MAX - 63 ? NULL : aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
 
 /* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
    compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
@@ -145,10 +151,10 @@ def braced(node):
     return node if braced_already else cgen.Block([node])
 
 
-def malloc_statement(ctype: str, c_var: str, count: str, times: str = ""):
-    """``T *restrict v = (T *)malloc(sizeof(T) * max(1, count) [* times])``."""
-    return cgen.Statement(f"{ctype} *restrict {c_var} = ({ctype} *)malloc(sizeof({ctype}) * "
-                          f"(size_t)polyc_max(1, {count}){times})")
+def allocation_statement(ctype: str, c_var: str, count: str, times: str = ""):
+    """``T *restrict v = (T *)polyc_alloc(sizeof(T) * max(1, count) [* times])``."""
+    return cgen.Statement(f"{ctype} *restrict {c_var} = ({ctype} *)polyc_alloc("
+                          f"sizeof({ctype}) * (size_t)polyc_max(1, {count}){times})")
 
 
 def allocation_failed(in_parallel_region: bool) -> list:

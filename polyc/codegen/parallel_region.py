@@ -17,7 +17,7 @@ import cgen
 import islpy as isl
 
 from polyc.codegen.c_expr import combine, identity
-from polyc.codegen.c_names import allocation_failed, braced, c_name, malloc_statement
+from polyc.codegen.c_names import allocation_failed, allocation_statement, braced, c_name
 from polyc.codegen.isl_ast import has_loop, mentions, single
 from polyc.codegen.prefetch import row_prefetch
 from polyc.codegen.thread_boxes import box_code
@@ -101,7 +101,7 @@ def parallel_with_private_accumulators(emitter: LoopNestEmitter, node: isl.AstNo
     """A parallel loop whose reductions into ``tensors`` each thread accumulates in a
     private copy, added into the tensor after the loop (:mod:`polyc.scheduling.privatize`).
 
-        T *polyc_private_y = malloc(threads * |y|);
+        T *polyc_private_y = polyc_alloc(threads * |y|);
         #pragma omp parallel
         { T *polyc_mine_y = its part, set to the identity;
           #pragma omp for: the loop, its updates of y going to polyc_mine_y
@@ -118,7 +118,7 @@ def parallel_with_private_accumulators(emitter: LoopNestEmitter, node: isl.AstNo
                   and is_pure_reduction(s.statement))
         pool, mine = f"polyc_private_{c_var}", f"polyc_mine_{c_var}"
         allocations.append(
-            malloc_statement(ctype, pool, count, " * (size_t)omp_get_max_threads()"))
+            allocation_statement(ctype, pool, count, " * (size_t)omp_get_max_threads()"))
         setup += [
             cgen.Initializer(cgen.Value(f"{ctype} *restrict", mine),
                              f"{pool} + (size_t)omp_get_thread_num() * "
@@ -152,7 +152,7 @@ def parallel_with_private_temporaries(emitter: LoopNestEmitter, node: isl.AstNod
     others allocated once per thread around the loop, not once per iteration::
 
         #pragma omp parallel
-        { float *e = malloc(...);
+        { float *e = polyc_alloc(...);
           #pragma omp for: the loop, its body skipped if the allocation failed
           free(e); }
     """
@@ -199,7 +199,7 @@ def with_private_temporaries(emitter: LoopNestEmitter, node: isl.AstNode, body):
 
 def _private_temporaries(emitter: LoopNestEmitter,
                          node: isl.AstNode) -> tuple[list, list[str]]:
-    """``([(declaration, C name)], [C names allocated with malloc])`` of the contracted
+    """``([(declaration, C name)], [C names allocated with polyc_alloc])`` of the contracted
     temporaries that the statements under ``node`` use."""
     names = called_statements(node)
     used = {emitter.statements[name].statement.tensor for name in names}
@@ -217,7 +217,7 @@ def _private_temporaries(emitter: LoopNestEmitter,
                 f"{tensor.type.c_type} {c_var}[{max(count, 1)}]"), c_var))
             continue
         elements = emitter.exprs.element_count(contraction.shape(tensor))
-        decls.append((malloc_statement(tensor.type.c_type, c_var, elements), c_var))
+        decls.append((allocation_statement(tensor.type.c_type, c_var, elements), c_var))
         allocated.append(c_var)
     return decls, allocated
 

@@ -28,8 +28,8 @@ import islpy as isl
 
 from polyc.codegen import streaming
 from polyc.codegen.c_expr import ExprEmitter
-from polyc.codegen.c_names import (PREAMBLE, allocation_failed, c_name, entry_name,
-                                   entry_parameters, launch_name, malloc_statement)
+from polyc.codegen.c_names import (PREAMBLE, allocation_failed, allocation_statement, c_name,
+                                   entry_name, entry_parameters, launch_name)
 from polyc.codegen.loop_nest import LoopNestEmitter, Scope
 from polyc.codegen.outlining import STATUS_AFTER, STATUS_BEFORE
 from polyc.codegen.panels import iterators_around_marks
@@ -163,7 +163,7 @@ def _work(program: PolyProgram) -> str:
 def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter) -> list:
     lines = []
     for tensor in temporaries:
-        lines.append(malloc_statement(tensor.type.c_type, c_name(tensor.name),
+        lines.append(allocation_statement(tensor.type.c_type, c_name(tensor.name),
                                       exprs.element_count(tensor.shape)))
     done = cgen.Statement("goto polyc_done")
     for tensor in temporaries:

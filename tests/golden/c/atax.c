@@ -21,6 +21,11 @@ static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
 static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+/* Temporaries start on a cache line: a 64-byte vector at malloc's 16-byte alignment
+   spans two lines at every load and store. */
+static inline void *polyc_alloc(size_t bytes) {
+  return bytes > SIZE_MAX - 63 ? NULL : aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
 
 /* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
    compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
@@ -608,7 +613,7 @@ int polyc_atax(int64_t M, int64_t N, const float *restrict A, const float *restr
       }
     }
     {
-      float *restrict polyc_private_y = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N)) * (size_t)omp_get_max_threads());
+      float *restrict polyc_private_y = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N)) * (size_t)omp_get_max_threads());
       if (!polyc_private_y)
         polyc_status = 1;
       else

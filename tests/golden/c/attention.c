@@ -27,6 +27,11 @@ static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
 static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+/* Temporaries start on a cache line: a 64-byte vector at malloc's 16-byte alignment
+   spans two lines at every load and store. */
+static inline void *polyc_alloc(size_t bytes) {
+  return bytes > SIZE_MAX - 63 ? NULL : aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
 
 /* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
    compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
@@ -1449,11 +1454,11 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(B) * polyc_extent(D) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S) * polyc_extent(D)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E));
-  float *restrict sc = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)));
-  float *restrict mx = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q)));
-  float *restrict p = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)));
-  float *restrict z = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q)));
-  float *restrict Km_t021 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(D) * polyc_extent(S)));
+  float *restrict sc = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)));
+  float *restrict mx = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q)));
+  float *restrict p = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)));
+  float *restrict z = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q)));
+  float *restrict Km_t021 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(D) * polyc_extent(S)));
   if (!sc)
   {
     polyc_status = 1;

@@ -22,6 +22,11 @@ static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
 static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+/* Temporaries start on a cache line: a 64-byte vector at malloc's 16-byte alignment
+   spans two lines at every load and store. */
+static inline void *polyc_alloc(size_t bytes) {
+  return bytes > SIZE_MAX - 63 ? NULL : aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
 
 /* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
    compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
@@ -833,8 +838,8 @@ int polyc_conv2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t 
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1) * polyc_extent(C) * polyc_extent(KH) * polyc_extent(KW));
-  float *restrict I_t0213 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
-  float *restrict W1_t0231 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C)));
+  float *restrict I_t0213 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
+  float *restrict W1_t0231 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C)));
   if (!I_t0213)
   {
     polyc_status = 1;

@@ -23,6 +23,11 @@ static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
 static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+/* Temporaries start on a cache line: a 64-byte vector at malloc's 16-byte alignment
+   spans two lines at every load and store. */
+static inline void *polyc_alloc(size_t bytes) {
+  return bytes > SIZE_MAX - 63 ? NULL : aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
 
 /* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
    compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
@@ -152,8 +157,8 @@ int polyc_cross_entropy(int64_t B, int64_t C, const float *restrict X, const int
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(B)) + (polyc_extent(B) * polyc_extent(C)) + (polyc_extent(B)) + (polyc_extent(B) * polyc_extent(C)) + (1) + (polyc_extent(B)) + (1);
-  float *restrict mx = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B)));
-  float *restrict s = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B)));
+  float *restrict mx = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B)));
+  float *restrict s = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B)));
   if (!mx)
   {
     polyc_status = 1;
@@ -178,7 +183,7 @@ int polyc_cross_entropy(int64_t B, int64_t C, const float *restrict X, const int
       loss[0] = 0.0f;
     }
     {
-      float *restrict polyc_private_loss = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, 1) * (size_t)omp_get_max_threads());
+      float *restrict polyc_private_loss = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, 1) * (size_t)omp_get_max_threads());
       if (!polyc_private_loss)
         polyc_status = 1;
       else

@@ -25,6 +25,11 @@ static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
 static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+/* Temporaries start on a cache line: a 64-byte vector at malloc's 16-byte alignment
+   spans two lines at every load and store. */
+static inline void *polyc_alloc(size_t bytes) {
+  return bytes > SIZE_MAX - 63 ? NULL : aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
 
 /* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
    compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
@@ -1402,9 +1407,9 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(N) * polyc_extent(P)) + (polyc_extent(B) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(N) * polyc_extent(M)) + (polyc_extent(B) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(P)) + (polyc_extent(B) * polyc_extent(P) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(P));
-  float *restrict H = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(N)));
-  float *restrict W1_t10 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(N)));
-  float *restrict W2_t10 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(P)));
+  float *restrict H = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(N)));
+  float *restrict W1_t10 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(N)));
+  float *restrict W2_t10 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(P)));
   if (!H)
   {
     polyc_status = 1;

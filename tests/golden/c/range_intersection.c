@@ -20,6 +20,11 @@ static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
 static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+/* Temporaries start on a cache line: a 64-byte vector at malloc's 16-byte alignment
+   spans two lines at every load and store. */
+static inline void *polyc_alloc(size_t bytes) {
+  return bytes > SIZE_MAX - 63 ? NULL : aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
 
 /* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
    compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */

@@ -22,6 +22,11 @@ static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
 static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t polyc_extent(int64_t a) { return a > 0 ? a : 0; }
+/* Temporaries start on a cache line: a 64-byte vector at malloc's 16-byte alignment
+   spans two lines at every load and store. */
+static inline void *polyc_alloc(size_t bytes) {
+  return bytes > SIZE_MAX - 63 ? NULL : aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
 
 /* fmax and fmin with C's rule for NaN (a NaN operand yields the other one) as a
    compare and a select, which vectorises: gcc calls libm's fmaxf, never inlined. */
@@ -790,8 +795,8 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SE) * polyc_extent(SF)) + (polyc_extent(SC) * polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SD)) + (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SC) * polyc_extent(SD)) + (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SC) * polyc_extent(SD) * polyc_extent(SE) * polyc_extent(SF));
-  float *restrict A_t0213 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SE) * polyc_extent(SF)));
-  float *restrict B_t2310 = (float *)malloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SC) * polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SD)));
+  float *restrict A_t0213 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SE) * polyc_extent(SF)));
+  float *restrict B_t2310 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SC) * polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SD)));
   if (!A_t0213)
   {
     polyc_status = 1;
