@@ -27,14 +27,14 @@ def test_row_temporaries_become_private_scalars():
     assert {name: c.kept for name, c in compilation.contractions.items()} == {
         "row_max": (False,), "row_sum": (False,)}
     c = compilation.c_source.text
-    assert "float row_max[1];" in c and "malloc" not in kernel_code(c)
+    assert "float row_max[1];" in c and "polyc_alloc" not in kernel_code(c)
 
 
 def test_a_row_buffer_keeps_its_symbolic_dimension_per_iteration():
     compilation = generate(frontend(ROW_BUFFER), Options())
     assert compilation.contractions["E"].kept == (False, True)
     body = kernel_code(compilation.c_source.text)
-    assert "float *restrict E = (float *)malloc" in body and "free(E)" in body
+    assert "float *restrict E = (float *)polyc_alloc" in body and "free(E)" in body
 
 
 @pytest.mark.needs_cc
