@@ -164,7 +164,7 @@ def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter
     lines = []
     for tensor in temporaries:
         lines.append(allocation_statement(tensor.type.c_type, c_name(tensor.name),
-                                      exprs.element_count(tensor.shape)))
+                                          exprs.element_count(tensor.shape)))
     done = cgen.Statement("goto polyc_done")
     for tensor in temporaries:
         lines.append(cgen.If(f"!{c_name(tensor.name)}",
