@@ -139,9 +139,10 @@ class Operator:
         tensors become numpy views here (:mod:`polyc.jit.torch_tensors`)."""
         converted = torch_call(self._input_names, args, out)
         if converted is not None:
+            results = self._call(converted.args, converted.out)  # compiles on a first call
             if self._launcher is not None:  # from now on, plain tensors stay in C
                 take_torch_tensors(launcher_module(self.options))
-            return converted.results(self._call(converted.args, converted.out))
+            return converted.results(results)
         bound = self._binder.bind(args, out)
         kernel = self._kernel or self.compile()
         kernel.run(bound.sizes, bound.inputs, bound.outputs)

@@ -108,10 +108,14 @@ BINDER_CALLS = {  # what only the Python binder takes or refuses
 @pytest.fixture
 def python_calls(monkeypatch):
     """The calls with tensors that reach polyc's Python side, counted (after a first
-    call with tensors, which teaches the C launcher torch)."""
-    if MM._launcher is None:
-        pytest.skip("calls go through ctypes here: no C launcher")
+    call of each operator with tensors, which builds its C launcher and teaches the
+    launchers torch; without it, a test run alone or first in its worker saw its own
+    operator's first call)."""
     MM(torch.randn(3, 5), torch.randn(5, 4))
+    MOMENTS(torch.randn(4, 3, dtype=torch.float64), 0.5)
+    GATHER(torch.randn(5), torch.tensor([0]))
+    if any(op._launcher is None for op in (MM, MOMENTS, GATHER)):
+        pytest.skip("calls go through ctypes here: no C launcher")
     seen = []
     original = polyc.api.torch_call
 
