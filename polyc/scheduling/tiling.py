@@ -35,13 +35,14 @@ matmul (``C(m, n) +=! A(m, k) * B(k, n)``)::
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import islpy as isl
 
 from polyc.lang import ir
 from polyc.machine import Machine
-from polyc.machine.rules import (panel_budget, panel_depth, register_block,
+from polyc.machine.rules import (panel_budget, panel_columns, panel_depth, register_block,
                                  streamed_depth, streamed_row_tile, tile_budget, transpose_subtile,
                                  transpose_tile)
 from polyc.poly.dependences import Dependences
@@ -155,6 +156,9 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
         if not _is_window(members[inner], program):
             start[inner] = largest[inner] = streamed_depth(
                 machine, element, start[inner], largest[position], factor is not None)
+    if blocking is not None:  # the streamed operand's panel must fit the packing budget
+        steps, v = math.prod(start[members.index(m)] for m in blocking[1]), members.index(vector)
+        largest[v] = min(largest[v], panel_columns(machine, steps, start[v], element))
     chosen = tile_sizes(footprints, start, largest, element, budget, windows, streams)
     sizes = isl.MultiVal.zero(node.band_get_space())
     depth = node.get_schedule_depth()
