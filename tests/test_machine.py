@@ -69,15 +69,14 @@ def test_a_new_process_reads_the_host_back_instead_of_asking_archspec(tmp_path):
         assert not second["archspec"]
 
 
-@pytest.mark.parametrize("vendor, features, unit", [
-    ("AuthenticAMD", {"avx512f", "avx2", "fma"}, ("avx512", 512, 32, 2)),
-    ("GenuineIntel", {"avx512f", "avx2", "fma"}, ("avx512", 256, 32, 2)),  # gcc's preference
-    ("AuthenticAMD", {"avx2", "fma"}, ("avx2", 256, 16, 2)),
-    ("GenuineIntel", {"sse2"}, ("sse2", 128, 16, 0)),
+@pytest.mark.parametrize("features, unit", [
+    ({"avx512f", "avx2", "fma"}, ("avx512", 512, 32, 2)),  # Intel's too (measured faster)
+    ({"avx2", "fma"}, ("avx2", 256, 16, 2)),
+    ({"sse2"}, ("sse2", 128, 16, 0)),
 ])
-def test_the_vector_unit_follows_the_features(vendor, features, unit, monkeypatch):
+def test_the_vector_unit_follows_the_features(features, unit, monkeypatch):
     monkeypatch.setattr(detect.platform, "machine", lambda: "x86_64")
-    assert detect._vector_unit(vendor, frozenset(features)) == unit
+    assert detect._vector_unit(frozenset(features)) == unit
 
 
 def test_named_models_differ_in_their_keys_and_compare_without_their_source():

@@ -119,13 +119,18 @@ NAMED_MACHINES: dict[str, Machine] = {m.name: m for m in (
     # AMD Zen 5 (EPYC 9005): AVX-512 with a full 512-bit datapath.
     Machine("zen5", "AuthenticAMD", "avx512", 512, 32, 2, 48 * KIB, 1 * MIB, 32 * MIB, 64, 2,
             "named"),
-    # Intel Skylake-SP: AVX-512, but gcc's tuning (and the clock) prefers 256-bit
-    # vectors; AVX-512VL still gives 32 ymm registers.
+    # Intel Skylake-SP shaped for 256-bit vectors, as gcc's tuning for it prefers (its
+    # clock drops under 512-bit instructions); AVX-512VL still gives 32 ymm registers.
+    # Detection shapes every AVX-512 host for 512 bits; this model is the other choice.
     Machine("skylake-avx512", "GenuineIntel", "avx512", 256, 32, 2, 32 * KIB, 1 * MIB,
             27 * MIB + 512 * KIB, 64, 2, "named"),
-    # Intel Ice Lake-SP: the same preference, larger L1d and L2.
-    Machine("icelake-server", "GenuineIntel", "avx512", 256, 32, 2, 48 * KIB,
+    # Intel Ice Lake-SP and later: shaped for 512-bit vectors, as polyc's detection shapes
+    # every AVX-512 host (faster on a Sapphire Rapids-class Xeon; benchmarks/README.md).
+    Machine("icelake-server", "GenuineIntel", "avx512", 512, 32, 2, 48 * KIB,
             1 * MIB + 256 * KIB, 48 * MIB, 64, 2, "named"),
+    # Intel Sapphire Rapids: a 2 MiB L2 per core.
+    Machine("sapphirerapids", "GenuineIntel", "avx512", 512, 32, 2, 48 * KIB, 2 * MIB,
+            105 * MIB, 64, 2, "named"),
     # The x86-64 baseline: SSE2, 16 xmm registers, no FMA.
     Machine("x86-64", "generic", "sse2", 128, 16, 0, 32 * KIB, 256 * KIB, 8 * MIB, 64, 2,
             "named"),
