@@ -4,7 +4,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench bench-fusion bench-dask bench-polly fuzz fuzz-dask golden clean
+.PHONY: demo test test-fast bench bench-fusion bench-scaling bench-dask bench-polly fuzz fuzz-dask \
+	golden clean
 
 # torch is optional; the tests of polyc.to_torch, the torch oracles and tensor calls
 # skip without it. TORCH= (empty) leaves it out; a failed install is not an error.
@@ -32,6 +33,11 @@ bench: $(STAMP)
 # kernels and on every corpus operator (about 20 minutes on 2 cores).
 bench-fusion: $(STAMP)
 	$(PY) benchmarks/run.py --sections fusion,corpus
+
+# The kernels at 1, 2, 4, ... threads up to the cores, each count in a process of its own:
+# how polyc, numpy and torch scale (about 15 minutes on 16 cores).
+bench-scaling: $(STAMP)
+	$(PY) benchmarks/scaling.py
 
 # polyc.dask on a 2-worker LocalCluster against single-process polyc and Dask's own
 # formulations (matmul, conv2d, layernorm, a contraction; arrays of a few GB, ~10 minutes).

@@ -113,6 +113,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "SciPy's BLAS); default all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="keep polyc's kernels in DIR (default: a fresh temporary directory, "
+                        "so that compile times are cold); benchmarks/scaling.py shares one "
+                        "between its runs")
     return p.parse_args(argv)
 
 
@@ -136,6 +140,7 @@ if "numpy" in sys.modules and __name__ == "__main__" and not os.environ.get("_PO
     os.execv(sys.executable, [sys.executable] + sys.argv)
 
 # Only now: the libraries read the thread settings when they load.
+import contextlib  # noqa: E402
 import datetime  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
@@ -1268,8 +1273,9 @@ def main() -> int:
     backwards: list[dict] = []
     triangles: list[dict] = []
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="polyc-bench-cache-") as tmp:
-        cache_dir = Path(tmp)
+    with contextlib.ExitStack() as stack:
+        cache_dir = Path(ARGS.cache_dir) if ARGS.cache_dir else Path(stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="polyc-bench-cache-")))
         launcher_s, launcher_text = launcher_seconds(cache_dir)
         print(f"calls {launcher_text}; built in {1000 * launcher_s:.0f} ms (once per cache "
               f"directory and Python)\n")
