@@ -91,6 +91,29 @@ def test_benchmark_runs_openblas_with_its_own_kernels(tmp_path):
     assert "OPENBLAS_CORETYPE" not in machine["env"]
 
 
+def test_scaling_runs_each_thread_count_and_compiles_once(tmp_path):
+    """benchmarks/scaling.py: one run.py process per thread count, their results in
+    one table and one JSON; the second process finds the first one's kernel."""
+    import json
+    import subprocess
+
+    report = tmp_path / "scaling.json"
+    run = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve().parents[1] / "benchmarks" / "scaling.py"),
+         "--threads", "1,2", "--kernels", "elementwise", "--json", str(report), "--",
+         "--quick", "--no-torch", "--quiet-wait", "0", "--repeat", "1", "--min-repeat", "1",
+         "--settle", "0"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    results = json.loads(report.read_text())
+    assert sorted(results) == ["1", "2"]
+    assert [results[t]["machine"]["threads"] for t in ("1", "2")] == [1, 2]
+    rows = [results[t]["kernels"][0] for t in ("1", "2")]
+    assert [row["polyc"]["check"] for row in rows] == ["ok", "ok"]
+    assert [row["compile"]["cache"] for row in rows] == ["miss", "disk"]
+    line = next(line for line in run.stdout.splitlines() if line.startswith("elementwise"))
+    assert line.split()[1:4] == ["polyc", f"{rows[0]['polyc']['median_ms']:.3f}", "(1.00)"]
+
+
 PIN_AGAIN = """
 import json, os, sys, threading
 sys.path.insert(0, sys.argv[1])  # the benchmarks directory
