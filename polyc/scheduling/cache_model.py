@@ -5,6 +5,7 @@ half of L2, leaving room for the streams passing through).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -40,6 +41,13 @@ def tile_sizes(footprints: list[Footprint], start: list[int], largest: list[int]
     working set counts one such stride of it (a register block's rows, whose blocks of
     the operands pass through the cache one after another), the traffic the whole tile.
 
+    Where doublings gain alike (members that every footprint treats the same), the
+    smaller tile grows, the inner member first: the tile stays balanced and its runs of
+    contiguous memory long. Taking the outer member first had given a Kronecker
+    product's three image members ``16 × 16 × 4`` with a 2 MiB L2: sixteen rows a
+    power of two apart share cache sets, and it ran 3.2x slower on a Sapphire Rapids
+    Xeon than ``8 × 8 × 16`` (benchmarks/README.md).
+
     Matmul's three arrays come out as a cube. A convolution keeps few images of its
     batch per tile (along the batch only the small filter is reused) and spends the
     cache on output rows and channels, which reuse the input block.
@@ -62,7 +70,7 @@ def tile_sizes(footprints: list[Footprint], start: list[int], largest: list[int]
         return working_set(trial) / points
 
     while True:
-        best, best_gain = None, 0.0
+        best, best_gain, best_member = None, 0.0, -1
         size, cost = working_set(tiles), traffic(tiles)
         for member in range(len(tiles)):
             if tiles[member] * 2 > largest[member]:
@@ -74,8 +82,14 @@ def tile_sizes(footprints: list[Footprint], start: list[int], largest: list[int]
                 continue
             saved = cost - traffic(trial)
             gain = saved / (grown - size) if grown > size else float("inf")
-            if saved > 0 and gain > best_gain:
-                best, best_gain = trial, gain
+            if saved <= 0:
+                continue
+            # Equal gains (a symmetric footprint): the smaller tile grows, the inner one
+            # first, so that the tile stays balanced and its contiguous runs long.
+            tied = best is not None and math.isclose(gain, best_gain, rel_tol=1e-9)
+            if (gain > best_gain and not tied) or (
+                    tied and (tiles[member], -member) <= (tiles[best_member], -best_member)):
+                best, best_gain, best_member = trial, gain, member
         if best is None:
             return tiles
         tiles = best

@@ -115,9 +115,9 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
   #pragma omp for collapse(4) schedule(static) nowait
   for (int64_t c0 = 0; c0 < M; c0 += 6)
   {
-    for (int64_t c1 = 0; c1 < N0; c1 += 8)
+    for (int64_t c1 = 0; c1 < N0; c1 += 4)
     {
-      for (int64_t c2 = 0; c2 < N1; c2 += 4)
+      for (int64_t c2 = 0; c2 < N1; c2 += 8)
       {
         for (int64_t c3 = 0; c3 < D; c3 += 16)
         {
@@ -125,9 +125,9 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
           {
             for (int64_t c5 = 0; c5 <= polyc_min(5, ((M - c0) - 1)); c5 += 1)
             {
-              for (int64_t c6 = 0; c6 <= polyc_min(7, ((N0 - c1) - 1)); c6 += 1)
+              for (int64_t c6 = 0; c6 <= polyc_min(3, ((N0 - c1) - 1)); c6 += 1)
               {
-                for (int64_t c7 = 0; c7 <= polyc_min(3, ((N1 - c2) - 1)); c7 += 1)
+                for (int64_t c7 = 0; c7 <= polyc_min(7, ((N1 - c2) - 1)); c7 += 1)
                 {
                   #pragma omp simd
                   for (int64_t c9 = 0; c9 <= polyc_min(15, ((D - c3) - 1)); c9 += 1)
@@ -144,9 +144,9 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
           }
           for (int64_t c4 = 0; c4 < R; c4 += 256)
           {
-            for (int64_t c5 = 0; c5 <= polyc_min(7, ((N0 - c1) - 1)); c5 += 1)
+            for (int64_t c5 = 0; c5 <= polyc_min(3, ((N0 - c1) - 1)); c5 += 1)
             {
-              for (int64_t c6 = 0; c6 <= polyc_min(3, ((N1 - c2) - 1)); c6 += 1)
+              for (int64_t c6 = 0; c6 <= polyc_min(7, ((N1 - c2) - 1)); c6 += 1)
               {
                 if ((((M - c0) - 1) >= 5) && (((D - c3) - 1) >= 15))
                   if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
