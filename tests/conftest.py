@@ -14,8 +14,10 @@ from polyc.options import Options
 
 # Tests that assert schedule structure run under each of these machine models, whatever
 # the host: AVX2 (16 registers), AVX-512 (32 registers, 512-bit), AVX-512 shaped for
-# 256-bit vectors, and the SSE2 baseline. Expectations come from polyc.machine.rules.
-MODEL_NAMES = ("zen3", "zen5", "skylake-avx512", "x86-64")
+# 256-bit vectors, an Intel part with a 2 MiB L2 (its tiles outgrew the packing budget
+# until a rule bounded them), and the SSE2 baseline. Expectations come from
+# polyc.machine.rules.
+MODEL_NAMES = ("zen3", "zen5", "skylake-avx512", "sapphirerapids", "x86-64")
 
 
 @pytest.fixture(params=MODEL_NAMES)
