@@ -40,23 +40,25 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from polyc.lang import ir
 from polyc.machine import Machine
 from polyc.machine.rules import (panel_budget, panel_columns, panel_depth, register_block,
                                  streamed_depth, streamed_row_tile, tile_budget, transpose_subtile,
                                  transpose_tile)
 from polyc.poly.dependences import Dependences
-from polyc.poly.program import PolyProgram, isl_items, statements_named, tensors_unwritten_in
+from polyc.poly.program import PolyProgram, statements_named, tensors_unwritten_in
 from polyc.scheduling.band_members import (Member, band_footprints, band_members,
                                            is_vector_reduction, reuse_per_member,
                                            statement_accesses, tiling_matters,
-                                           unit_stride_score, uses)
+                                           unit_stride_score)
 from polyc.scheduling.cache_model import square_tile, tile_sizes
 from polyc.scheduling.distribute import group_order
 from polyc.scheduling.full_blocks import isolate_full_blocks
 from polyc.scheduling.marks import (SIMD_MARK, SIMD_REDUCTION_MARK, RegisterBlock, decision_mark,
                                     is_register_block, node_mark)
-from polyc.scheduling.packing import Panel, register_block_panels, row_factor
+from polyc.scheduling.packing import Panel, register_block_panels
+from polyc.scheduling.register_blocks import (block_reductions, block_row_factor,
+                                              edge_moves_back, is_window,
+                                              register_block_members, walking_statement)
 from polyc.scheduling.straighten import permutable_members
 
 
@@ -137,11 +139,11 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
         return _optimize_point_band(node, members, vector, None, program, innermost), False
     blocking = None
     if vector is not None and vector.coincident and innermost:
-        blocking = _register_block_members(members, vector, program)
+        blocking = register_block_members(members, vector, program)
     element = _element_bytes(program)
     footprints = band_footprints(members, program)
     windows = {k: WINDOW_SPAN for k, m in enumerate(members)
-               if not m.coincident and _is_window(m, program)}
+               if not m.coincident and is_window(m, program)}
     budget = tile_budget(machine)
     square = square_tile(footprints, [c or m is vector for c, m in zip(carries, members)],
                          element, budget, windows)
@@ -149,11 +151,11 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
                                  element, square)
     streams = _streamed_rows(members, vector, blocking, largest, machine, element)
     for position in streams:
-        factor = _block_row_factor(vector, blocking, program)
-        inner = members.index(_block_reductions(blocking[1], program)[-1])
+        factor = block_row_factor(vector, blocking, program)
+        inner = members.index(block_reductions(blocking[1], program)[-1])
         largest[position] = streamed_row_tile(machine, largest[position], element,
                                               start[inner], factor is not None)
-        if not _is_window(members[inner], program):
+        if not is_window(members[inner], program):
             start[inner] = largest[inner] = streamed_depth(
                 machine, element, start[inner], largest[position], factor is not None)
     if blocking is not None:  # the streamed operand's panel must fit the packing budget
@@ -187,7 +189,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
         group_vector = _vector_member(group, program)
         group_blocking = None
         if group_vector is not None and group_vector.coincident:
-            group_blocking = _register_block_members(group, group_vector, program)
+            group_blocking = register_block_members(group, group_vector, program)
         band = _optimize_point_band(band, group, group_vector, group_blocking, program, True,
                                     packing)
         point = band.parent().parent()
@@ -276,15 +278,6 @@ def _streamed_rows(members: list[Member], vector: Member | None, blocking,
     return {members.index(row): register_block(machine, element)[0]}
 
 
-def _block_row_factor(vector: Member, blocking, program: PolyProgram) -> ir.Expr | None:
-    """The row factor (:func:`~polyc.scheduling.packing.row_factor`) of the statement a
-    register block computes, if it has one."""
-    row, reductions = blocking
-    name = next(n for n, index in reductions[0].walks.items() if index is not None)
-    statement = program.statement(name).statement
-    return row_factor(statement.rhs, vector.walks[name], row.walks[name])
-
-
 def _tile_start(members: list[Member], carries: list[bool], vector: Member | None, blocking,
                 program: PolyProgram, machine: Machine, element: int, square: int
                 ) -> tuple[list[int], list[int]]:
@@ -307,10 +300,10 @@ def _tile_start(members: list[Member], carries: list[bool], vector: Member | Non
     if blocking is not None:
         row, reductions = blocking
         first[id(row)] = rows
-        fixed = {id(r): WINDOW_TILE if _is_window(r, program) else square
+        fixed = {id(r): WINDOW_TILE if is_window(r, program) else square
                  for r in reductions}
-        inner = _block_reductions(reductions, program)[-1]
-        if not _is_window(inner, program):
+        inner = block_reductions(reductions, program)[-1]
+        if not is_window(inner, program):
             fixed[id(inner)] = panel_depth(machine, columns, element)
     start, largest = [], []
     for k, member in enumerate(members):
@@ -335,7 +328,7 @@ def _vector_member(members: list[Member], program: PolyProgram) -> Member | None
     stride in both inputs) instead of ``w``, and ran far slower than register-blocked
     along ``w`` (measurements: benchmarks/README.md, "Design measurements")."""
     candidates = [m for m in members if m.coincident or (
-        is_vector_reduction(m, program) and not _is_window(m, program))]
+        is_vector_reduction(m, program) and not is_window(m, program))]
     scores = [(unit_stride_score(m, members, program), m) for m in candidates]
     best = max(scores, key=lambda item: item[0], default=(0.0, None))
     return best[1] if best[0] > 0 else None
@@ -425,62 +418,6 @@ def _optimize_point_band(point: isl.ScheduleNode, members: list[Member],
     return point
 
 
-def _register_block_members(members: list[Member], vector: Member, program: PolyProgram):
-    """``(row, reductions)`` for a register block with ``vector``, or ``None``.
-
-    Every non-parallel member must be a reduction member of one pure reduction whose
-    accumulator does not depend on it; the row member is a parallel member that the
-    accumulator depends on, along which an operand invariant in ``vector`` varies (it
-    is broadcast across the vector lanes) and the operands that vary with ``vector``
-    do not (each vector load serves every row of the block).
-    """
-    reductions = [m for m in members if not m.coincident]
-    if not reductions or not all(is_vector_reduction(m, program) for m in reductions):
-        return None
-    names = {n for m in reductions for n, index in m.walks.items() if index is not None}
-    if len(names) != 1:
-        return None
-    name = names.pop()
-    statement = program.statement(name).statement
-    accesses = statement_accesses(program.statement(name), program.op)
-    vector_index = vector.walks.get(name)
-    if vector_index is None or vector_index not in statement.indices:
-        return None
-    for row in members:
-        row_index = row.walks.get(name)
-        if row is vector or not row.coincident or row_index not in statement.indices:
-            continue
-        inputs = [a for a in accesses if not a.is_write and a.tensor != statement.tensor]
-        broadcast = any(all(d is not None and d.coefficient(vector_index) == 0
-                            for d in a.dims)
-                        and any(d is not None and d.coefficient(row_index) for d in a.dims)
-                        for a in inputs)
-        # Each vector of the streamed operands is reused across the block's rows.
-        streamed_reused = all(all(d is not None and d.coefficient(row_index) == 0
-                                  for d in a.dims)
-                              for a in inputs
-                              if uses(a, vector_index))
-        if broadcast and streamed_reused:
-            return row, reductions
-    return None
-
-
-def _is_window(member: Member, program: PolyProgram) -> bool:
-    """Whether the member's index is added to another index in some access (a sliding
-    window's offset, like ``r`` in ``I(h + r)``)."""
-    return any(len(d.indices) > 1 and index in d.indices
-               for name, index in member.walks.items() if index is not None
-               for access in statement_accesses(program.statement(name), program.op)
-               for d in access.dims if d is not None)
-
-
-def _block_reductions(reductions: list[Member], program: PolyProgram) -> list[Member]:
-    """A register block's reduction members in loop order, outermost first. Window
-    offsets (the r, s of ``I(h + r, w + s)``) are usually a few steps long: they go
-    outside, so the innermost reduction loop is a long one."""
-    return sorted(reductions, key=lambda m: not _is_window(m, program))
-
-
 def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Member,
                     row: Member, reductions: list[Member], program: PolyProgram,
                     packing: _Packing) -> isl.ScheduleNode:
@@ -496,7 +433,7 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     """
     element = _element_bytes(program)
     rows, columns = register_block(packing.machine, element)
-    reductions = _block_reductions(reductions, program)
+    reductions = block_reductions(reductions, program)
     block_members = [row, *reductions, vector]
     order = [m for m in members if m not in block_members] + block_members
     point = reorder_members(point, [members.index(m) for m in order])
@@ -509,8 +446,8 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     block = reorder_members(block.band_tile(sizes), [0, count + 1] + list(range(1, count + 1)))
     for k in range(2, count + 2):
         block = block.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
-    block = isolate_full_blocks(block, program, _walking_statement(vector, program))
-    moves_back = _edge_moves_back(vector, program, packing.read_only)
+    block = isolate_full_blocks(block, program, walking_statement(vector, program))
+    moves_back = edge_moves_back(vector, program, packing.read_only)
     inner = block.child(0).band_split(count + 1).child(0)
     inner = inner.insert_mark(isl.Id(SIMD_MARK)).parent()
     decision = RegisterBlock(rows, columns, count, moves_back)
@@ -519,44 +456,6 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
     for panel in _panels(order, vector, row, reductions, program, packing, rows, columns):
         point = point.insert_mark(decision_mark(panel))
     return point
-
-
-def _walking_statement(vector: Member, program: PolyProgram) -> str:
-    """The reduction statement a register block's vector member walks."""
-    return next(name for name, index in vector.walks.items()
-                if index is not None and not program.statement(name).is_init)
-
-
-def _edge_moves_back(vector: Member, program: PolyProgram, read_only: frozenset[str]) -> bool:
-    """Whether a partial register block at the end of ``vector`` may move back over its
-    neighbour's columns (:class:`~polyc.scheduling.marks.RegisterBlock`): the block's
-    one reduction statement has its instances along the vector index as an interval
-    independent of its other indices (no constraint of its domain ties that index to
-    another), and reads only ``read_only`` tensors at indices that move with it."""
-    walking = [name for name, index in vector.walks.items()
-               if index is not None and not program.statement(name).is_init]
-    if len(walking) != 1:
-        return False
-    stmt = program.statement(walking[0])
-    index = vector.walks[stmt.name]
-    if any(read.tensor not in read_only for read in ir.walk(stmt.statement.rhs)
-           if isinstance(read, ir.Read) and index in ir.index_names(*read.indices)):
-        return False
-    domain = statements_named(program.domain, [stmt.name]).coalesce()
-    sets = isl_items(domain.get_set_list())
-    if len(sets) != 1:
-        return False
-    position = stmt.indices.index(index)
-    for basic in isl_items(sets[0].get_basic_set_list()):
-        if basic.dim(isl.dim_type.div):
-            return False
-        for constraint in basic.get_constraints():
-            if constraint.get_coefficient_val(isl.dim_type.set, position).is_zero():
-                continue
-            if any(not constraint.get_coefficient_val(isl.dim_type.set, k).is_zero()
-                   for k in range(basic.dim(isl.dim_type.set)) if k != position):
-                return False
-    return True
 
 
 def _panels(order: list[Member], vector: Member, row: Member, reductions: list[Member],

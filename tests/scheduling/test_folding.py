@@ -42,17 +42,17 @@ def test_an_edge_block_moves_back_only_where_isl_shows_an_interval_of_columns():
 
     import islpy as isl
     from polyc.scheduling.band_members import Member
-    from polyc.scheduling.tiling import _edge_moves_back
+    from polyc.scheduling.register_blocks import edge_moves_back
 
     program = compiled(NARROW).program
     along_d = Member(2, True, {"S0": "d", "S0_init": "d"}, True)
     read_only = frozenset(program.op.tensors) - {"Y"}   # what the loops write
-    assert _edge_moves_back(along_d, program, read_only)
+    assert edge_moves_back(along_d, program, read_only)
     # Were the columns a triangle (d <= m), moving back could leave the domain.
     S0 = "S0[m, n, d, r] : 0 <= m < M and 0 <= n < N and 0 <= d <= m and d < D and 0 <= r < R"
     triangle = isl.UnionSet(f"[M, N, R, D] -> {{ {S0} }}")
     triangular = dataclasses.replace(program, domain=triangle)
-    assert not _edge_moves_back(along_d, triangular, read_only)
+    assert not edge_moves_back(along_d, triangular, read_only)
 
 
 def test_first_visits_start_from_the_identity_and_the_init_nest_is_skipped():

@@ -1,0 +1,121 @@
+"""Which members of a band make a register block, and what the block needs to know of
+them: the row member and the reductions (:func:`register_block_members`), the window
+offsets that go outside (:func:`is_window`, :func:`block_reductions`), the row factor
+(:func:`block_row_factor`), the statement the vector member walks, and whether a
+partial block at the end may move back over its neighbour (:func:`edge_moves_back`).
+
+:mod:`polyc.scheduling.tiling` builds the blocks (``_register_block``) and sizes the
+tiles around them from these answers.
+"""
+from __future__ import annotations
+
+import islpy as isl
+
+from polyc.lang import ir
+from polyc.poly.program import PolyProgram, isl_items, statements_named
+from polyc.scheduling.band_members import (Member, is_vector_reduction, statement_accesses,
+                                           uses)
+from polyc.scheduling.packing import row_factor
+
+
+def register_block_members(members: list[Member], vector: Member, program: PolyProgram):
+    """``(row, reductions)`` for a register block with ``vector``, or ``None``.
+
+    Every non-parallel member must be a reduction member of one pure reduction whose
+    accumulator does not depend on it; the row member is a parallel member that the
+    accumulator depends on, along which an operand invariant in ``vector`` varies (it
+    is broadcast across the vector lanes) and the operands that vary with ``vector``
+    do not (each vector load serves every row of the block).
+    """
+    reductions = [m for m in members if not m.coincident]
+    if not reductions or not all(is_vector_reduction(m, program) for m in reductions):
+        return None
+    names = {n for m in reductions for n, index in m.walks.items() if index is not None}
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    statement = program.statement(name).statement
+    accesses = statement_accesses(program.statement(name), program.op)
+    vector_index = vector.walks.get(name)
+    if vector_index is None or vector_index not in statement.indices:
+        return None
+    for row in members:
+        row_index = row.walks.get(name)
+        if row is vector or not row.coincident or row_index not in statement.indices:
+            continue
+        inputs = [a for a in accesses if not a.is_write and a.tensor != statement.tensor]
+        broadcast = any(all(d is not None and d.coefficient(vector_index) == 0
+                            for d in a.dims)
+                        and any(d is not None and d.coefficient(row_index) for d in a.dims)
+                        for a in inputs)
+        # Each vector of the streamed operands is reused across the block's rows.
+        streamed_reused = all(all(d is not None and d.coefficient(row_index) == 0
+                                  for d in a.dims)
+                              for a in inputs
+                              if uses(a, vector_index))
+        if broadcast and streamed_reused:
+            return row, reductions
+    return None
+
+
+def is_window(member: Member, program: PolyProgram) -> bool:
+    """Whether the member's index is added to another index in some access (a sliding
+    window's offset, like ``r`` in ``I(h + r)``)."""
+    return any(len(d.indices) > 1 and index in d.indices
+               for name, index in member.walks.items() if index is not None
+               for access in statement_accesses(program.statement(name), program.op)
+               for d in access.dims if d is not None)
+
+
+def block_reductions(reductions: list[Member], program: PolyProgram) -> list[Member]:
+    """A register block's reduction members in loop order, outermost first. Window
+    offsets (the r, s of ``I(h + r, w + s)``) are usually a few steps long: they go
+    outside, so the innermost reduction loop is a long one."""
+    return sorted(reductions, key=lambda m: not is_window(m, program))
+
+
+def block_row_factor(vector: Member, blocking, program: PolyProgram) -> ir.Expr | None:
+    """The row factor (:func:`~polyc.scheduling.packing.row_factor`) of the statement a
+    register block computes, if it has one."""
+    row, reductions = blocking
+    name = next(n for n, index in reductions[0].walks.items() if index is not None)
+    statement = program.statement(name).statement
+    return row_factor(statement.rhs, vector.walks[name], row.walks[name])
+
+
+def walking_statement(vector: Member, program: PolyProgram) -> str:
+    """The reduction statement a register block's vector member walks."""
+    return next(name for name, index in vector.walks.items()
+                if index is not None and not program.statement(name).is_init)
+
+
+def edge_moves_back(vector: Member, program: PolyProgram, read_only: frozenset[str]) -> bool:
+    """Whether a partial register block at the end of ``vector`` may move back over its
+    neighbour's columns (:class:`~polyc.scheduling.marks.RegisterBlock`): the block's
+    one reduction statement has its instances along the vector index as an interval
+    independent of its other indices (no constraint of its domain ties that index to
+    another), and reads only ``read_only`` tensors at indices that move with it."""
+    walking = [name for name, index in vector.walks.items()
+               if index is not None and not program.statement(name).is_init]
+    if len(walking) != 1:
+        return False
+    stmt = program.statement(walking[0])
+    index = vector.walks[stmt.name]
+    if any(read.tensor not in read_only for read in ir.walk(stmt.statement.rhs)
+           if isinstance(read, ir.Read) and index in ir.index_names(*read.indices)):
+        return False
+    domain = statements_named(program.domain, [stmt.name]).coalesce()
+    sets = isl_items(domain.get_set_list())
+    if len(sets) != 1:
+        return False
+    position = stmt.indices.index(index)
+    for basic in isl_items(sets[0].get_basic_set_list()):
+        if basic.dim(isl.dim_type.div):
+            return False
+        for constraint in basic.get_constraints():
+            if constraint.get_coefficient_val(isl.dim_type.set, position).is_zero():
+                continue
+            if any(not constraint.get_coefficient_val(isl.dim_type.set, k).is_zero()
+                   for k in range(basic.dim(isl.dim_type.set)) if k != position):
+                return False
+    return True
