@@ -67,7 +67,7 @@ def run_at(threads: int, kernels: str, cache_dir: str, extra: list[str],
         if done.returncode not in (0, 1):  # 1: some result was wrong, still reported
             sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
             raise SystemExit(f"run.py at {threads} threads failed (exit {done.returncode})")
-        return json.load(open(out.name))
+        return json.loads(Path(out.name).read_text())
 
 
 def median_ms(row: dict, contestant: str) -> float | None:
@@ -105,7 +105,7 @@ def table(results: dict[int, dict]) -> list[str]:
                     cells.append(f"{x:>10.3f} {speedup:>6}")
             lines.append(f"{name if c == 'polyc' else '':<20}{c:<7}" + "".join(cells))
         for peer in CONTESTANTS[1:]:
-            pairs = [(p, q) for p, q in zip(times["polyc"], times[peer])]
+            pairs = list(zip(times["polyc"], times[peer]))
             if any(p and q for p, q in pairs):
                 ratios.append(f"{name:<20}{peer:<7}" + "".join(
                     f"{q / p:>17.2f}" if p and q else f"{'-':>17}" for p, q in pairs))

@@ -158,9 +158,13 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
         if not is_window(members[inner], program):
             start[inner] = largest[inner] = streamed_depth(
                 machine, element, start[inner], largest[position], factor is not None)
-    if blocking is not None:  # the streamed operand's panel must fit the packing budget
-        steps, v = math.prod(start[members.index(m)] for m in blocking[1]), members.index(vector)
-        largest[v] = min(largest[v], panel_columns(machine, steps, start[v], element))
+    if blocking is not None:
+        # The streamed operand's panel (the block's reduction steps × the vector member's
+        # tile) must fit the packing budget, or it would be read unpacked.
+        steps = math.prod(start[members.index(m)] for m in blocking[1])
+        position = members.index(vector)
+        largest[position] = min(largest[position],
+                                panel_columns(machine, steps, start[position], element))
     chosen = tile_sizes(footprints, start, largest, element, budget, windows, streams)
     sizes = isl.MultiVal.zero(node.band_get_space())
     depth = node.get_schedule_depth()
