@@ -410,7 +410,8 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
     """The statements the canonical form rewrote, before and after: each written
     statement and the compiled statements named after it, where they differ
     (:mod:`polyc.rewrite.split_selects`, :mod:`polyc.poly.redundant_stores`,
-    :mod:`polyc.rewrite.invariant_factors`, :mod:`polyc.rewrite.common_values`;
+    :mod:`polyc.rewrite.merged_updates`, :mod:`polyc.rewrite.invariant_factors`,
+    :mod:`polyc.rewrite.common_values`;
     ``canonicalize=False`` keeps the spelling)."""
     lines = []
     for statement in written.statements:
@@ -419,7 +420,13 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
         if became == [statement]:
             continue
         lines.append(f"{statement.name}: {statement_to_tc(statement)}")
-        if not became:
+        merged = next((s.name for s in compiled.statements if s.tensor == statement.tensor
+                       and s.name != statement.name and statement.rhs in ir.walk(s.rhs)),
+                      None)
+        if not became and merged is not None:
+            lines.append(f"  → gone: merged into the statement {merged} of its element "
+                         f"(rewrite/merged_updates)")
+        elif not became:
             lines.append("  → gone: a select its readers now split (rewrite/split_selects), "
                          "or a store of what the elements held (poly/redundant_stores)")
         lines += [("  → " if k == 0 else "    ") + statement_to_tc(s)
@@ -428,7 +435,8 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
         return ()
     return (Part("\n".join(lines), "tc",
                  label="rewritten to a canonical form: selects on the indices split into "
-                       "domains, invariant factors and divisors scale the finished sum, "
+                       "domains, updates of an element merged into one statement, "
+                       "invariant factors and divisors scale the finished sum, "
                        "values two statements compute alike are computed once "
                        "(canonicalize=False keeps the spelling)"),)
 
