@@ -3,9 +3,10 @@
 A row-wise fused nest (softmax, layer norm; :mod:`polyc.scheduling.vector_passes`)
 walks each row several times: its first pass reads the row from memory, the
 others from the L1 cache. The hardware prefetcher follows a stream only while
-it is being read, so every row's first pass waits for memory while the passes
-after it leave the memory bus idle. polyc issues software prefetches of the
-next row's reads of the first pass, spread over the chunks of the last pass::
+it is being read, so every row's first pass (and a later one that reads another
+input first) waits for memory while the other passes leave the memory bus idle.
+polyc issues software prefetches of the next row's reads of the passes before the
+last, spread over the chunks of the last pass::
 
     for n (parallel):                          for n (parallel):
       for d: m = max(m, X(n, d))                 for d: m = max(m, X(n, d))   (in cache)
@@ -14,14 +15,14 @@ next row's reads of the first pass, spread over the chunks of the last pass::
                                                    prefetch X(n + 1, d): the chunk's lines
                                                    for d in the chunk: Y(n, d) = e(d) / s
 
-The last pass's values map one to one onto the first pass's, from their first
-values on (the passes of a fused row walk the same range); past the end of the
-first pass's range nothing is fetched, and on the last row of the loop nothing
+The last pass's values map one to one onto each earlier pass's, from their first
+values on (the passes of a fused row walk the same range); past the end of a
+pass's range nothing is fetched for it, and on the last row of the loop nothing
 at all. Which row loops prefetch, and which tensors, is decided by
 :mod:`polyc.scheduling.row_prefetch` (a ``prefetch next row`` mark): inputs read at
-unit stride along the first pass's loop, with indices that read no tensor (a
-prefetch computes its address and never reads memory), and that vary with the
-row. This module writes the addresses.
+unit stride along a pass's loop, with indices that read no tensor (a prefetch
+computes its address and never reads memory), and that vary with the row; each
+where the first pass that reads it does. This module writes the addresses.
 
 Spread over the last pass, the prefetches did better than issuing the whole row
 before the last pass or fetching two rows ahead (measurements:
@@ -38,13 +39,40 @@ import islpy as isl
 from polyc.codegen.c_expr import index_names
 from polyc.codegen.c_names import c_name
 from polyc.codegen.isl_ast import (coefficient, exclusive_upper_bound, identifiers,
-                                   innermost_loops, mentions, single)
+                                   mentions, single)
 from polyc.lang import ir
 from polyc.machine.rules import PREFETCH_CHUNK_LINES, line_elements
-from polyc.scheduling.marks import SIMD_MARK, PrefetchNextRow, decision_of, node_mark
+from polyc.scheduling.marks import (SIMD_MARK, PrefetchNextRow, ast_children, decision_of,
+                                    node_mark, statement_calls)
 
 if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter
+
+
+@dataclass(frozen=True)
+class PassFetch:
+    """What the last pass fetches of one earlier pass's reads: ``iterator`` is that pass's
+    loop iterator (C), ``start`` / ``end`` its first value and exclusive upper bound (C,
+    in terms of the row); ``bindings``: ``(index, C)`` of its statement's indices;
+    ``addresses``: C lvalues of the reads to fetch."""
+
+    iterator: str
+    start: str
+    end: str
+    bindings: tuple[tuple[str, str], ...]
+    addresses: tuple[str, ...]
+
+    def code(self) -> cgen.Generable:
+        """The prefetches for the last pass's value ``polyc_line`` (in the next row)."""
+        fetch = cgen.Block(
+            [cgen.Initializer(cgen.Value("const int64_t", name), value)
+             for name, value in self.bindings]
+            + [cgen.Statement(f"__builtin_prefetch(&{address}, 0, 3)")
+               for address in self.addresses])
+        return cgen.Block([
+            cgen.Initializer(cgen.Value("const int64_t", self.iterator),
+                             f"({self.start}) + (polyc_line - polyc_last_start)"),
+            cgen.If(f"{self.iterator} < {self.end}", fetch)])
 
 
 @dataclass(frozen=True)
@@ -52,36 +80,23 @@ class RowPrefetch:
     """What the last pass of a row fetches for the next row.
 
     ``row``: the row loop's iterator (C); ``next_row`` / ``row_end``: C of its next
-    value and of its exclusive upper bound; ``first``: the first pass's iterator,
-    ``first_start`` / ``first_end`` its first value and exclusive upper bound (C, in
-    terms of the row); ``bindings``: ``(index, C)`` of the first pass's statement
-    indices; ``addresses``: C lvalues of its reads to fetch; ``line_elements``: the
-    elements of the narrowest of them in a cache line."""
+    value and of its exclusive upper bound; ``passes``: what it fetches of each earlier
+    pass's reads; ``line_elements``: the elements of the narrowest fetched tensor in a
+    cache line."""
 
     row: str
     next_row: str
     row_end: str
-    first: str
-    first_start: str
-    first_end: str
-    bindings: tuple[tuple[str, str], ...]
-    addresses: tuple[str, ...]
+    passes: tuple[PassFetch, ...]
     line_elements: int
 
     def code(self, chunk_start: str, chunk_end: str, last_start: str) -> list:
         """The prefetches for the values ``[chunk_start, chunk_end)`` of the last pass,
         whose first value is ``last_start`` (C, evaluated in the current row)."""
-        fetch = cgen.Block(
-            [cgen.Initializer(cgen.Value("const int64_t", name), value)
-             for name, value in self.bindings]
-            + [cgen.Statement(f"__builtin_prefetch(&{address}, 0, 3)")
-               for address in self.addresses])
         line = cgen.Block([
             # the next row's values: the row's iterator, shadowed, is the next row
             cgen.Initializer(cgen.Value("const int64_t", self.row), "polyc_next_row"),
-            cgen.Initializer(cgen.Value("const int64_t", self.first),
-                             f"({self.first_start}) + (polyc_line - polyc_last_start)"),
-            cgen.If(f"{self.first} < {self.first_end}", fetch)])
+            *(fetch.code() for fetch in self.passes)])
         return [cgen.If(
             f"{self.next_row} < {self.row_end}",
             cgen.Block([
@@ -113,8 +128,9 @@ def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode, iterator: str,
                  marks: frozenset) -> RowPrefetch | None:
     """How the last pass of a row loop (``row``, a loop around a sequence of passes
     ending in a SIMD loop) fetches what its ``marks``' decision names
-    (:class:`~polyc.scheduling.marks.PrefetchNextRow`, :mod:`polyc.scheduling.row_prefetch`);
-    ``None`` without one, or where the AST does not have the decision's shape."""
+    (:class:`~polyc.scheduling.marks.PrefetchNextRow`, :mod:`polyc.scheduling.row_prefetch`):
+    each tensor where the first pass that reads it does; ``None`` without a decision,
+    or where the AST does not have the decision's shape."""
     decision = decision_of(marks, PrefetchNextRow)
     if decision is None:
         return None
@@ -130,36 +146,62 @@ def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode, iterator: str,
     if SIMD_MARK not in marks or last.get_type() != isl.ast_node_type.for_ or \
             single(last.for_get_body()).get_type() != isl.ast_node_type.user:
         return None
-    first = next((loop for node in passes[:-1] for loop in innermost_loops(node)), None)
-    if first is None:
+    fetches, fetched, widths = [], set(), []
+    for loop in (loop for node in passes[:-1] for loop in pass_loops(node)):
+        for call in statement_calls(loop.for_get_body()):
+            fetch = _pass_fetch(emitter, loop, call, iterator, decision.tensors, fetched)
+            if fetch is not None:
+                fetch, tensors = fetch
+                fetches.append(fetch)
+                fetched |= set(tensors)
+                widths += [emitter.program.op.tensor(t).type.bits // 8 for t in tensors]
+    if not fetches:
         return None
-    first_iterator = emitter.expr(first.for_get_iterator())
-    first_end = exclusive_upper_bound(first, first_iterator)
-    stmt, bound = emitter.called(single(first.for_get_body()).user_get_expr())
-    known = {iterator, first_iterator, *emitter.names}
-    if first_end is None or stmt.is_init or not all(identifiers(e) <= known for e in (
-            first.for_get_init(), first_end, *bound.values())):
-        return None  # the first pass's loop is not the row's child
-    addresses, widths = {}, []
+    return RowPrefetch(iterator, f"({iterator} + 1)", emitter.expr(row_end), tuple(fetches),
+                       line_elements(emitter.machine, min(widths)))
+
+
+def pass_loops(node: isl.AstNode) -> list[isl.AstNode]:
+    """The loops under an AST node (itself included) whose body is statements alone (one
+    pass over the row, of one statement or of several fused), in order."""
+    if node.get_type() == isl.ast_node_type.for_:
+        body = node.for_get_body()
+        inner = ast_children(body) if body.get_type() == isl.ast_node_type.block else [body]
+        if all(part.get_type() == isl.ast_node_type.user for part in inner):
+            return [node]
+    return [loop for child in ast_children(node) for loop in pass_loops(child)]
+
+
+def _pass_fetch(emitter: LoopNestEmitter, loop: isl.AstNode, call: isl.AstExpr, row: str,
+                tensors: tuple[str, ...], fetched: set[str]
+                ) -> tuple[PassFetch, list[str]] | None:
+    """What the last pass fetches of the reads of one statement ``call`` in a pass
+    ``loop``: the decided ``tensors`` not yet ``fetched`` that it reads at unit stride
+    along the loop and that vary with the ``row``; with the tensors; ``None`` for none."""
+    pass_iterator = emitter.expr(loop.for_get_iterator())
+    end = exclusive_upper_bound(loop, pass_iterator)
+    stmt, bound = emitter.called(call)
+    known = {row, pass_iterator, *emitter.names}
+    if end is None or stmt.is_init or not all(identifiers(e) <= known for e in (
+            loop.for_get_init(), end, *bound.values())):
+        return None  # the pass's loop is not the row's child
+    addresses, taken = {}, []
     for read in ir.walk(stmt.statement.rhs):
         if not isinstance(read, ir.Read) or not read.indices:
             continue
-        tensor = emitter.program.op.tensor(read.tensor)
         *outer, inner = read.indices
-        if (read.tensor not in decision.tensors or not isinstance(inner, ir.Index)
+        if (read.tensor not in tensors or read.tensor in fetched
+                or not isinstance(inner, ir.Index)
                 or not index_names(read.indices) <= bound.keys()
                 or any(isinstance(e, ir.Read) for i in outer for e in ir.walk(i))
-                or coefficient(bound[inner.name], first_iterator) != 1
-                or any(mentions(bound[n], first_iterator) for n in index_names(outer))
-                or not any(mentions(bound[n], iterator)
-                           for n in index_names(read.indices))):
+                or coefficient(bound[inner.name], pass_iterator) != 1
+                or any(mentions(bound[n], pass_iterator) for n in index_names(outer))
+                or not any(mentions(bound[n], row) for n in index_names(read.indices))):
             continue
         addresses[emitter.exprs.access(read.tensor, read.indices)] = None
-        widths.append(tensor.type.bits // 8)
+        taken.append(read.tensor)
     if not addresses:
         return None
     bindings = tuple((c_name(index), emitter.expr(arg)) for index, arg in bound.items())
-    return RowPrefetch(iterator, f"({iterator} + 1)", emitter.expr(row_end), first_iterator,
-                       emitter.expr(first.for_get_init()), emitter.expr(first_end),
-                       bindings, tuple(addresses),
-                       line_elements(emitter.machine, min(widths)))
+    return PassFetch(pass_iterator, emitter.expr(loop.for_get_init()), emitter.expr(end),
+                     bindings, tuple(addresses)), sorted(set(taken))

@@ -84,8 +84,8 @@ class StreamedStores:
 
 @dataclass(frozen=True)
 class PrefetchNextRow:
-    """The row loop below prefetches, during its last pass, what its first pass reads of
-    ``tensors`` in the next row (:mod:`polyc.scheduling.row_prefetch`)."""
+    """The row loop below prefetches, during its last pass, what its earlier passes read
+    of ``tensors`` in the next row (:mod:`polyc.scheduling.row_prefetch`)."""
 
     tensors: tuple[str, ...]
 

@@ -68,9 +68,20 @@ LAYERNORM = """def layernorm(float(N, D) X) -> (Y) {
 }"""
 
 
+# A softmax's backward: its second pass reads the row of d_Y, which the first did not.
+SOFTMAX_BACKWARD = """def softmax_backward(float(N, D) X, float(N, D) d_Y) -> (d_X) {
+  mx(n) max=! X(n, d)
+  e(n, d) = exp(X(n, d) - mx(n))
+  s(n) +=! e(n, d)
+  g(n) +=! d_Y(n, d) * e(n, d)
+  d_X(n, d) = e(n, d) * (d_Y(n, d) - g(n) / s(n)) / s(n)
+}"""
+
+
 @pytest.mark.parametrize("source, tensors", [(SOFTMAX, {"X"}), (LAYERNORM, {"X"}),
+                                             (SOFTMAX_BACKWARD, {"X", "d_Y"}),
                                              (ADD, set()), (ACCUMULATED, set())])
-def test_row_loops_prefetch_what_their_first_pass_reads(source, tensors, machine):
+def test_row_loops_prefetch_what_their_passes_read(source, tensors, machine):
     decided_tensors, c = decided(source, PrefetchNextRow, machine=machine)
     assert decided_tensors == tensors
     fetched = set(re.findall(r"__builtin_prefetch\(&(\w+)\[", c))

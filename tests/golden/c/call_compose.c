@@ -191,12 +191,14 @@ static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at
             for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
             {
               const int64_t c0 = polyc_next_row;
-              const int64_t c1 = (0) + (polyc_line - polyc_last_start);
-              if (c1 < M)
               {
-                const int64_t i = c0;
-                const int64_t j = c1;
-                __builtin_prefetch(&X[(i) * M + j], 0, 3);
+                const int64_t c1 = (0) + (polyc_line - polyc_last_start);
+                if (c1 < M)
+                {
+                  const int64_t i = c0;
+                  const int64_t j = c1;
+                  __builtin_prefetch(&X[(i) * M + j], 0, 3);
+                }
               }
             }
           }
@@ -224,12 +226,14 @@ static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at
             for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
             {
               const int64_t c0 = polyc_next_row;
-              const int64_t c1 = (0) + (polyc_line - polyc_last_start);
-              if (c1 < M)
               {
-                const int64_t i = c0;
-                const int64_t j = c1;
-                __builtin_prefetch(&X[(i) * M + j], 0, 3);
+                const int64_t c1 = (0) + (polyc_line - polyc_last_start);
+                if (c1 < M)
+                {
+                  const int64_t i = c0;
+                  const int64_t j = c1;
+                  __builtin_prefetch(&X[(i) * M + j], 0, 3);
+                }
               }
             }
           }

@@ -211,12 +211,14 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
                 for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
                 {
                   const int64_t c0 = polyc_next_row;
-                  const int64_t c1 = (0) + (polyc_line - polyc_last_start);
-                  if (c1 < D)
                   {
-                    const int64_t n = c0;
-                    const int64_t d = c1;
-                    __builtin_prefetch(&X[(n) * D + d], 0, 3);
+                    const int64_t c1 = (0) + (polyc_line - polyc_last_start);
+                    if (c1 < D)
+                    {
+                      const int64_t n = c0;
+                      const int64_t d = c1;
+                      __builtin_prefetch(&X[(n) * D + d], 0, 3);
+                    }
                   }
                 }
               }
@@ -244,12 +246,14 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
                 for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
                 {
                   const int64_t c0 = polyc_next_row;
-                  const int64_t c1 = (0) + (polyc_line - polyc_last_start);
-                  if (c1 < D)
                   {
-                    const int64_t n = c0;
-                    const int64_t d = c1;
-                    __builtin_prefetch(&X[(n) * D + d], 0, 3);
+                    const int64_t c1 = (0) + (polyc_line - polyc_last_start);
+                    if (c1 < D)
+                    {
+                      const int64_t n = c0;
+                      const int64_t d = c1;
+                      __builtin_prefetch(&X[(n) * D + d], 0, 3);
+                    }
                   }
                 }
               }

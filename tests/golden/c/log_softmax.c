@@ -198,12 +198,14 @@ static __attribute__((noinline)) void polyc_log_softmax_region0(int * polyc_stat
             for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
             {
               const int64_t c0 = polyc_next_row;
-              const int64_t c1 = (0) + (polyc_line - polyc_last_start);
-              if (c1 < C)
               {
-                const int64_t n = c0;
-                const int64_t c = c1;
-                __builtin_prefetch(&X[(n) * C + c], 0, 3);
+                const int64_t c1 = (0) + (polyc_line - polyc_last_start);
+                if (c1 < C)
+                {
+                  const int64_t n = c0;
+                  const int64_t c = c1;
+                  __builtin_prefetch(&X[(n) * C + c], 0, 3);
+                }
               }
             }
           }
@@ -231,12 +233,14 @@ static __attribute__((noinline)) void polyc_log_softmax_region0(int * polyc_stat
             for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
             {
               const int64_t c0 = polyc_next_row;
-              const int64_t c1 = (0) + (polyc_line - polyc_last_start);
-              if (c1 < C)
               {
-                const int64_t n = c0;
-                const int64_t c = c1;
-                __builtin_prefetch(&X[(n) * C + c], 0, 3);
+                const int64_t c1 = (0) + (polyc_line - polyc_last_start);
+                if (c1 < C)
+                {
+                  const int64_t n = c0;
+                  const int64_t c = c1;
+                  __builtin_prefetch(&X[(n) * C + c], 0, 3);
+                }
               }
             }
           }
