@@ -16,13 +16,15 @@ def has_loop(node: isl.AstNode) -> bool:
         has_loop(child) for child in ast_children(node))
 
 
-def innermost_loops(node: isl.AstNode) -> list[isl.AstNode]:
-    """The loops under an AST node (itself included) whose body is one statement, in
-    order."""
-    if node.get_type() == isl.ast_node_type.for_ and \
-            single(node.for_get_body()).get_type() == isl.ast_node_type.user:
-        return [node]
-    return [loop for child in ast_children(node) for loop in innermost_loops(child)]
+def statement_loops(node: isl.AstNode) -> list[isl.AstNode]:
+    """The loops under an AST node (itself included) whose body is statements alone, one
+    or several, in order."""
+    if node.get_type() == isl.ast_node_type.for_:
+        body = node.for_get_body()
+        parts = ast_children(body) if body.get_type() == isl.ast_node_type.block else [body]
+        if all(part.get_type() == isl.ast_node_type.user for part in parts):
+            return [node]
+    return [loop for child in ast_children(node) for loop in statement_loops(child)]
 
 
 def identifiers(expr: isl.AstExpr) -> set[str]:

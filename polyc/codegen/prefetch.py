@@ -39,11 +39,11 @@ import islpy as isl
 from polyc.codegen.c_expr import index_names
 from polyc.codegen.c_names import c_name
 from polyc.codegen.isl_ast import (coefficient, exclusive_upper_bound, identifiers,
-                                   mentions, single)
+                                   mentions, single, statement_loops)
 from polyc.lang import ir
 from polyc.machine.rules import PREFETCH_CHUNK_LINES, line_elements
-from polyc.scheduling.marks import (SIMD_MARK, PrefetchNextRow, ast_children, decision_of,
-                                    node_mark, statement_calls)
+from polyc.scheduling.marks import (SIMD_MARK, PrefetchNextRow, decision_of, node_mark,
+                                    statement_calls)
 
 if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter
@@ -147,7 +147,7 @@ def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode, iterator: str,
             single(last.for_get_body()).get_type() != isl.ast_node_type.user:
         return None
     fetches, fetched, widths = [], set(), []
-    for loop in (loop for node in passes[:-1] for loop in pass_loops(node)):
+    for loop in (loop for node in passes[:-1] for loop in statement_loops(node)):
         for call in statement_calls(loop.for_get_body()):
             fetch = _pass_fetch(emitter, loop, call, iterator, decision.tensors, fetched)
             if fetch is not None:
@@ -159,17 +159,6 @@ def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode, iterator: str,
         return None
     return RowPrefetch(iterator, f"({iterator} + 1)", emitter.expr(row_end), tuple(fetches),
                        line_elements(emitter.machine, min(widths)))
-
-
-def pass_loops(node: isl.AstNode) -> list[isl.AstNode]:
-    """The loops under an AST node (itself included) whose body is statements alone (one
-    pass over the row, of one statement or of several fused), in order."""
-    if node.get_type() == isl.ast_node_type.for_:
-        body = node.for_get_body()
-        inner = ast_children(body) if body.get_type() == isl.ast_node_type.block else [body]
-        if all(part.get_type() == isl.ast_node_type.user for part in inner):
-            return [node]
-    return [loop for child in ast_children(node) for loop in pass_loops(child)]
 
 
 def _pass_fetch(emitter: LoopNestEmitter, loop: isl.AstNode, call: isl.AstExpr, row: str,
@@ -185,7 +174,7 @@ def _pass_fetch(emitter: LoopNestEmitter, loop: isl.AstNode, call: isl.AstExpr, 
     if end is None or stmt.is_init or not all(identifiers(e) <= known for e in (
             loop.for_get_init(), end, *bound.values())):
         return None  # the pass's loop is not the row's child
-    addresses, taken = {}, []
+    addresses, taken = {}, set()
     for read in ir.walk(stmt.statement.rhs):
         if not isinstance(read, ir.Read) or not read.indices:
             continue
@@ -199,9 +188,9 @@ def _pass_fetch(emitter: LoopNestEmitter, loop: isl.AstNode, call: isl.AstExpr, 
                 or not any(mentions(bound[n], row) for n in index_names(read.indices))):
             continue
         addresses[emitter.exprs.access(read.tensor, read.indices)] = None
-        taken.append(read.tensor)
+        taken.add(read.tensor)
     if not addresses:
         return None
     bindings = tuple((c_name(index), emitter.expr(arg)) for index, arg in bound.items())
     return PassFetch(pass_iterator, emitter.expr(loop.for_get_init()), emitter.expr(end),
-                     bindings, tuple(addresses)), sorted(set(taken))
+                     bindings, tuple(addresses)), sorted(taken)
