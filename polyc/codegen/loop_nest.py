@@ -166,10 +166,17 @@ class LoopNestEmitter:
         """The code of the node below ``marks``, the marks of the band at schedule ``depth``
         (:func:`~polyc.scheduling.marks.band_depth`; ``None``: the node is that band's loop)."""
         if node.get_type() == isl.ast_node_type.block:
-            # isl split the marked band's loop into pieces (peeled iterations).
+            # isl split the marked band's loop into pieces (peeled iterations); a piece
+            # may be a block of its own around the loop (a peeled first iteration, then
+            # the loop), which is split again. Other pieces run whole: what they hold
+            # shares the private temporaries of one piece.
             children = node.block_get_children()
-            return cgen.Block([self._marked_piece(children.get_at(k), marks, scope, depth)
-                               for k in range(len(children))])
+            return cgen.Block([
+                self._marked(child, marks, scope, depth)
+                if child.get_type() == isl.ast_node_type.block and
+                _holds_loop(child, loop_iterator(depth) if depth is not None else None)
+                else self._marked_piece(child, marks, scope, depth)
+                for child in (children.get_at(k) for k in range(len(children)))])
         return self._marked_piece(node, marks, scope, depth)
 
     def _packed(self, panels: set[Panel], node: isl.AstNode, marks: frozenset,
@@ -404,3 +411,15 @@ def _reduction_chain(mark: isl.AstNode, path: tuple[isl.AstNode, ...],
             break
         chain.append(loop)
     return tuple(reversed(chain))
+
+
+def _holds_loop(block: isl.AstNode, iterator: str | None) -> bool:
+    """Whether the AST block, or a block within it, holds a loop over ``iterator``."""
+    for child in ast_children(block):
+        kind = child.get_type()
+        if kind == isl.ast_node_type.for_ and iterator is not None and \
+                child.for_get_iterator().get_id().get_name() == iterator:
+            return True
+        if kind == isl.ast_node_type.block and _holds_loop(child, iterator):
+            return True
+    return False
