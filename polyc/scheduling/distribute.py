@@ -19,6 +19,12 @@ and an epilogue (``{ S0_init[i] -> 0; S0[i, j] -> j; S1[i] -> N }``) is distribu
 too, so that the reduction's loop is a band of its own, unless tiling takes the band
 (a matmul's reduction and its initialisation, which tiling separates itself).
 
+A loop of one member whose groups walk the same values stays whole when it runs in
+parallel with private accumulators (:mod:`polyc.scheduling.privatize`): a loop over
+rows holding a row's passes and a column sum that accumulates across the rows (a layer
+norm backward's ``d_gamma``, :mod:`polyc.scheduling.nest_fusion`). Distributed, each
+group would read the rows again.
+
 Distributing into the order A, B is legal exactly when no dependence goes
 from an instance of B to an instance of A within one iteration of the outer
 loops; the groups are put in such an order (a cycle keeps them fused). The
@@ -36,25 +42,30 @@ from polyc.poly.relations import affine_inputs, same_image
 
 
 def distribute_shifted_members(tree: isl.Schedule, deps: Dependences,
-                               tiled: Callable[[isl.ScheduleNode], bool]) -> isl.Schedule:
+                               tiled: Callable[[isl.ScheduleNode], bool],
+                               privately_parallel: Callable[[isl.ScheduleNode], bool]
+                               ) -> isl.Schedule:
     """``tiled(band)``: whether tiling will take the band whole (it then separates a
-    reduction's initialisation itself)."""
-    return _visit(tree.get_root(), deps, tiled).get_schedule()
+    reduction's initialisation itself); ``privately_parallel(band)``: whether the band's
+    first member is parallel with private accumulators (and not as it is)."""
+    return _visit(tree.get_root(), deps, tiled, privately_parallel).get_schedule()
 
 
 def _visit(node: isl.ScheduleNode, deps: Dependences,
-           tiled: Callable[[isl.ScheduleNode], bool]) -> isl.ScheduleNode:
+           tiled: Callable[[isl.ScheduleNode], bool],
+           privately_parallel: Callable[[isl.ScheduleNode], bool]) -> isl.ScheduleNode:
     if node.get_type() == isl.schedule_node_type.band:
-        distributed = _distribute(node, deps, tiled)
+        distributed = _distribute(node, deps, tiled, privately_parallel)
         if distributed is not None:
             node = distributed
     for position in range(node.n_children()):
-        node = _visit(node.child(position), deps, tiled).parent()
+        node = _visit(node.child(position), deps, tiled, privately_parallel).parent()
     return node
 
 
 def _distribute(band: isl.ScheduleNode, deps: Dependences,
-                tiled: Callable[[isl.ScheduleNode], bool]) -> isl.ScheduleNode | None:
+                tiled: Callable[[isl.ScheduleNode], bool],
+                privately_parallel: Callable[[isl.ScheduleNode], bool]) -> isl.ScheduleNode | None:
     """Distribute the band's last member over its child filters when dependences allow."""
     n = band.band_n_member()
     child = band.child(0)
@@ -74,6 +85,12 @@ def _distribute(band: isl.ScheduleNode, deps: Dependences,
     if n > 1:
         outer = outer.flat_range_product(isl.UnionMap.from_multi_union_pw_aff(
             band.band_get_partial_schedule().drop_dims(isl.dim_type.set, n - 1, 1)))
+    if walking > 1 and n == 1 and privately_parallel(band) and \
+            _overlapping(filters, outer, isl.UnionMap.from_union_pw_aff(last)):
+        # The groups walk the same values: one loop over rows, parallel with private
+        # accumulators (a column sum beside row passes). Distributed, each group would
+        # read the rows again.
+        return None
     order = group_order(filters, outer, deps)
     if order is None:
         return None
@@ -100,6 +117,15 @@ def _distribute(band: isl.ScheduleNode, deps: Dependences,
             0, _coincident(partial, prefix, deps, group_filter))
         band = inner.parent().parent()
     return band.parent() if n > 1 else band
+
+
+def _overlapping(filters: list[isl.UnionSet], outer: isl.UnionMap,
+                 member: isl.UnionMap) -> bool:
+    """Whether two groups take a value of ``member`` in common within one iteration of
+    the ``outer`` loops."""
+    images = [outer.flat_range_product(member).intersect_domain(f).range() for f in filters]
+    return any(not a.intersect(b).is_empty()
+               for k, a in enumerate(images) for b in images[k + 1:])
 
 
 def _leaf_groups(node: isl.ScheduleNode) -> list[isl.UnionSet]:

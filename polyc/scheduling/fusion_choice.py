@@ -1,7 +1,9 @@
 """The default fusion: which statements share loops, decided by cost.
 
-The candidates, from most fused to least: maximal fusion, isl's default fusion, fusion
-in groups of consecutive statements (a contraction with its epilogue), no fusion. Each
+The candidates, from most fused to least: maximal fusion, isl's default fusion with its
+consecutive nests fused along their outer loop (:mod:`polyc.scheduling.nest_fusion`),
+isl's default fusion, fusion in groups of consecutive statements (a contraction with
+its epilogue), no fusion. Each
 is finished (tiled, register-blocked, jammed, marked parallel) and either turned down
 by a rule no cost may override — it would serialise an outer loop, shrink a band
 tiling needs, or take a statement's vector loop or register block — or estimated by
@@ -25,9 +27,9 @@ from polyc.poly.program import (INIT_SUFFIX, PolyProgram, isl_items, statement_n
                                  statements_named)
 from polyc.poly.relations import affine_inputs, same_image
 from polyc.scheduling.fusion_cost import FusionCost, NestShape, nominal_sizes, schedule_cost
-from polyc.scheduling.jam import JAM_MARK
 from polyc.scheduling.marks import (SIMD_MARK, SIMD_REDUCTION_MARK, is_parallel, is_register_block,
                                     marks_by_statement, node_mark)
+from polyc.scheduling.nest_fusion import fuse_outer_loops
 from polyc.scheduling.schedule_tree import (group_constraints, innermost_indices, isl_schedule,
                                             outer_band_depths, outer_loop_parallel, outer_nests,
                                             outer_private_tensors, serial_nests,
@@ -60,7 +62,9 @@ def default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
     ``finish`` optimises a candidate's tree and marks it parallel (tiling, register
     blocks, jams: what the candidates are compared after).
 
-    The candidates, from most fused to least: maximal fusion, isl's default fusion,
+    The candidates, from most fused to least: maximal fusion, isl's default fusion with
+    its nests fused along their outer loop
+    (:func:`~polyc.scheduling.nest_fusion.fuse_outer_loops`), isl's default fusion,
     fusion in groups (:func:`fused_groups`), no fusion. A candidate is turned down
     where it would serialise an outer loop, shrink a band its tiling needs, or,
     optimised, take a vector loop or register block from a statement
@@ -96,10 +100,13 @@ def default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
         seen.append((name, schedule_map))
         return False
 
-    for name, candidate in (("maximal fusion", dict(whole_component=True)),
-                            ("isl's default fusion", {})):
-        fused = isl_schedule(constraints, program, **candidate)
-        if same_as_earlier(name, fused):
+    isl_default = isl_schedule(constraints, program)
+    for name, fused in (("maximal fusion",
+                         isl_schedule(constraints, program, whole_component=True)),
+                        ("isl's default fusion, outer loops fused",
+                         fuse_outer_loops(isl_default, deps, program)),
+                        ("isl's default fusion", isl_default)):
+        if fused is None or same_as_earlier(name, fused):
             continue
         fused_depth = outer_band_depths(fused, program)
         if not outer_loop_parallel(fused, deps, program):
@@ -110,7 +117,7 @@ def default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
             continue
         finished = finish(fused)
         if losers := lost(finished):
-            reject(name, f"{name} would lose the vector loop, register block or jammed rows "
+            reject(name, f"{name} would lose the vector loop or register block "
                          f"of {', '.join(losers)}")
             fused = nests_apart(fused, losers, program, deps)
             if fused is None:
@@ -120,8 +127,8 @@ def default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
                 continue
             finished = finish(fused)
             if losers := lost(finished):
-                reject(name, f"{name} would still lose the vector loop, register block or "
-                             f"jammed rows of {', '.join(losers)}")
+                reject(name, f"{name} would still lose the vector loop or register "
+                             f"block of {', '.join(losers)}")
                 continue
         private = outer_private_tensors(fused, deps, program)
         how = (f"in parallel with private accumulators for {', '.join(private)}"
@@ -140,8 +147,8 @@ def default_fusion(constraints: isl.ScheduleConstraints, program: PolyProgram,
                 reject(name, "fusion in groups would leave a loop nest without an outer "
                              "parallel loop")
             elif losers := lost(tree):
-                reject(name, "fusion in groups would lose the vector loop, register block "
-                             f"or jammed rows of {', '.join(losers)}")
+                reject(name, "fusion in groups would lose the vector loop or register "
+                             f"block of {', '.join(losers)}")
             else:
                 accept(name, tree, "the outer loops stay parallel, no band loses depth")
     accept("no fusion", apart, "")
@@ -240,22 +247,21 @@ def walked_indices(tree: isl.Schedule) -> dict[str, frozenset[int]]:
 def lost_vector_loops(fused: isl.Schedule, apart: isl.Schedule, program: PolyProgram
                       ) -> list[str]:
     """The statements of the most loops (where the work is: not a row reduction's
-    initialisation) that run in a vector loop (a ``simd`` or ``simd-reduction`` mark),
-    a register block, or a vector reduction over jammed rows apart, but not in
-    ``fused``.
+    initialisation) that run in a vector loop (a ``simd`` or ``simd-reduction`` mark) or
+    a register block apart, but not in ``fused``.
 
     Fusion that costs a statement its vector loop or register block costs far more
     than the traffic it saves: bicg's column sum ``s(j) +=! r(i) * A(i, j)`` fused
     with the row sum ``q(i) +=! A(i, j) * p(j)`` walked ``A`` down its columns;
     symm's and trmm's triangle selects fused into their products were recomputed
-    inside the reduction loop. So does a vector reduction that loses its jammed rows:
-    one accumulator chain instead of eight, each add waiting for the last (a
-    matrix-vector product: 1.97 ms jammed, 2.31 not). A plain vector loop that loses them
-    (a column sum: its accumulator row is loaded and stored once per row instead of
-    once per eight) is left to the cost model: bicg's column sum lost ×1.2 so, where a
-    hand-written layer norm backward gained ×1.1–1.2 by running its column sums in the
-    rows' parallel loop (measurements: benchmarks/README.md, "Design
-    measurements")."""
+    inside the reduction loop. A vector loop that keeps its vectors but loses the rows
+    jammed into it (:mod:`polyc.scheduling.jam`) is left to the cost model: a column
+    sum loads and stores its accumulator row once per row instead of once per eight
+    (bicg's lost ×1.2 so), a row sum runs one accumulator chain instead of eight, which
+    on long rows runs as fast (a matrix-vector product of 4096 × 1024 on Zen 5: 0.11 ms
+    with one chain, 0.12 with eight rows jammed), while fusing a layer norm backward's
+    row passes and column sums into one parallel loop over rows saves reading the rows
+    again (×1.2–1.8; measurements: benchmarks/README.md, "Design measurements")."""
     fused_marks, apart_marks = marks_by_statement(fused), marks_by_statement(apart)
     deepest = max(len(s.indices) for s in program.statements)
     losers = []
@@ -263,9 +269,7 @@ def lost_vector_loops(fused: isl.Schedule, apart: isl.Schedule, program: PolyPro
         if len(program.statement(name).indices) < deepest:
             continue
         kept = fused_marks.get(name, frozenset())
-        lost_jam = JAM_MARK in marks and JAM_MARK not in kept and \
-            SIMD_REDUCTION_MARK in marks
-        if (_blocked(marks) and not _blocked(kept)) or lost_jam or (
+        if (_blocked(marks) and not _blocked(kept)) or (
                 _vectorised(marks) and not _vectorised(kept)):
             losers.append(name)
     return sorted(losers)

@@ -124,7 +124,8 @@ def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, paralle
     if optimize:
         tree = straighten_bands(tree, deps)
         tree = distribute_shifted_members(
-            tree, deps, tiled=lambda band: tiling_matters(band, program))
+            tree, deps, tiled=lambda band: tiling_matters(band, program),
+            privately_parallel=lambda band: bool(privatization(band, deps, program)))
         tree = optimize_bands(tree, program, machine, deps)
         tree = select_loops(tree, program)
         tree = jam_outer_rows(tree, JamRules(

@@ -84,10 +84,10 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 #define polyc_status (*polyc_status_at)
-static __attribute__((noinline)) void polyc_tril_mask_region0(int * polyc_status_at, int64_t M, int64_t N, float *restrict O)
+static __attribute__((noinline)) void polyc_tril_mask_region0(int * polyc_status_at, int64_t M, int64_t N, const float *restrict X, float *restrict O)
 {
   #pragma omp for schedule(dynamic) nowait
-  for (int64_t c0 = 0; c0 < polyc_min(M, (N - 1)); c0 += 1)
+  for (int64_t c0 = 0; c0 < M; c0 += 1)
   {
     #pragma omp simd
     for (int64_t c1 = (c0 + 1); c1 < N; c1 += 1)
@@ -96,14 +96,6 @@ static __attribute__((noinline)) void polyc_tril_mask_region0(int * polyc_status
       const int64_t j = c1;
       O[(i) * N + j] = 0.0f;
     }
-  }
-}
-
-static __attribute__((noinline)) void polyc_tril_mask_region1(int * polyc_status_at, int64_t M, int64_t N, const float *restrict X, float *restrict O)
-{
-  #pragma omp for schedule(dynamic) nowait
-  for (int64_t c0 = 0; c0 < M; c0 += 1)
-  {
     #pragma omp simd
     for (int64_t c1 = 0; c1 <= polyc_min((N - 1), c0); c1 += 1)
     {
@@ -120,24 +112,16 @@ int polyc_tril_mask(int64_t M, int64_t N, const float *restrict X, float *restri
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(M) * polyc_extent(polyc_min(M, N))) + (polyc_extent(M) * polyc_extent(N - 1));
+  if ((N >= 1))
   {
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_tril_mask_region0(&polyc_status, M, N, O);
+      polyc_tril_mask_region0(&polyc_status, M, N, X, O);
     }
     else
     {
-      polyc_tril_mask_region0(&polyc_status, M, N, O);
-    }
-    if (polyc_work >= 32768)
-    {
-      #pragma omp parallel
-      polyc_tril_mask_region1(&polyc_status, M, N, X, O);
-    }
-    else
-    {
-      polyc_tril_mask_region1(&polyc_status, M, N, X, O);
+      polyc_tril_mask_region0(&polyc_status, M, N, X, O);
     }
   }
   return polyc_status;
