@@ -173,8 +173,8 @@ class LoopNestEmitter:
             children = node.block_get_children()
             return cgen.Block([
                 self._marked(child, marks, scope, depth)
-                if child.get_type() == isl.ast_node_type.block and
-                _holds_loop(child, loop_iterator(depth) if depth is not None else None)
+                if child.get_type() == isl.ast_node_type.block and depth is not None
+                and _holds_loop(child, loop_iterator(depth))
                 else self._marked_piece(child, marks, scope, depth)
                 for child in (children.get_at(k) for k in range(len(children)))])
         return self._marked_piece(node, marks, scope, depth)
@@ -413,11 +413,11 @@ def _reduction_chain(mark: isl.AstNode, path: tuple[isl.AstNode, ...],
     return tuple(reversed(chain))
 
 
-def _holds_loop(block: isl.AstNode, iterator: str | None) -> bool:
+def _holds_loop(block: isl.AstNode, iterator: str) -> bool:
     """Whether the AST block, or a block within it, holds a loop over ``iterator``."""
     for child in ast_children(block):
         kind = child.get_type()
-        if kind == isl.ast_node_type.for_ and iterator is not None and \
+        if kind == isl.ast_node_type.for_ and \
                 child.for_get_iterator().get_id().get_name() == iterator:
             return True
         if kind == isl.ast_node_type.block and _holds_loop(child, iterator):

@@ -28,9 +28,10 @@ from __future__ import annotations
 import islpy as isl
 
 from polyc.poly.dependences import Dependences
-from polyc.poly.program import PolyProgram, isl_items, statement_names
-from polyc.poly.relations import same_image
-from polyc.scheduling.schedule_tree import outer_nests, starts_parallel, subtree_schedule
+from polyc.poly.program import PolyProgram, statement_names
+from polyc.scheduling.privatize import privatization
+from polyc.scheduling.schedule_tree import (backward_dependences, outer_nests, starts_parallel,
+                                            subtree_schedule)
 
 
 def fuse_outer_loops(tree: isl.Schedule, deps: Dependences,
@@ -44,8 +45,8 @@ def fuse_outer_loops(tree: isl.Schedule, deps: Dependences,
         if groups and _is_loop(nest) and _is_loop(groups[-1][-1]) and \
                 _touched(nest, program) & set().union(
                     *(_touched(earlier, program) for earlier in groups[-1])):
-            trial = _fused(groups[-1] + [nest], deps)
-            if _keeps_order(trial, deps) and starts_parallel(
+            trial = _fused(groups[-1] + [nest], deps, program)
+            if not backward_dependences(trial.get_map(), deps) and starts_parallel(
                     trial.get_root().child(0), deps, program):
                 groups[-1].append(nest)
                 fused[-1] = trial
@@ -73,7 +74,8 @@ def _touched(nest: isl.ScheduleNode, program: PolyProgram) -> set[str]:
     return touched
 
 
-def _fused(nests: list[isl.ScheduleNode], deps: Dependences) -> isl.Schedule:
+def _fused(nests: list[isl.ScheduleNode], deps: Dependences,
+           program: PolyProgram) -> isl.Schedule:
     """One band of the nests' outer members (their union) over the sequence of what each
     nest has below its outer member."""
     outer, inner = None, None
@@ -85,25 +87,5 @@ def _fused(nests: list[isl.ScheduleNode], deps: Dependences) -> isl.Schedule:
         inner = below if inner is None else inner.sequence(below)
     band = inner.insert_partial_schedule(outer).get_root().child(0)
     band = band.band_set_permutable(1)
-    return band.band_member_set_coincident(0, int(_coincident(band, deps))).get_schedule()
-
-
-def _coincident(band: isl.ScheduleNode, deps: Dependences) -> bool:
-    """Whether no coincidence dependence among the band's instances crosses its first
-    member's values."""
-    inside = band.get_domain()
-    member = isl.UnionMap.from_union_pw_aff(band.band_get_partial_schedule().get_at(0))
-    local = deps.coincidence.intersect_domain(inside).intersect_range(inside)
-    return local.subtract(same_image(member)).is_empty()
-
-
-def _keeps_order(tree: isl.Schedule, deps: Dependences) -> bool:
-    """Whether ``tree`` runs the source of every dependence among its instances before the
-    sink."""
-    domain = tree.get_domain()
-    schedule_map = tree.get_map().intersect_domain(domain)
-    validity = deps.validity.intersect_domain(domain).intersect_range(domain)
-    images = validity.apply_domain(schedule_map).apply_range(schedule_map)
-    return all(image.is_subset(isl.Map.lex_lt(image.get_space().domain()))
-               for image in isl_items(images.get_map_list()))
-
+    parallel = privatization(band, deps, program) == ()  # parallel as it is
+    return band.band_member_set_coincident(0, int(parallel)).get_schedule()

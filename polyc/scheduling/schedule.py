@@ -40,7 +40,8 @@ from polyc.scheduling.jam import JamRules, jam_outer_rows
 from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, SIMD_REDUCTION_MARK, Collapse,
                                     PrivateAccumulators, decision_mark, mark_name, node_mark)
 from polyc.scheduling.privatize import privatization
-from polyc.scheduling.schedule_tree import isl_schedule, scheduling_constraints
+from polyc.scheduling.schedule_tree import (backward_dependences, isl_schedule,
+                                            scheduling_constraints)
 from polyc.scheduling.selected_loops import select_loops
 from polyc.scheduling.row_prefetch import mark_row_prefetches
 from polyc.scheduling.straighten import straighten_bands
@@ -211,16 +212,11 @@ def _is_legal(tree: isl.Schedule, deps: Dependences, program: PolyProgram,
 def check_legality(schedule_map: isl.UnionMap, deps: Dependences, program: PolyProgram) -> None:
     """Raise :class:`InternalError` unless ``schedule_map`` orders every dependence."""
     schedule_map = schedule_map.intersect_domain(program.domain)
-    # Each dependence, mapped through the schedule, must go strictly forward in time:
-    # { S(a) -> S(b) : a -> b in deps } ⊆ lex_lt. (Cheaper than building lex_lt of the
-    # schedule over all pairs of instances.)
-    images = deps.validity.apply_domain(schedule_map).apply_range(schedule_map)
-    for image in isl_items(images.get_map_list()):
-        forward = isl.Map.lex_lt(image.get_space().domain())
-        if not image.is_subset(forward):
-            raise InternalError(f"illegal schedule for `{program.op.name}`: dependences "
-                                f"{image.subtract(forward)} (in schedule time) go backwards "
-                                f"under {schedule_map}")
+    backward = backward_dependences(schedule_map, deps)
+    if backward:
+        raise InternalError(f"illegal schedule for `{program.op.name}`: dependences "
+                            f"{backward[0]} (in schedule time) go backwards under "
+                            f"{schedule_map}")
     scheduled = schedule_map.domain()
     if not program.domain.is_subset(scheduled):
         raise InternalError(f"schedule for `{program.op.name}` misses statement instances "

@@ -138,6 +138,21 @@ def outer_private_tensors(tree: isl.Schedule, deps: Dependences,
                          for tensor in privatization(nest, deps, program) or ()}))
 
 
+def backward_dependences(schedule_map: isl.UnionMap, deps: Dependences) -> list[isl.Map]:
+    """The dependences ``schedule_map`` runs backwards, in schedule time: each validity
+    dependence between instances it schedules, mapped through it, that does not go
+    strictly forward (``{ S(a) -> S(b) : a -> b in deps } ⊆ lex_lt``; cheaper than
+    building lex_lt of the schedule over all pairs of instances). Empty where it
+    respects every one."""
+    images = deps.validity.apply_domain(schedule_map).apply_range(schedule_map)
+    backward = []
+    for image in isl_items(images.get_map_list()):
+        behind = image.subtract(isl.Map.lex_lt(image.get_space().domain()))
+        if not behind.is_empty():
+            backward.append(behind)
+    return backward
+
+
 def starts_parallel(node: isl.ScheduleNode, deps: Dependences, program: PolyProgram) -> bool:
     if node.get_type() == isl.schedule_node_type.leaf:
         return True
