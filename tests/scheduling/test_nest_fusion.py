@@ -82,11 +82,11 @@ def test_a_single_nest_has_nothing_to_fuse():
     assert fuse_outer_loops(tree, deps, program) is None
 
 
-def test_a_parallel_loop_peeled_around_its_first_iteration_still_runs_in_parallel():
+def test_a_parallel_loop_peeled_around_its_first_iteration_still_runs_in_parallel(machine):
     """gesummv's residual backward fuses into one loop over rows with private
     accumulators whose initialisations isl peels before the loop, in a block of their
     own around it: the loop is still the band's parallel loop in the C."""
-    _, backward = polyc.grad_with_residuals(polyc.define(GESUMMV))
+    _, backward = polyc.grad_with_residuals(polyc.define(GESUMMV, machine=machine))
     compilation = backward.compilation()
     assert compilation.schedule.decision.startswith("isl's default fusion, outer loops fused")
     assert "#pragma omp for" in compilation.c_source.text
