@@ -53,3 +53,29 @@ def directional(gradients, direction) -> float:
 
 def relative_error(actual: float, expected: float, scale: float) -> float:
     return abs(actual - expected) / max(abs(expected), scale, 1e-12)
+
+
+def f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def check_grad(forward, inputs: tuple, reference, seed: int = 0, tolerance: float = 1e-3):
+    """``polyc.grad(forward)`` against central differences of ``reference`` (float64): the
+    directional derivative along a random direction, with random cotangents."""
+    import polyc
+
+    rng = np.random.default_rng(seed)
+    outputs = forward(*inputs)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    cotangents = [rng.standard_normal(o.shape).astype(o.dtype) for o in outputs]
+    grad = polyc.grad(forward)
+    gradients = grad(*inputs, *cotangents)
+    gradients = gradients if isinstance(gradients, tuple) else (gradients,)
+    differentiated = [t.type.is_float for t in forward.ir.inputs]
+    direction = directions(inputs, differentiated, rng)
+    expected = finite_difference(reference, tuple(
+        np.asarray(x, np.float64) if isinstance(x, np.ndarray) else x for x in inputs),
+        direction, [np.asarray(w, np.float64) for w in cotangents])
+    actual = directional(gradients, direction)
+    assert relative_error(actual, expected, 1e-6) <= tolerance, (actual, expected)
+    return gradients

@@ -24,7 +24,9 @@ How:
    tensor (:mod:`polyc.autodiff.derivatives`); the seed is the cotangent for ``=`` and
    ``+=``, the product rule for ``*=`` (zeros counted, so a zero factor gets the product
    of the others) and, for ``max=``/``min=``, the cotangent shared evenly by the
-   elements equal to the result (ties split, as ``torch.amax``). Each read's cotangent
+   elements equal to the result (ties split, as ``torch.amax``). A version the outputs
+   do not depend on (softmax's row maximum) is a constant: nothing flows through it
+   (:mod:`polyc.autodiff.activity`). Each read's cotangent
    becomes a gather over the read tensor's indices (:mod:`polyc.autodiff.inversion`):
    no atomics, exact borders.
 3. **Recomputation.** The forward statements whose values the backward reads are
@@ -47,6 +49,7 @@ from functools import reduce
 
 import islpy as isl
 
+from polyc.autodiff.activity import active_versions
 from polyc.autodiff.derivatives import (add, compare, conjunction, const, div, guarded, mul,
                                         plus_size, read_cotangents, select)
 from polyc.autodiff.padding import pad_cotangent
@@ -140,7 +143,8 @@ class ReverseSweep:
             context = context.intersect(isl.Set(precondition.condition))
         self.context = context
         self.steps, self.recompute = self._versions()
-        self.active = self._activity()
+        self.active, self.constants = active_versions(
+            self.steps, self.wrt, {t.name for t in op.inputs}, self.final.values())
         self.pending: dict[str, list[ir.Statement]] = {}
         self.helpers: list[ir.Statement] = []
         self.backward: list[ir.Statement] = []
@@ -243,16 +247,6 @@ class ReverseSweep:
                     f"cannot differentiate statement {statement.name}: it reads "
                     f"`{expr_to_tc(read).replace(previous, statement.tensor, 1)}` while it "
                     f"overwrites `{statement.tensor}`; read a copy instead", statement.span)
-
-    def _activity(self) -> set[str]:
-        """The versions that depend on a differentiated input."""
-        active = set(self.wrt)
-        for step in self.steps:
-            reads = ir.tensors_read(step.statement.rhs)
-            if (reads & active and step.version.type.is_float) or \
-                    (step.previous is not None and step.previous.name in active):
-                active.add(step.version.name)
-        return active
 
     # ------------------------------------------------------------- 2. the sweep
 

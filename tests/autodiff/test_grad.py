@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import polyc
-from gradcheck import directional, directions, finite_difference, relative_error
+from gradcheck import check_grad, f32
 
 MATMUL = "def matmul(float(M, K) A, float(K, N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
 CONV = """def conv(float(N, C, H, W) I, float(M, C, KH, KW) Wt) -> (O) {
@@ -97,26 +97,7 @@ def test_what_polyc_cannot_differentiate_is_a_semantic_error_naming_it():
 def check(source: str, inputs: tuple, reference, seed: int = 0, forward=None,
           tolerance: float = 1e-3):
     """polyc.grad(op) against central differences of ``reference`` (float64)."""
-    forward = forward or define(source)
-    rng = np.random.default_rng(seed)
-    outputs = forward(*inputs)
-    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-    cotangents = [rng.standard_normal(o.shape).astype(o.dtype) for o in outputs]
-    grad = polyc.grad(forward)
-    gradients = grad(*inputs, *cotangents)
-    gradients = gradients if isinstance(gradients, tuple) else (gradients,)
-    differentiated = [t.type.is_float for t in forward.ir.inputs]
-    direction = directions(inputs, differentiated, rng)
-    expected = finite_difference(reference, tuple(
-        np.asarray(x, np.float64) if isinstance(x, np.ndarray) else x for x in inputs),
-        direction, [np.asarray(w, np.float64) for w in cotangents])
-    actual = directional(gradients, direction)
-    assert relative_error(actual, expected, 1e-6) <= tolerance, (actual, expected)
-    return gradients
-
-
-def f32(rng, *shape):
-    return rng.standard_normal(shape).astype(np.float32)
+    return check_grad(forward or define(source), inputs, reference, seed, tolerance)
 
 
 @pytest.mark.needs_cc
