@@ -96,7 +96,7 @@ class FusionCost:
 def schedule_cost(program: PolyProgram, nests: tuple[NestShape, ...], machine: Machine,
                   sizes: dict[str, int]) -> FusionCost:
     """The cost of running ``nests`` in order, at ``sizes`` (:func:`nominal_sizes`)."""
-    point = _parameter_point(program, sizes)
+    point = parameter_point(program, sizes)
     accesses = program.reads.union(program.may_writes).intersect_params(point)
     domain = program.domain.intersect_params(point)
     levels = rules.memory_levels(machine)
@@ -183,26 +183,17 @@ def _strided_tensors(accesses: list[tuple[str, str, tuple[frozenset[int], ...]]]
 
 def nominal_sizes(program: PolyProgram) -> dict[str, int]:
     """The sizes the model assumes: :data:`~polyc.machine.rules.NOMINAL_WINDOW` for a
-    window size (one some statement's extent subtracts: ``h in 0:H - KH + 1``), and for
-    every other the largest power of two up to
-    :data:`~polyc.machine.rules.NOMINAL_EXTENT` that keeps each statement within
+    window size (:func:`window_sizes`), and for every other the largest power of two up
+    to :data:`~polyc.machine.rules.NOMINAL_EXTENT` that keeps each statement within
     :data:`~polyc.machine.rules.NOMINAL_INSTANCES` instances (a five-deep contraction
     gets 64); where the sizes' known constraints exclude those, a point that satisfies
     them."""
-    space = program.context.get_space()
-    names = [space.get_dim_name(isl.dim_type.param, k)
-             for k in range(space.dim(isl.dim_type.param))]
-    windows = set()
-    for part in isl_items(program.domain.get_set_list()):
-        for k in range(part.dim(isl.dim_type.set)):
-            for _, extent in part.dim_max(k).get_pieces():
-                windows.update(names[p] for p in range(len(names))
-                               if extent.get_coefficient_val(isl.dim_type.param, p)
-                               .is_neg())
+    names = _size_names(program)
+    windows = window_sizes(program)
     extent = rules.NOMINAL_EXTENT
     while True:
         sizes = {name: rules.NOMINAL_WINDOW if name in windows else extent for name in names}
-        point = _parameter_point(program, sizes)
+        point = parameter_point(program, sizes)
         if point.is_empty() or extent <= rules.NOMINAL_WINDOW or all(
                 _box_count(part) <= rules.NOMINAL_INSTANCES for part in
                 isl_items(program.domain.intersect_params(point).get_set_list())):
@@ -229,7 +220,28 @@ def operations(stmt) -> int:
     return max(1, count + (stmt.statement.op != "="))
 
 
-def _parameter_point(program: PolyProgram, sizes: dict[str, int]) -> isl.Set:
+def window_sizes(program: PolyProgram) -> set[str]:
+    """The sizes some statement's extent subtracts (``h in 0:H - KH + 1``: ``KH``)."""
+    names = _size_names(program)
+    windows = set()
+    for part in isl_items(program.domain.get_set_list()):
+        for k in range(part.dim(isl.dim_type.set)):
+            for _, extent in part.dim_max(k).get_pieces():
+                windows.update(names[p] for p in range(len(names))
+                               if extent.get_coefficient_val(isl.dim_type.param, p)
+                               .is_neg())
+    return windows
+
+
+def _size_names(program: PolyProgram) -> list[str]:
+    space = program.context.get_space()
+    return [space.get_dim_name(isl.dim_type.param, k)
+            for k in range(space.dim(isl.dim_type.param))]
+
+
+def parameter_point(program: PolyProgram, sizes: dict[str, int]) -> isl.Set:
+    """The parameters fixed at ``sizes`` (the others at
+    :data:`~polyc.machine.rules.NOMINAL_EXTENT`), within the sizes' constraints."""
     point = isl.Set.universe(program.context.get_space())
     for k in range(point.dim(isl.dim_type.param)):
         name = point.get_dim_name(isl.dim_type.param, k)

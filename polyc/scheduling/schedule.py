@@ -13,7 +13,10 @@ tree gets a ``parallel`` mark; code generation turns it into an OpenMP loop.
 When the members after it are coincident too (the tile loops of a matmul's
 rows and columns), a ``collapse N`` mark below it lets OpenMP share out the
 N loops as one: 9 row tiles on 2 threads leave one thread idle a fifth of
-the time, 72 row-and-column tiles do not.
+the time, 72 row-and-column tiles do not. Loops over a window or a constant range
+go inside the collapsed loops that grow with the tensors
+(:mod:`polyc.scheduling.sharing_order`), so that OpenMP's static chunks split along
+the long ones.
 
 ``check_legality`` proves the final schedule respects every dependence:
 ``dep ⊆ { a -> b : S(a) ≺ S(b) }``. A schedule that fails is a bug in
@@ -46,7 +49,8 @@ from polyc.scheduling.selected_loops import select_loops
 from polyc.scheduling.row_prefetch import mark_row_prefetches
 from polyc.scheduling.straighten import straighten_bands
 from polyc.scheduling.stream_stores import mark_streamed_stores
-from polyc.scheduling.tiling import has_inner_band, optimize_bands
+from polyc.scheduling.sharing_order import sharing_order
+from polyc.scheduling.tiling import has_inner_band, optimize_bands, reorder_members
 from polyc.scheduling.vector_passes import VectorPasses, fuse_vector_passes
 
 FUSION_STRATEGIES = ("default", "max", "min")
@@ -160,6 +164,7 @@ def _mark_outer_parallel(node: isl.ScheduleNode, deps: Dependences,
                 count += 1
             if count == node.band_n_member() and not has_inner_band(node):
                 count -= 1  # the innermost loop stays a loop for the C compiler
+            node = reorder_members(node, sharing_order(node, count, program))
             count = collapsible_members(node, count)
             if count > 1:
                 node = node.insert_mark(decision_mark(Collapse(count)))

@@ -87,23 +87,23 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 #define polyc_status (*polyc_status_at)
 static __attribute__((noinline)) void polyc_conv2d_dilated_region0(int * polyc_status_at, int64_t C, int64_t M, const float *restrict W1, float *restrict W1_t0231)
 {
-  #pragma omp for collapse(2) schedule(static) nowait
+  #pragma omp for collapse(3) schedule(static) nowait
   for (int64_t c0 = 0; c0 < M; c0 += 1)
   {
-    for (int64_t c1 = 0; c1 <= 2; c1 += 1)
+    for (int64_t c1 = 0; c1 < C; c1 += 256)
     {
-      for (int64_t c3 = 0; c3 < C; c3 += 256)
+      for (int64_t c2 = 0; c2 <= 2; c2 += 1)
       {
-        for (int64_t c7 = 0; c7 <= polyc_min(255, ((C - c3) - 1)); c7 += 16)
+        for (int64_t c7 = 0; c7 <= polyc_min(255, ((C - c1) - 1)); c7 += 16)
         {
           for (int64_t c10 = 0; c10 <= 2; c10 += 1)
           {
-            for (int64_t c11 = 0; c11 <= polyc_min(15, (((C - c3) - c7) - 1)); c11 += 1)
+            for (int64_t c11 = 0; c11 <= polyc_min(15, (((C - c1) - c7) - 1)); c11 += 1)
             {
               const int64_t t0 = c0;
-              const int64_t t2 = c1;
+              const int64_t t2 = c2;
               const int64_t t3 = c10;
-              const int64_t t1 = ((c3 + c7) + c11);
+              const int64_t t1 = ((c1 + c7) + c11);
               W1_t0231[(((t0) * 3 + t2) * 3 + t3) * C + t1] = W1[(((t0) * C + t1) * 3 + t2) * 3 + t3];
             }
           }
