@@ -33,7 +33,7 @@ def sharing_order(band: isl.ScheduleNode, count: int, program: PolyProgram) -> l
     """The order (``order[new] = old``) of ``band``'s members with its first ``count``
     (coincident, to be collapsed) long members before its short ones."""
     order = list(range(band.band_n_member()))
-    if count < 2 or not band.band_get_permutable():
+    if count < 2 or not band.band_get_permutable() or _has_ast_choices(band):
         return order
     image = band.get_domain().apply(isl.UnionMap.from_multi_union_pw_aff(
         band.band_get_partial_schedule()))
@@ -49,6 +49,14 @@ def sharing_order(band: isl.ScheduleNode, count: int, program: PolyProgram) -> l
     short = [_spread(points[0], k) == _spread(points[1], k) for k in range(count)]
     return [k for k in range(count) if not short[k]] + \
         [k for k in range(count) if short[k]] + order[count:]
+
+
+def _has_ast_choices(band: isl.ScheduleNode) -> bool:
+    """Whether the band carries AST build options or loop types (full blocks isolated,
+    members separated): they name members by position, so its order stays."""
+    return not band.band_get_ast_build_options().is_empty() or any(
+        band.band_member_get_ast_loop_type(k) != isl.ast_loop_type.default
+        for k in range(band.band_n_member()))
 
 
 def _spread(image: isl.Set, member: int) -> int:
