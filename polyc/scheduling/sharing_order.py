@@ -14,10 +14,10 @@ each, the same work (5.3-5.5 ms on two threads).
 A member is short when its values do not spread further as the tensors grow: at the
 cost model's nominal sizes (:func:`~polyc.scheduling.fusion_cost.nominal_sizes`) and at
 those with every size but the windows :data:`GROWTH` larger (more than any tile), its
-values spread as far. Short members
-move after the others, each group keeping its order; nothing changes where none is short
-or all are. Permuting members of a permutable band is legal, and members coincident
-before stay coincident; the final schedule is proven legal anyway.
+values spread as far. Short members move after the others, each group keeping its
+order; nothing changes where none is short or all are. A band with AST build options
+or loop types keeps its order. Permuting members of a permutable band is legal, and
+members coincident before stay coincident; the final schedule is proven legal anyway.
 """
 from __future__ import annotations
 

@@ -3,7 +3,6 @@ window or a constant range go inside the loops that grow with the tensors, so th
 OpenMP's static chunks split along the long loops."""
 import islpy as isl
 import numpy as np
-import pytest
 
 import polyc
 from polyc.compiler import generate
@@ -18,8 +17,7 @@ MATMUL = "def matmul(float(M, K) A, float(K, N) B) -> (C) { C(m, n) +=! A(m, k) 
 
 
 def _parallel_bands(tree: isl.Schedule):
-    """(band, its statements' names) for each band right under a parallel mark (and a
-    collapse mark)."""
+    """The bands right under a parallel mark (and a collapse mark)."""
     found = []
 
     def visit(node):
