@@ -49,7 +49,7 @@ from polyc.scheduling.selected_loops import select_loops
 from polyc.scheduling.row_prefetch import mark_row_prefetches
 from polyc.scheduling.straighten import straighten_bands
 from polyc.scheduling.stream_stores import mark_streamed_stores
-from polyc.scheduling.sharing_order import sharing_order
+from polyc.scheduling.sharing_order import growth_points, sharing_order
 from polyc.scheduling.tiling import has_inner_band, optimize_bands, reorder_members
 from polyc.scheduling.vector_passes import VectorPasses, fuse_vector_passes
 
@@ -104,16 +104,17 @@ def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
     if fusion not in FUSION_STRATEGIES:
         raise ValueError(f"fusion must be one of {FUSION_STRATEGIES}, not {fusion!r}")
     constraints = scheduling_constraints(program, deps, program.domain)
+    points = growth_points(program) if parallel else None  # for sharing_order
     candidates: tuple[FusionCandidate, ...] = ()
     if fusion == "default":
         tree, decision, candidates = default_fusion(
             constraints, program, deps, machine,
-            lambda tree: _finish(tree, program, deps, parallel, optimize, machine),
+            lambda tree: _finish(tree, program, deps, parallel, optimize, machine, points),
             parallel, optimize)
     else:
         tree = _finish(isl_schedule(constraints, program, whole_component=fusion == "max",
                                     serialize_sccs=fusion == "min"),
-                       program, deps, parallel, optimize, machine)
+                       program, deps, parallel, optimize, machine, points)
         decision = {"max": "maximal fusion (fusion='max')",
                     "min": "no fusion (fusion='min')"}[fusion]
     schedule = Schedule(tree, fusion, decision, candidates)
@@ -123,9 +124,9 @@ def _compute_schedule(program: PolyProgram, deps: Dependences, fusion: str,
 
 
 def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, parallel: bool,
-            optimize: bool, machine: Machine) -> isl.Schedule:
+            optimize: bool, machine: Machine, points) -> isl.Schedule:
     """The fused tree optimised (tiling, register blocks, jams, vector passes) and with
-    its parallel marks."""
+    its parallel marks (``points``: :func:`~polyc.scheduling.sharing_order.growth_points`)."""
     if optimize:
         tree = straighten_bands(tree, deps)
         tree = distribute_shifted_members(
@@ -148,12 +149,12 @@ def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, paralle
         tree = mark_streamed_stores(tree, program, machine)
         tree = mark_row_prefetches(tree, program)
     if parallel:
-        tree = _mark_outer_parallel(tree.get_root(), deps, program).get_schedule()
+        tree = _mark_outer_parallel(tree.get_root(), deps, program, points).get_schedule()
     return tree
 
 
 def _mark_outer_parallel(node: isl.ScheduleNode, deps: Dependences,
-                         program: PolyProgram) -> isl.ScheduleNode:
+                         program: PolyProgram, points) -> isl.ScheduleNode:
     """Mark the outermost parallel band member on each path, as it is or with private
     accumulators (:mod:`polyc.scheduling.privatize`), and the coincident members right after
     it for collapsing; returns the same position."""
@@ -164,7 +165,7 @@ def _mark_outer_parallel(node: isl.ScheduleNode, deps: Dependences,
                 count += 1
             if count == node.band_n_member() and not has_inner_band(node):
                 count -= 1  # the innermost loop stays a loop for the C compiler
-            node = reorder_members(node, sharing_order(node, count, program))
+            node = reorder_members(node, sharing_order(node, count, points))
             count = collapsible_members(node, count)
             if count > 1:
                 node = node.insert_mark(decision_mark(Collapse(count)))
@@ -175,7 +176,7 @@ def _mark_outer_parallel(node: isl.ScheduleNode, deps: Dependences,
         if private:
             return node.insert_mark(decision_mark(PrivateAccumulators(private)))
     for position in range(node.n_children()):
-        node = _mark_outer_parallel(node.child(position), deps, program).parent()
+        node = _mark_outer_parallel(node.child(position), deps, program, points).parent()
     return node
 
 

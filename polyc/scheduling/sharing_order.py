@@ -29,9 +29,21 @@ from polyc.scheduling.fusion_cost import nominal_sizes, parameter_point, window_
 GROWTH = 1 << 16
 
 
-def sharing_order(band: isl.ScheduleNode, count: int, program: PolyProgram) -> list[int]:
+def growth_points(program: PolyProgram) -> tuple[isl.Set, isl.Set]:
+    """The parameters at the nominal sizes, and with every size but the windows
+    :data:`GROWTH` larger: where :func:`sharing_order` compares spreads (computed once
+    per program; each fusion candidate's bands ask)."""
+    sizes = nominal_sizes(program)
+    windows = window_sizes(program)
+    grown = {name: value if name in windows else value + GROWTH for name, value in sizes.items()}
+    return parameter_point(program, sizes), parameter_point(program, grown)
+
+
+def sharing_order(band: isl.ScheduleNode, count: int, points: tuple[isl.Set, isl.Set]
+                  ) -> list[int]:
     """The order (``order[new] = old``) of ``band``'s members with its first ``count``
-    (coincident, to be collapsed) long members before its short ones."""
+    (coincident, to be collapsed) long members before its short ones, judged at the
+    :func:`growth_points` ``points``."""
     order = list(range(band.band_n_member()))
     if count < 2 or not band.band_get_permutable() or _has_ast_choices(band):
         return order
@@ -40,13 +52,10 @@ def sharing_order(band: isl.ScheduleNode, count: int, program: PolyProgram) -> l
     if image.n_set() != 1:
         return order
     image = isl.Set.from_union_set(image)
-    sizes = nominal_sizes(program)
-    windows = window_sizes(program)
-    grown = {name: value if name in windows else value + GROWTH for name, value in sizes.items()}
-    points = [image.intersect_params(parameter_point(program, s)) for s in (sizes, grown)]
-    if any(point.is_empty() for point in points):
+    images = [image.intersect_params(point) for point in points]
+    if any(part.is_empty() for part in images):
         return order
-    short = [_spread(points[0], k) == _spread(points[1], k) for k in range(count)]
+    short = [_spread(images[0], k) == _spread(images[1], k) for k in range(count)]
     return [k for k in range(count) if not short[k]] + \
         [k for k in range(count) if short[k]] + order[count:]
 

@@ -8,7 +8,7 @@ import polyc
 from polyc.compiler import generate
 from polyc.poly.program import isl_items
 from polyc.scheduling.marks import PARALLEL_MARK, node_mark
-from polyc.scheduling.sharing_order import sharing_order
+from polyc.scheduling.sharing_order import growth_points, sharing_order
 
 CONV = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
   O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
@@ -76,9 +76,11 @@ def test_no_member_or_every_member_short_keeps_the_order():
     compilation = generate(polyc.define(MATMUL).ir, polyc.Options())
     for band in _parallel_bands(compilation.schedule.tree):
         count = band.band_n_member()
-        assert sharing_order(band, count, compilation.program) == list(range(count))
+        points = growth_points(compilation.program)
+        assert sharing_order(band, count, points) == list(range(count))
     small = "def f(float(3, 4) X) -> (Y) { Y(i, j) = X(i, j) * 2.0 }"
     compilation = generate(polyc.define(small).ir, polyc.Options())
     for band in _parallel_bands(compilation.schedule.tree):
         count = band.band_n_member()
-        assert sharing_order(band, count, compilation.program) == list(range(count))
+        points = growth_points(compilation.program)
+        assert sharing_order(band, count, points) == list(range(count))
