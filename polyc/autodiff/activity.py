@@ -37,7 +37,7 @@ from fractions import Fraction
 
 from polyc.lang import ir
 from polyc.lang import sizes as sz
-from polyc.lang.ranges import LinearIndex, affine_of, linear_sum
+from polyc.lang.ranges import LinearIndex, affine_of, linear_sum, scaled
 
 
 @dataclass(frozen=True)
@@ -99,9 +99,8 @@ def _outputs_unchanged(steps, perturbed: str, outputs: frozenset[str]) -> bool:
         if not after:
             after = name == perturbed
             if after:
-                effects[name] = (_effect("shift", Fraction(1), tuple(
-                    LinearIndex(((i, 1),), sz.const(0)) for i in step.statement.indices)),
-                    step.statement.indices)
+                effects[name] = (Effect("shift", Fraction(1), _at(step.statement.indices)),
+                                 step.statement.indices)
             continue
         # None: unknown, which matters only if it reaches an output
         effects[name] = (_statement_effect(step, effects), step.statement.indices)
@@ -120,10 +119,14 @@ def _statement_effect(step, effects) -> Effect | None:
         if any(summed & set(a.indices) for a in value.at):
             return None  # the terms change by different elements of δ
     if step.previous is not None:  # the value it updates, or keeps where it does not write
-        previous = _read_effect(step.previous.name, tuple(
-            LinearIndex(((i, 1),), sz.const(0)) for i in statement.indices), effects)
+        previous = _read_effect(step.previous.name, _at(statement.indices), effects)
         return _same(previous, value)
     return value
+
+
+def _at(indices: tuple[str, ...]) -> tuple[LinearIndex, ...]:
+    """The element the statement's indices name, as affine forms."""
+    return tuple(LinearIndex(((i, 1),), sz.const(0)) for i in indices)
 
 
 def _read_effect(tensor: str, indices: tuple[LinearIndex | None, ...], effects
@@ -138,11 +141,10 @@ def _read_effect(tensor: str, indices: tuple[LinearIndex | None, ...], effects
 
 
 def _substituted(linear: LinearIndex, values: dict[str, LinearIndex]) -> LinearIndex:
+    """``linear`` with each index replaced by its value."""
     result = LinearIndex((), linear.offset)
     for name, c in linear.coefficients:
-        value = values[name]
-        result = linear_sum(result, LinearIndex(
-            tuple((n, c * v) for n, v in value.coefficients), sz.scale(value.offset, c)))
+        result = linear_sum(result, scaled(values[name], c))
     return result
 
 

@@ -55,12 +55,12 @@ def affine_of(expr: ir.Expr) -> LinearIndex | None:
         return affine_of(expr.operand)
     if isinstance(expr, ir.Unary) and expr.op == "-":
         inner = affine_of(expr.operand)
-        return None if inner is None else _scaled(inner, -1)
+        return None if inner is None else scaled(inner, -1)
     if isinstance(expr, ir.Binary) and expr.op in ("+", "-"):
         lhs, rhs = affine_of(expr.lhs), affine_of(expr.rhs)
         if lhs is None or rhs is None:
             return None
-        return linear_sum(lhs, rhs if expr.op == "+" else _scaled(rhs, -1))
+        return linear_sum(lhs, rhs if expr.op == "+" else scaled(rhs, -1))
     if isinstance(expr, ir.Call) and expr.function in ("min", "max") and not expr.type.is_float:
         args = [affine_of(a) for a in expr.args]
         if any(a is None or a.coefficients for a in args):
@@ -82,7 +82,7 @@ def affine_of(expr: ir.Expr) -> LinearIndex | None:
         for factor, other in ((lhs, rhs), (rhs, lhs)):
             if not factor.coefficients and isinstance(factor.offset, sz.Affine) \
                     and factor.offset.is_constant:
-                return _scaled(other, factor.offset.const)
+                return scaled(other, factor.offset.const)
         return None
     return None
 
@@ -103,7 +103,7 @@ def linear_expr(linear: LinearIndex) -> ir.Expr:
 
 def negated(linear: LinearIndex) -> LinearIndex:
     """``-linear``."""
-    return _scaled(linear, -1)
+    return scaled(linear, -1)
 
 
 def shifted(linear: LinearIndex, offset: SizeExpr) -> LinearIndex:
@@ -118,7 +118,8 @@ def linear_to_isl(linear: LinearIndex) -> str:
     return " + ".join(f"({t})" for t in terms)
 
 
-def _scaled(a: LinearIndex, factor: int) -> LinearIndex:
+def scaled(a: LinearIndex, factor: int) -> LinearIndex:
+    """``factor * a``."""
     return LinearIndex(tuple((n, c * factor) for n, c in a.coefficients if c * factor),
                        sz.scale(a.offset, factor))
 
