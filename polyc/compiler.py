@@ -5,7 +5,8 @@
     package, what it does):
 
     canonical form    rewrite     selects on the indices split into domains, stores of
-                                  what elements already hold dropped (poly), factors,
+                                  what elements already hold dropped (poly), updates
+                                  merged, temporaries read once substituted, factors,
                                   divisors and common values (optimize, canonicalize)
     layout copies     rewrite     strided reused operands transposed, outputs ending in a
                                   window computed transposed (optimize)
@@ -50,6 +51,7 @@ from polyc.poly.redundant_stores import drop_redundant_stores
 from polyc.rewrite.common_values import share_common_values
 from polyc.rewrite.invariant_factors import hoist_invariant_factors
 from polyc.rewrite.merged_updates import merge_updates
+from polyc.rewrite.read_once import substitute_read_once
 from polyc.rewrite.split_selects import split_selects
 from polyc.rewrite.layout import (layout_copies, transpose_strided_operands,
                                   transpose_window_outputs)
@@ -134,8 +136,8 @@ def _c(c: Compilation) -> dict:
 
 PIPELINE: tuple[Stage, ...] = (
     Stage("canonical form",
-          lambda c: {"op": share_common_values(hoist_invariant_factors(merge_updates(
-              drop_redundant_stores(split_selects(c.op)))))},
+          lambda c: {"op": share_common_values(hoist_invariant_factors(substitute_read_once(
+              merge_updates(drop_redundant_stores(split_selects(c.op))))))},
           lambda options: options.optimize and options.canonicalize),
     Stage("layout copies", lambda c: {"op": transpose_strided_operands(
         transpose_window_outputs(c.op))}, _optimizing),

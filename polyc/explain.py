@@ -410,7 +410,8 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
     """The statements the canonical form rewrote, before and after: each written
     statement and the compiled statements named after it, where they differ
     (:mod:`polyc.rewrite.split_selects`, :mod:`polyc.poly.redundant_stores`,
-    :mod:`polyc.rewrite.merged_updates`, :mod:`polyc.rewrite.invariant_factors`,
+    :mod:`polyc.rewrite.merged_updates`, :mod:`polyc.rewrite.read_once`,
+    :mod:`polyc.rewrite.invariant_factors`,
     :mod:`polyc.rewrite.common_values`;
     ``canonicalize=False`` keeps the spelling)."""
     lines = []
@@ -423,9 +424,14 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
         merged = next((s.name for s in compiled.statements if s.tensor == statement.tensor
                        and s.name != statement.name and statement.rhs in ir.walk(s.rhs)),
                       None)
+        reader = next((s.name for s in written.statements
+                       if statement.tensor in s.tensors_read), None)
         if not became and merged is not None:
             lines.append(f"  → gone: merged into the statement {merged} of its element "
                          f"(rewrite/merged_updates)")
+        elif not became and statement.tensor not in compiled.tensors and reader is not None:
+            lines.append(f"  → gone: its value substituted into {reader}, the statement "
+                         f"that reads each element once (rewrite/read_once)")
         elif not became:
             lines.append("  → gone: a select its readers now split (rewrite/split_selects), "
                          "or a store of what the elements held (poly/redundant_stores)")
@@ -436,6 +442,7 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
     return (Part("\n".join(lines), "tc",
                  label="rewritten to a canonical form: selects on the indices split into "
                        "domains, updates of an element merged into one statement, "
+                       "temporaries read once substituted into their reader, "
                        "invariant factors and divisors scale the finished sum, "
                        "values two statements compute alike are computed once "
                        "(canonicalize=False keeps the spelling)"),)
