@@ -60,9 +60,11 @@ KEPT = [
     # read once per point, but the point repeats along another index: recomputed there
     "t(n) = exp(s(n))  O(n, d) = t(n) * X(n, d)",
     # read at another element than the point's (a shift)
-    "t(n, d) = X(n, d)  O(n, d) = 0.0 where n in 0:N, d in 0:D  O(n, d) = t(n, d + 1) where d in 0:D - 1",
+    "t(n, d) = X(n, d)  O(n, d) = 0.0 where n in 0:N, d in 0:D"
+    "  O(n, d) = t(n, d + 1) where d in 0:D - 1",
     # over other ranges: the store wrote more elements than the reader reads
-    "t(n, d) = X(n, d)  O(n, d) = 0.0 where n in 0:N, d in 0:D  O(n, d) = t(n, d) where d in 0:D - 1",
+    "t(n, d) = X(n, d)  O(n, d) = 0.0 where n in 0:N, d in 0:D"
+    "  O(n, d) = t(n, d) where d in 0:D - 1",
     # a statement between changes what the value reads
     "R(n) = s(n)  t(n, d) = X(n, d) * R(n)  R(n) = 2.0 where n in 0:N  O(n, d) = t(n, d)",
     # the reader itself writes what the value reads
