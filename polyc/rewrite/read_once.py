@@ -11,7 +11,7 @@ once per element is a store and a load per element and, fused, a row buffer::
 
 The value is computed once either way, so the substitution only saves the store, the
 load and the pass that wrote the buffer: a softmax's backward, 4096 × 1024 on two
-threads, 1.85 → 1.71 ms (measurements: benchmarks/README.md, "Design measurements").
+threads, 1.97 → 1.81 ms (measurements: benchmarks/README.md, "Design measurements").
 A temporary ``T`` is substituted when
 
 * one statement writes it, a plain store (``=``, no reduction index) at distinct
@@ -53,9 +53,9 @@ def _store_and_reader(op: ir.Op, name: str) -> tuple[int, int, ir.Read] | None:
     writers = [k for k, s in enumerate(op.statements) if s.tensor == name]
     reads = [(k, e) for k, s in enumerate(op.statements) for e in ir.walk(s.rhs)
              if isinstance(e, ir.Read) and e.tensor == name]
-    in_bounds = any(name in ir.tensors_read(b) for s in op.statements for r in s.domain
-                    for b in (r.lo_bound, r.hi_bound) if b is not None)
-    if len(writers) != 1 or len(reads) != 1 or in_bounds:
+    read_by_a_range = any(name in ir.tensors_read(b) for s in op.statements
+                          for r in s.domain for b in (r.lo_bound, r.hi_bound) if b is not None)
+    if len(writers) != 1 or len(reads) != 1 or read_by_a_range:
         return None
     (store,), ((reader, read),) = writers, reads
     producer, consumer = op.statements[store], op.statements[reader]
