@@ -274,6 +274,12 @@ def tensors_read(expr: Expr) -> frozenset[str]:
     return frozenset(e.tensor for e in walk(expr) if isinstance(e, Read))
 
 
+def writes_any(statements, tensors: frozenset[str]) -> bool:
+    """Whether one of ``statements`` writes one of ``tensors``: where none does, an
+    expression that reads only ``tensors`` has the same value before and after them."""
+    return any(s.tensor in tensors for s in statements)
+
+
 def rewrite(expr: Expr, replacement) -> Expr:
     """``expr`` with each sub-expression for which ``replacement(e)`` is not ``None``
     replaced by that value, outermost first; the indices of a read are left as they

@@ -79,7 +79,7 @@ def _qualifies(value: ir.Expr, statements: tuple[ir.Statement, ...], first: int,
         return False
     read = ir.tensors_read(value)
     last = statements.index(later)
-    return not any(s.tensor in read for s in statements[first:last + 1])
+    return not ir.writes_any(statements[first:last + 1], read)
 
 
 def _share(op: ir.Op, first: int, value: ir.Expr) -> ir.Op:

@@ -72,7 +72,7 @@ def _store_and_reader(op: ir.Op, name: str) -> tuple[int, int, ir.Read] | None:
     if any(_renamed(producer.range_of(p), renaming) != consumer.range_of(renaming[p])
            for p in producer.indices):
         return None
-    if any(s.tensor in producer.tensors_read for s in op.statements[store:reader + 1]):
+    if ir.writes_any(op.statements[store:reader + 1], producer.tensors_read):
         return None
     return store, reader, read
 
