@@ -32,6 +32,7 @@ from polyc.codegen.parallel_region import (is_parallel_loop, parallel_loop, para
 from polyc.codegen.prefetch import RowPrefetch, chunked_loop, row_prefetch
 from polyc.codegen.register_block import register_block_at, register_blocked
 from polyc.codegen.streaming import streamed_loop
+from polyc.codegen.transposed_blocks import transposed_block
 from polyc.codegen.vector_reductions import jammed, simd_reduction
 from polyc.errors import InternalError
 from polyc.lang import ir
@@ -42,7 +43,7 @@ from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.scheduling.folding import FoldedInit
 from polyc.scheduling.marks import (PARALLEL_MARK, SELECTED_MARK, SIMD_MARK,
                                     SIMD_REDUCTION_MARK, PrivateAccumulators,
-                                    StreamedStores, ast_children,
+                                    StreamedStores, TransposedBlock, ast_children,
                                     band_depth, called_statements, decision_of,
                                     is_register_block, mark_name, node_mark)
 from polyc.scheduling.packing import Panel
@@ -83,6 +84,7 @@ class LoopNestEmitter:
         self.loops_around_marks = loops_around_marks or {}
         self.stream_threshold = stream_threshold
         self.streamed: set[str] = set()  # the outputs some loop streams
+        self.transposed_blocks: set[tuple[int, int, int]] = set()  # helpers' shapes
         # Folded initialisations: reduction -> C condition of a block visit that starts
         # from the identity; initialisation -> C condition under which its nest is skipped.
         self.first_visits: dict[str, str] = {}
@@ -141,6 +143,14 @@ class LoopNestEmitter:
                 marks.add(node_mark(node))
                 depth = band_depth(node) if depth is None else depth
                 node = node.mark_get_node()
+            block = decision_of(marks, TransposedBlock)
+            if block is not None:
+                marks.discard(block)
+                fast = None if marks else transposed_block(self, block, node, depth)
+                if fast is not None:
+                    condition, code = fast
+                    usual = self._marked(node, frozenset(marks), scope, depth)
+                    return cgen.If(condition, code, braced(usual))
             panels = {mark for mark in marks if isinstance(mark, Panel)}
             if panels:
                 return self._packed(panels, node, frozenset(marks - panels), scope, depth)

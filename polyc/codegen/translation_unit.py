@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import cgen
 import islpy as isl
 
-from polyc.codegen import streaming
+from polyc.codegen import streaming, transposed_blocks
 from polyc.codegen.c_expr import ExprEmitter
 from polyc.codegen.c_names import (PREAMBLE, allocation_failed, allocation_statement, c_name,
                                    entry_name, entry_parameters, launch_name)
@@ -104,13 +104,14 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     header = _header_comment(op, settings)
     vector_math = declarations(emitter.exprs.math_calls, simd_math)
     stream = streaming.HELPERS if emitter.streamed else ""
+    transposes = transposed_blocks.helpers(emitter.transposed_blocks)
     grid = GRID_HELPER if emitter.shared_out else ""
     placement = PLACEMENT_HELPERS if placed else ""
     regions = emitter.outliner.functions
     outlined = ([STATUS_BEFORE, *(f"{region}\n" for region in regions), STATUS_AFTER, ""]
                 if regions else [])
-    text = "\n".join([header, PREAMBLE, stream, grid, placement, vector_math, "", *outlined,
-                      str(function), "", str(_launch_entry(op, parameters)), ""])
+    text = "\n".join([header, PREAMBLE, stream + transposes, grid, placement, vector_math, "",
+                      *outlined, str(function), "", str(_launch_entry(op, parameters)), ""])
     return CSource(text, entry_name(op), parameters, frozenset(emitter.streamed),
                    stream_threshold)
 

@@ -93,6 +93,25 @@ class PrefetchNextRow:
         return "prefetch next row: " + ", ".join(self.tensors)
 
 
+@dataclass(frozen=True)
+class TransposedBlock:
+    """The point band below copies ``statement`` (``dst(..) = src(..)``) in square
+    blocks of ``size`` × ``size`` elements of ``element_bytes``: along the member at
+    ``src_member`` (a position in the band) ``src`` is contiguous, along ``dst_member``
+    ``dst``; a full block is transposed in vector registers of ``lanes`` lanes
+    (:mod:`polyc.scheduling.transposed_blocks`)."""
+
+    statement: str
+    size: int
+    lanes: int
+    element_bytes: int
+    src_member: int
+    dst_member: int
+
+    def mark_name(self) -> str:
+        return f"transposed block {self.size}x{self.size}, {self.lanes} lanes"
+
+
 def decision_mark(decision) -> isl.Id:
     """The identifier of a mark that carries ``decision`` (an object with a
     ``mark_name()``: the text isl prints for the mark)."""

@@ -60,6 +60,7 @@ from polyc.scheduling.register_blocks import (block_reductions, block_row_factor
                                               edge_moves_back, is_window,
                                               register_block_members, walking_statement)
 from polyc.scheduling.straighten import permutable_members
+from polyc.scheduling.transposed_blocks import mark_transposed_block
 
 
 
@@ -231,8 +232,9 @@ def _tile_transposition(node: isl.ScheduleNode, members: list[Member], vector: M
     1024-wide ``W``'s 1024 lines do not). In square tiles of
     :func:`~polyc.machine.rules.transpose_tile`, whose lines fit half of L1, each walked
     in square sub-tiles of :func:`~polyc.machine.rules.transpose_subtile` (one line of
-    each strided row); a copy already narrower than a tile runs as before. Same
-    position; the innermost point band as usual."""
+    each strided row), moved through vector registers where the band is a plain copy
+    (:mod:`~polyc.scheduling.transposed_blocks`); a copy already narrower than a tile
+    runs as before. Same position; the innermost point band as usual."""
     element = _element_bytes(program)
     levels = (transpose_tile(machine), transpose_subtile(machine, element))
     for size in levels:
@@ -241,6 +243,8 @@ def _tile_transposition(node: isl.ScheduleNode, members: list[Member], vector: M
             sizes = sizes.set_val(k, isl.Val(size if k in contiguous else 1))
         node = node.band_tile(sizes).child(0)
     node = _optimize_point_band(node, members, vector, None, program, True)
+    if vector is None:  # the band's members in their order: the mark's positions hold
+        node = mark_transposed_block(node, members, program, machine)
     for _ in levels:
         node = node.parent()
     return node

@@ -45,13 +45,13 @@ def test_the_innermost_loop_is_never_collapsed():
 
 def test_a_tiled_transposing_copy_collapses_its_tile_loops_only():
     # The copy of `Y(b, n, k)` with n last is tiled along n and k: its three tile loops
-    # are shared out together, its sub-tile loops and point loops (two of each) stay
-    # inside.
+    # are shared out together, its sub-tile loops and point loops (two of each; the
+    # point loops run the edges, full sub-tiles are transposed blocks) stay inside.
     source = """def tbmm(float(B, M, K) X, float(B, N, K) Y) -> (Z) {
       Z(b, m, n) +=! X(b, m, k) * Y(b, n, k)
     }"""
     text = compiled(source).c_source.text
-    copy = text[:text.index("Y_t021[")]
+    copy = text[:text.index("Y_t021[((t0) * K + t2) * N + t1] = Y[")]
     copy = copy[copy.rindex("#pragma omp for"):]
     assert "collapse(3)" in copy and copy.count("for (") == 3 + 2 + 2
 

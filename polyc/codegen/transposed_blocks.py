@@ -1,0 +1,161 @@
+"""The C of a transposed copy's full sub-tiles, moved through vector registers.
+
+Under a :class:`~polyc.scheduling.marks.TransposedBlock` mark
+(:mod:`polyc.scheduling.transposed_blocks`) the two point loops of a copy
+``dst(..) = src(..)`` become::
+
+    if (<both loops run the block's size>) {
+      <the addresses of the block's first element, and of the next row of each side>
+      polyc_transpose_32_16_16(dst, ld, src, ls);
+    } else { <the loops as usual> }
+
+The helper loads ``lanes`` source rows as vectors, transposes them in registers
+(``log2(lanes)`` rounds of two-source shuffles: round ``b`` swaps the off-diagonal
+``b`` × ``b`` blocks of each ``2b`` × ``2b`` block) and stores the destination rows;
+a block wider than a vector is done as its ``lanes`` × ``lanes`` sub-blocks. The
+shuffles are the compilers' vector extensions (gcc's ``__builtin_shuffle``, clang's
+``__builtin_shufflevector``), not ``<immintrin.h>`` (see :mod:`polyc.codegen.streaming`
+for what that header costs); another compiler gets the scalar loops. Row strides come
+from the addresses the statement's own index expressions give one row further on,
+so any linearisation of either tensor works.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import cgen
+import islpy as isl
+
+from polyc.codegen.ast_build import loop_iterator
+from polyc.codegen.c_expr import c_type
+from polyc.codegen.c_names import c_name
+from polyc.codegen.isl_ast import exclusive_upper_bound, mentions
+from polyc.lang import ir
+from polyc.lang import types as ty
+from polyc.scheduling.marks import TransposedBlock
+
+if TYPE_CHECKING:
+    from polyc.codegen.loop_nest import LoopNestEmitter
+
+
+def helper_name(block: TransposedBlock) -> str:
+    return f"polyc_transpose_{8 * block.element_bytes}_{block.size}_{block.lanes}"
+
+
+def transposed_block(emitter: LoopNestEmitter, block: TransposedBlock, node: isl.AstNode,
+                     depth: int | None) -> tuple[str, cgen.Generable] | None:
+    """``(condition, code)``: the block's copy where ``condition`` holds (its loops
+    run whole), for the loops of ``node`` (the marked band at schedule ``depth``);
+    ``None`` where isl's loops are not the two point loops of the mark's statement
+    with unit steps and bounds the inner loop does not take from the outer one."""
+    if depth is None:
+        return None
+    loops = []
+    while node.get_type() == isl.ast_node_type.for_:
+        loops.append(node)
+        node = node.for_get_body()
+    if len(loops) != 2 or node.get_type() != isl.ast_node_type.user:
+        return None
+    stmt, bound = emitter.called(node.user_get_expr())
+    along_src = loop_iterator(depth + block.src_member)
+    along_dst = loop_iterator(depth + block.dst_member)
+    iterators = [emitter.expr(loop.for_get_iterator()) for loop in loops]
+    if stmt.name != block.statement or sorted(iterators) != sorted((along_src, along_dst)):
+        return None
+    starts, ends = {}, {}
+    for loop, iterator in zip(loops, iterators):
+        upper = exclusive_upper_bound(loop, iterator)
+        if upper is None or emitter.expr(loop.for_get_inc()) != "1":
+            return None
+        starts[iterator], ends[iterator] = loop.for_get_init(), upper
+    inner = loops[1]
+    if mentions(inner.for_get_init(), iterators[0]) or mentions(ends[iterators[1]],
+                                                                   iterators[0]):
+        return None
+    statement = stmt.statement
+    target = emitter.exprs.access(statement.tensor,
+                                  tuple(ir.Index(ty.INT64, i) for i in statement.indices))
+    source = emitter.exprs.expr(statement.rhs)
+    element = c_type(emitter.program.op.tensor(statement.tensor).type)
+
+    def at(step_src: int, step_dst: int, assignments: list[str]) -> cgen.Block:
+        steps = {along_src: step_src, along_dst: step_dst}
+        code = [cgen.Initializer(cgen.Value("const int64_t", it),
+                                 f"{emitter.expr(starts[it])} + {steps[it]}")
+                for it in iterators]
+        code += [cgen.Initializer(cgen.Value("const int64_t", c_name(index)),
+                                  emitter.expr(bound[index])) for index in stmt.indices]
+        return cgen.Block(code + [cgen.Statement(a) for a in assignments])
+
+    code = cgen.Block([
+        cgen.Statement(f"{element} *polyc_dst"),
+        cgen.Statement(f"const {element} *polyc_src"),
+        cgen.Statement("int64_t polyc_ld, polyc_ls"),
+        at(0, 0, [f"polyc_dst = &{target}", f"polyc_src = &{source}"]),
+        at(1, 0, [f"polyc_ld = &{target} - polyc_dst"]),
+        at(0, 1, [f"polyc_ls = &{source} - polyc_src"]),
+        cgen.Statement(f"{helper_name(block)}(polyc_dst, polyc_ld, polyc_src, polyc_ls)"),
+    ])
+    emitter.transposed_blocks.add(block_shape(block))
+    condition = " && ".join(f"({emitter.expr(ends[it])}) - ({emitter.expr(starts[it])}) == "
+                            f"{block.size}" for it in iterators)
+    return condition, code
+
+
+def block_shape(block: TransposedBlock) -> tuple[int, int, int]:
+    """What the helper a block calls depends on: element bytes, size, lanes."""
+    return block.element_bytes, block.size, block.lanes
+
+
+def helpers(shapes: set[tuple[int, int, int]]) -> str:
+    """The C helpers of the blocks of these shapes (:func:`block_shape`)."""
+    return "".join(_helper(*shape) for shape in sorted(shapes))
+
+
+def _helper(element_bytes: int, size: int, lanes: int) -> str:
+    element = "float" if element_bytes == 4 else "double"
+    mask_element = "int" if element_bytes == 4 else "long long"
+    name = f"polyc_transpose_{8 * element_bytes}_{size}_{lanes}"
+    vector, mask = f"{name}_v", f"{name}_m"
+    rounds = []
+    width = lanes // 2
+    while width:
+        low = [k if not k & width else lanes + k - width for k in range(lanes)]
+        high = [k + width if not k & width else lanes + k for k in range(lanes)]
+        rounds.append(
+            f"    for (int i = 0; i < {lanes}; i++) if (!(i & {width})) {{\n"
+            f"      {vector} a = r[i], b = r[i + {width}];\n"
+            f"      r[i] = POLYC_SHUFFLE({mask}, a, b, {', '.join(map(str, low))});\n"
+            f"      r[i + {width}] = POLYC_SHUFFLE({mask}, a, b, {', '.join(map(str, high))});\n"
+            f"    }}\n")
+        width //= 2
+    vector_bytes = lanes * element_bytes
+    return f"""
+/* Copies a {size} x {size} block: dst[c * ld + r] = src[r * ls + c]. */
+#if defined(__GNUC__) || defined(__clang__)
+#ifndef POLYC_SHUFFLE
+#if defined(__clang__)
+#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shuffle(a, b, (mask_type){{__VA_ARGS__}})
+#endif
+#endif
+typedef {element} {vector} __attribute__((vector_size({vector_bytes})));
+typedef {mask_element} {mask} __attribute__((vector_size({vector_bytes})));
+static inline void {name}({element} *restrict dst, int64_t ld,
+                          const {element} *restrict src, int64_t ls) {{
+  for (int bi = 0; bi < {size}; bi += {lanes})
+  for (int bj = 0; bj < {size}; bj += {lanes}) {{
+    {vector} r[{lanes}];
+    for (int i = 0; i < {lanes}; i++) memcpy(&r[i], src + (bj + i) * ls + bi, sizeof r[i]);
+{"".join(rounds)}    for (int i = 0; i < {lanes}; i++) memcpy(dst + (bi + i) * ld + bj, &r[i], sizeof r[i]);
+  }}
+}}
+#else
+static inline void {name}({element} *restrict dst, int64_t ld,
+                          const {element} *restrict src, int64_t ls) {{
+  for (int c = 0; c < {size}; c++)
+    for (int r = 0; r < {size}; r++) dst[c * ld + r] = src[r * ls + c];
+}}
+#endif
+"""

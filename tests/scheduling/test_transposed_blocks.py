@@ -1,0 +1,79 @@
+"""Transposed copies moved through vector registers a block at a time
+(polyc/scheduling/transposed_blocks.py, polyc/codegen/transposed_blocks.py)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import polyc
+from polyc.machine.rules import transpose_subtile
+from polyc.scheduling.marks import TransposedBlock, decision_of, marks_by_statement
+
+TRANSPOSE = "def t({t}(M, N) A) -> (B) {{ B(n, m) = A(m, n) }}"
+# Each batch's rows transposed: the copy's last indices are its two inner ones.
+BATCHED = "def t({t}(P, M, N) A) -> (B) {{ B(p, n, m) = A(p, m, n) }}"
+TBMM = """
+def tbmm(float(B, M, K) X, float(B, N, K) Y) -> (Z) {
+  Z(b, m, n) +=! X(b, m, k) * Y(b, n, k)
+}
+"""
+
+
+def _blocks(op) -> dict[str, TransposedBlock]:
+    return {name: block for name, marks in marks_by_statement(
+        op.compilation().schedule.tree).items()
+        if (block := decision_of(marks, TransposedBlock)) is not None}
+
+
+@pytest.mark.parametrize("element", ["float", "double"])
+def test_a_transposition_is_blocked_as_the_machine_model_says(machine, element):
+    op = polyc.define(TRANSPOSE.format(t=element), machine=machine)
+    (block,) = _blocks(op).values()
+    size = transpose_subtile(machine, block.element_bytes)
+    assert block.element_bytes == (4 if element == "float" else 8)
+    assert block.size == size
+    assert block.lanes == min(size, machine.vector_bytes // block.element_bytes)
+    assert (block.src_member, block.dst_member) != (0, 0)
+    assert f"polyc_transpose_{8 * block.element_bytes}_{size}_{block.lanes}(" in \
+        op.compilation().c_source.text
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("element", ["float", "double"])
+@pytest.mark.parametrize("shape", [(64, 48), (37, 53), (5, 3)])
+def test_blocked_transposition_values(machine, element, shape):
+    """Full blocks, partial blocks at both edges, and a copy smaller than one block."""
+    op = polyc.define(TRANSPOSE.format(t=element), machine=machine)
+    dtype = np.float32 if element == "float" else np.float64
+    A = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    np.testing.assert_array_equal(op(A), A.T)
+
+
+@pytest.mark.needs_cc
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 70), st.integers(1, 70))
+def test_batched_transposition_values(p, m, n):
+    op = polyc.define(BATCHED.format(t="float"))
+    A = np.random.default_rng(p * m * n).standard_normal((p, m, n)).astype(np.float32)
+    np.testing.assert_array_equal(op(A), A.transpose(0, 2, 1))
+
+
+@pytest.mark.needs_cc
+def test_a_layout_copy_is_blocked_and_the_contraction_stays_exact(machine):
+    op = polyc.define(TBMM, machine=machine)
+    assert set(_blocks(op)) == {"L0"}
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((3, 20, 33)).astype(np.float32)
+    Y = rng.standard_normal((3, 40, 33)).astype(np.float32)
+    expected = np.matmul(X.astype(np.float64), Y.astype(np.float64).transpose(0, 2, 1))
+    np.testing.assert_allclose(op(X, Y), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("source", [
+    "def t(float(M, N) A) -> (B) { B(n, m) = 2 * A(m, n) }",           # not a plain copy
+    "def t(int32(M, N) A) -> (B) { B(n, m) = float(A(m, n)) }",          # a conversion
+    "def t(int16(M, N) A) -> (B) { B(n, m) = A(m, n) }",                 # 2-byte elements
+    "def t(float(M, N) A) -> (B) { B(m, n) = A(m, n) }",                 # no transposition
+])
+def test_only_plain_copies_of_4_or_8_byte_elements_are_blocked(source):
+    assert _blocks(polyc.define(source)) == {}
