@@ -148,7 +148,8 @@ static inline void {name}({element} *restrict dst, int64_t ld,
   for (int bj = 0; bj < {size}; bj += {lanes}) {{
     {vector} r[{lanes}];
     for (int i = 0; i < {lanes}; i++) memcpy(&r[i], src + (bj + i) * ls + bi, sizeof r[i]);
-{"".join(rounds)}    for (int i = 0; i < {lanes}; i++) memcpy(dst + (bi + i) * ld + bj, &r[i], sizeof r[i]);
+{"".join(rounds)}    for (int i = 0; i < {lanes}; i++)
+      memcpy(dst + (bi + i) * ld + bj, &r[i], sizeof r[i]);
   }}
 }}
 #else

@@ -111,7 +111,8 @@ static inline void polyc_transpose_32_16_8(float *restrict dst, int64_t ld,
       r[i] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 0, 8, 2, 10, 4, 12, 6, 14);
       r[i + 1] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 1, 9, 3, 11, 5, 13, 7, 15);
     }
-    for (int i = 0; i < 8; i++) memcpy(dst + (bi + i) * ld + bj, &r[i], sizeof r[i]);
+    for (int i = 0; i < 8; i++)
+      memcpy(dst + (bi + i) * ld + bj, &r[i], sizeof r[i]);
   }
 }
 #else
