@@ -38,8 +38,9 @@ if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter
 
 
-def helper_name(block: TransposedBlock) -> str:
-    return f"polyc_transpose_{8 * block.element_bytes}_{block.size}_{block.lanes}"
+def helper_name(element_bytes: int, size: int, lanes: int) -> str:
+    """The C helper that copies blocks of this shape (:func:`block_shape`)."""
+    return f"polyc_transpose_{8 * element_bytes}_{size}_{lanes}"
 
 
 def transposed_block(emitter: LoopNestEmitter, block: TransposedBlock, node: isl.AstNode,
@@ -94,7 +95,8 @@ def transposed_block(emitter: LoopNestEmitter, block: TransposedBlock, node: isl
         at(0, 0, [f"polyc_dst = &{target}", f"polyc_src = &{source}"]),
         at(1, 0, [f"polyc_ld = &{target} - polyc_dst"]),
         at(0, 1, [f"polyc_ls = &{source} - polyc_src"]),
-        cgen.Statement(f"{helper_name(block)}(polyc_dst, polyc_ld, polyc_src, polyc_ls)"),
+        cgen.Statement(f"{helper_name(*block_shape(block))}"
+                       "(polyc_dst, polyc_ld, polyc_src, polyc_ls)"),
     ])
     emitter.transposed_blocks.add(block_shape(block))
     condition = " && ".join(f"({emitter.expr(ends[it])}) - ({emitter.expr(starts[it])}) == "
@@ -115,7 +117,7 @@ def helpers(shapes: set[tuple[int, int, int]]) -> str:
 def _helper(element_bytes: int, size: int, lanes: int) -> str:
     element = "float" if element_bytes == 4 else "double"
     mask_element = "int" if element_bytes == 4 else "long long"
-    name = f"polyc_transpose_{8 * element_bytes}_{size}_{lanes}"
+    name = helper_name(element_bytes, size, lanes)
     vector, mask = f"{name}_v", f"{name}_m"
     rounds = []
     width = lanes // 2

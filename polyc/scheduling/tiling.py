@@ -244,7 +244,7 @@ def _tile_transposition(node: isl.ScheduleNode, members: list[Member], vector: M
         node = node.band_tile(sizes).child(0)
     node = _optimize_point_band(node, members, vector, None, program, True)
     if vector is None:  # the band's members in their order: the mark's positions hold
-        node = mark_transposed_block(node, members, program, machine)
+        node = mark_transposed_block(node, members, levels[-1], program, machine)
     for _ in levels:
         node = node.parent()
     return node

@@ -5,7 +5,8 @@ along one loop and writes its destination along the other, so neither side can b
 vector loop: compiled as written, each element is a scalar load and a scalar store
 (gcc builds no vectors from them). Tiling already walks such a copy in square
 sub-tiles of one cache line of each strided row
-(:func:`~polyc.machine.rules.transpose_subtile`); this pass marks that innermost
+(:func:`~polyc.machine.rules.transpose_subtile`, for the operator's widest
+element); this pass marks that innermost
 band so that code generation (:mod:`polyc.codegen.transposed_blocks`) moves each
 full sub-tile as rows of vectors: it loads the source rows, transposes them in
 registers with two-source shuffles (log2 of the lanes rounds) and stores the
@@ -23,24 +24,23 @@ import islpy as isl
 
 from polyc.lang import ir
 from polyc.machine import Machine
-from polyc.machine.rules import transpose_subtile
 from polyc.poly.program import PolyProgram
 from polyc.scheduling.band_members import Member
 from polyc.scheduling.marks import TransposedBlock, decision_mark
 
 
-def mark_transposed_block(point: isl.ScheduleNode, members: list[Member],
+def mark_transposed_block(point: isl.ScheduleNode, members: list[Member], size: int,
                           program: PolyProgram, machine: Machine) -> isl.ScheduleNode:
-    """``point`` (the innermost band of a transposition's sub-tiles) under a
-    :class:`TransposedBlock` mark where its copy qualifies (see the module docstring);
-    the node at the same position."""
-    block = transposed_block(members, program, machine)
+    """``point`` (the innermost band of a transposition's sub-tiles, ``size`` square)
+    under a :class:`TransposedBlock` mark where its copy qualifies (see the module
+    docstring); the node at the same position."""
+    block = transposed_block(members, size, program, machine)
     return point.insert_mark(decision_mark(block)) if block is not None else point
 
 
-def transposed_block(members: list[Member], program: PolyProgram,
+def transposed_block(members: list[Member], size: int, program: PolyProgram,
                      machine: Machine) -> TransposedBlock | None:
-    """The block a band of ``members`` copies in, or ``None``: the band runs one
+    """The block of ``size`` a band of ``members`` copies in, or ``None``: the band runs one
     statement, a plain copy between two tensors of one type of 4 or 8 bytes, each
     indexed by the statement's indices in some order; every member is coincident and
     walks one index as it is; the source's last index and the destination's are
@@ -60,7 +60,7 @@ def transposed_block(members: list[Member], program: PolyProgram,
     if op.tensor(source.tensor).type != target.type or target.type.bits not in (32, 64):
         return None
     read = [index.name if isinstance(index, ir.Index) else None for index in source.indices]
-    if sorted(map(str, read)) != sorted(statement.indices) or not statement.indices:
+    if None in read or sorted(read) != sorted(statement.indices) or not statement.indices:
         return None
     walked = {member.walks.get(name): k for k, member in enumerate(members)
               if name in member.plain}
@@ -68,7 +68,6 @@ def transposed_block(members: list[Member], program: PolyProgram,
     if src_member is None or dst_member is None or src_member == dst_member:
         return None
     element = target.type.bits // 8
-    size = transpose_subtile(machine, element)
     lanes = min(size, machine.vector_bytes // element)
     if lanes < 2 or size % lanes:
         return None

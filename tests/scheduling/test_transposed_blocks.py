@@ -69,6 +69,27 @@ def test_a_layout_copy_is_blocked_and_the_contraction_stays_exact(machine):
     np.testing.assert_allclose(op(X, Y), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.needs_cc
+def test_a_float_copy_beside_doubles_is_blocked_at_the_tiles_the_doubles_set(machine):
+    # Tiling sizes a transposition's sub-tiles for the operator's widest element: the
+    # float copy's blocks are a line of doubles square, so that its full sub-tiles run
+    # as blocks at all.
+    source = """def t(float(M, N) A, double(N) v) -> (B, C) {
+      B(n, m) = A(m, n)
+      C(n) = 2 * v(n)
+    }"""
+    op = polyc.define(source, machine=machine)
+    (block,) = _blocks(op).values()
+    size = transpose_subtile(machine, 8)
+    assert (block.element_bytes, block.size) == (4, size)
+    assert block.lanes == min(size, machine.vector_bytes // 4)
+    rng = np.random.default_rng(2)
+    A, v = rng.standard_normal((40, 27)).astype(np.float32), rng.standard_normal(27)
+    B, C = op(A, v)
+    np.testing.assert_array_equal(B, A.T)
+    np.testing.assert_array_equal(C, 2 * v)
+
+
 @pytest.mark.parametrize("source", [
     "def t(float(M, N) A) -> (B) { B(n, m) = 2 * A(m, n) }",           # not a plain copy
     "def t(int32(M, N) A) -> (B) { B(n, m) = float(A(m, n)) }",          # a conversion
