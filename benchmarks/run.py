@@ -889,6 +889,14 @@ def bench_backward(entry, rng_seed: int) -> dict:
 
     contestants = [Contestant("polyc", lambda: last.__setitem__("polyc", grad(*args, cotangent)),
                               lambda: gradients(last["polyc"]))]
+    # the backward that takes what the forward kept (to_torch's), the forward run once
+    keeping, taking = polyc.grad_with_residuals(forward, wrt=entry.wrt)
+    kept = keeping(*args)
+    kept = dict(zip([t.name for t in keeping.ir.outputs],
+                    kept if isinstance(kept, tuple) else (kept,)))
+    taken = [kept[t.name] for t in taking.ir.inputs[len(args) + 1:]]
+    contestants.append(Contestant("polyc saved", lambda: last.__setitem__(
+        "saved", taking(*args, cotangent, *taken)), lambda: gradients(last["saved"])))
     reference = None
     if torch is not None:
         t_args = [torch.from_numpy(a).requires_grad_(k in arrays) if isinstance(a, np.ndarray)
@@ -989,6 +997,7 @@ def print_backward(rows: list[dict]) -> None:
     print("backward: polyc.grad against torch autograd and numpy's formula (same run)")
     columns = [("kernel", "<"), ("sizes", "<"), ("check", "<"), ("n", ">"), ("polyc ms", ">"),
                ("torch bwd", ">"), ("÷", ">"), ("torch fwd+bwd", ">"), ("÷", ">"),
+               ("saved ms", ">"), ("÷ bwd", ">"),
                ("numpy ms", ">"), ("÷", ">"), ("to_torch fwd", ">"), ("÷", ">"),
                ("to_torch fwd+bwd", ">"), ("÷", ">")]
     cells = []
@@ -997,11 +1006,14 @@ def print_backward(rows: list[dict]) -> None:
         mine = t.get("polyc")
         ours_forward, ours_both = t.get("polyc.to_torch forward"), t.get(
             "polyc.to_torch forward+backward")
-        cells.append([row["kernel"], row["size_text"], str(row["checks"].get("polyc")),
+        checks = {row["checks"].get(k) for k in ("polyc", "polyc saved") if k in t}
+        cells.append([row["kernel"], row["size_text"], ",".join(sorted(map(str, checks))),
                       str(row["rounds"]), fmt_ms(mine),
                       fmt_ms(t.get("torch backward")), fmt_ratio(t.get("torch backward"), mine),
                       fmt_ms(t.get("torch forward+backward")),
                       fmt_ratio(t.get("torch forward+backward"), mine),
+                      fmt_ms(t.get("polyc saved")),
+                      fmt_ratio(t.get("torch backward"), t.get("polyc saved")),
                       fmt_ms(t.get("numpy")), fmt_ratio(t.get("numpy"), mine),
                       fmt_ms(ours_forward), fmt_ratio(t.get("torch forward"), ours_forward),
                       fmt_ms(ours_both), fmt_ratio(t.get("torch forward+backward"), ours_both)])
@@ -1009,8 +1021,10 @@ def print_backward(rows: list[dict]) -> None:
     print("polyc: polyc.grad(op) on numpy arrays; to_torch: the registered op in a torch "
           "autograd graph, forward alone and forward + backward. ÷: torch's time (the "
           "backward alone, forward + backward, the forward) / ours (above 1: polyc faster); "
-          "polyc.grad's backward recomputes the forward values it needs; to_torch's "
-          "takes the reductions its forward kept (polyc.grad_with_residuals)")
+          "polyc.grad's backward recomputes the forward values it needs; saved: the "
+          "backward of polyc.grad_with_residuals on numpy arrays, taking the outputs it "
+          "reads and the reductions its forward kept (what to_torch runs; ÷ bwd: torch's "
+          "backward alone / it)")
     for row in rows:
         if row["note"]:
             print(f"  {row['kernel']}: {row['note']}")
@@ -1345,8 +1359,8 @@ def main() -> int:
                        "triangular": triangles}, f,
                       indent=1, default=str)
     wrong = [r["kernel"] for r in rows if r.get("polyc", {}).get("check") != "ok"]
-    wrong += [f"{r['kernel']} backward" for r in backwards
-              if r["checks"].get("polyc") not in ("ok", "")]
+    wrong += [f"{r['kernel']} backward{label}" for r in backwards
+              for label in ("", " saved") if r["checks"].get(f"polyc{label}") not in ("ok", "")]
     wrong += [f"{r['kernel']} {label}" for r in triangles for label, c in r["checks"].items()
               if label.startswith("polyc") and c != "ok"]
     wrong += [f"{r['kernel']} {v['label']}" for r in spellings + fusions + corpus

@@ -12,9 +12,10 @@ What is registered, from the operator alone:
 - a fake implementation: the outputs' shapes from the sizes the inputs' shapes bind,
   symbolically (``torch.sym_min``/``sym_max`` for ``min``/``max`` extents), so that
   ``torch.compile(dynamic=True)`` traces once for all shapes;
-- the autograd formula: the forward keeps the inputs and, where the backward would
-  recompute a reduction (the mlp's product, layer norm's statistics), those values too:
-  it runs ``polyc::<name>_forward`` and the backward ``polyc::<name>_backward``
+- the autograd formula: the forward keeps the inputs, the outputs the backward reads
+  (softmax's, instead of its exponentials again) and the values the backward would
+  recompute with a reduction (the mlp's product, layer norm's statistics): it runs
+  ``polyc::<name>_forward`` and the backward ``polyc::<name>_backward``
   (:func:`polyc.grad_with_residuals`). A backward that must be differentiable again
   (``create_graph=True``: double backward) runs :func:`polyc.grad` of the operator
   instead, registered as ``polyc::<name>_grad`` with its own formula, which recomputes
@@ -157,27 +158,28 @@ def _register_autograd(torch, op, operator, differentiable: tuple[str, ...],
         return made["grad"]
 
     def residual_ops():
-        """The forward that keeps residuals and the backward that takes them, as ops;
-        ``None`` where the backward recomputes no reduction."""
+        """The forward that keeps residuals, the backward that takes them, and the
+        positions of the outputs it takes too; ``None`` where it takes nothing."""
         if "residuals" not in made:
             forward, backward = grad_with_residuals(operator, wrt=differentiable)
-            saving = len(forward.ir.outputs) > len(operator.ir.outputs)
+            takes = {t.name for t in backward.ir.inputs[len(names) + count:]}
+            taken = tuple(i for i, t in enumerate(operator.ir.outputs) if t.name in takes)
             made["residuals"] = (to_torch(forward, eager_backward=False),
-                                 to_torch(backward, eager_backward=False)) if saving else None
+                                 to_torch(backward, eager_backward=False),
+                                 taken) if takes else None
         return made["residuals"]
 
+    names = [t.name for t in operator.ir.inputs]
+    count = len(operator.ir.outputs)
     if eager:
         backward_op()
         residual_ops()
-    names = [t.name for t in operator.ir.inputs]
     tensor = torch.Tensor
     below_autograd = torch._C._AutoDispatchBelowAutograd  # as torch.library's own kernel
 
     def run_below_autograd(op, *args):
         with below_autograd():
             return op(*args)
-
-    count = len(operator.ir.outputs)
 
     class Gradient(torch.autograd.Function):
         @staticmethod
@@ -186,10 +188,13 @@ def _register_autograd(torch, op, operator, differentiable: tuple[str, ...],
             output = run_below_autograd(op if residual is None else residual[0], *args)
             results = output if isinstance(output, tuple) else (output,)
             outputs, residuals = results[:count], results[count:]
-            # tensors through save_for_backward (torch checks them); numbers as they are
+            taken = () if residual is None else tuple(outputs[i] for i in residual[2])
+            # tensors through save_for_backward (torch checks them: an output modified in
+            # place before the backward is an error there); numbers as they are
             ctx.numbers = [None if isinstance(a, tensor) else a for a in args]
             ctx.outputs = [(o.shape, o.dtype) for o in outputs]
-            ctx.save_for_backward(*(a for a in args if isinstance(a, tensor)), *residuals)
+            ctx.save_for_backward(*(a for a in args if isinstance(a, tensor)), *taken,
+                                  *residuals)
             return outputs[0] if count == 1 else outputs
 
         @staticmethod

@@ -192,3 +192,27 @@ def test_backward_takes_the_saved_product_and_double_backward_recomputes_it(line
     assert {"polyc.linear_grad", "polyc.linear_grad_forward"} & set(calls.names)
     for ours, theirs in zip(saved, recomputed):
         torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
+  m(n) max=! X(n, d)
+  e(n, d) = exp(X(n, d) - m(n))
+  s(n) +=! e(n, d)
+  Y(n, d) = e(n, d) / s(n)
+}"""
+
+
+def test_the_backward_takes_the_output_it_reads_and_torch_guards_it():
+    """softmax's backward reads its output (torch's saved tensor), not exp again; an
+    output changed in place before the backward is torch's error, as for torch.softmax."""
+    f = polyc.to_torch(polyc.define(SOFTMAX))
+    (x,) = _leaves((5, 7), seed=3)
+    y = f(x)
+    d_y = torch.randn(5, 7, generator=torch.Generator().manual_seed(4))
+    (ours,) = torch.autograd.grad(y, x, d_y)
+    (theirs,) = torch.autograd.grad(torch.softmax(x, dim=1), x, d_y)
+    torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+    y = f(x)
+    y.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        torch.autograd.grad(y, x, d_y)

@@ -1,5 +1,6 @@
 """polyc.grad_with_residuals: a forward that keeps the reductions its backward reads, and a
-backward that takes them, against polyc.grad (which recomputes them) in float64."""
+backward that takes them with the outputs it reads, against polyc.grad (which recomputes
+them) in float64."""
 import numpy as np
 import pytest
 
@@ -12,43 +13,57 @@ LAYERS = {
     "mlp": ("""def mlp(double(M, K) X, double(K, N) W, double(N) b) -> (Y) {
       Y(m, n) +=! X(m, k) * W(k, n)
       Y(m, n) = fmax(Y(m, n) + b(n), 0.0)
-    }""", [(5, 7), (7, 3), (3,)], ["Y_0"]),
+    }""", [(5, 7), (7, 3), (3,)], ["Y_0"], []),
     # the mean's sum and the sum of squares; rstd and the mean are recomputed from them
     "layernorm": ("""def layernorm(double(N, D) X, double(D) g, double(D) b) -> (Y) {
       mu(n) +=! X(n, d)
       mu(n) = mu(n) / D
       ss(n) +=! (X(n, d) - mu(n)) * (X(n, d) - mu(n))
       Y(n, d) = (X(n, d) - mu(n)) * rsqrt(ss(n) / D + 1e-5) * g(d) + b(d)
-    }""", [(4, 9), (9,), (9,)], ["mu", "ss"]),
+    }""", [(4, 9), (9,), (9,)], ["mu", "ss"], []),
+    # the output holds exp(X - m) / s: the backward reads it, and the sum, not X and m
     "softmax": ("""def softmax(double(N, D) X) -> (Y) {
       m(n) max=! X(n, d)
       s(n) +=! exp(X(n, d) - m(n))
       Y(n, d) = exp(X(n, d) - m(n)) / s(n)
-    }""", [(3, 8)], ["m", "s"]),
+    }""", [(3, 8)], ["s"], ["Y"]),
+    # the same through a temporary, whose exp the backward reads as Y * s
+    "softmax_e": ("""def softmax_e(double(N, D) X) -> (Y) {
+      m(n) max=! X(n, d)
+      e(n, d) = exp(X(n, d) - m(n))
+      s(n) +=! e(n, d)
+      Y(n, d) = e(n, d) / s(n)
+    }""", [(3, 8)], ["s"], ["Y"]),
+    # a quotient whose numerator is cheap to recompute: X is read, not Y
+    "normalized": ("""def normalized(double(N, D) X) -> (Y) {
+      s(n) +=! X(n, d) * X(n, d)
+      Y(n, d) = X(n, d) / sqrt(s(n))
+    }""", [(3, 8)], ["s"], []),
     # an earlier version of an output is kept under a name of its own
     "norm": ("""def norm(double(N) X) -> (r) {
       r +=! X(n) * X(n)
       r = sqrt(r)
-    }""", [(6,)], ["r_0"]),
-    # an output the backward reads is recomputed: the forward's outputs stay the op's
+    }""", [(6,)], ["r_0"], []),
+    # an output the backward reads is taken, not recomputed
     "scaled": ("""def scaled(double(N, D) X) -> (s, Y) {
       s(n) +=! X(n, d)
       Y(n, d) = X(n, d) * s(n)
-    }""", [(3, 4)], []),
+    }""", [(3, 4)], [], ["s"]),
     # nothing to keep: the residuals are none
     "matmul": ("""def matmul(double(M, K) A, double(K, N) B) -> (C) {
       C(m, n) +=! A(m, k) * B(k, n)
-    }""", [(4, 5), (5, 3)], []),
+    }""", [(4, 5), (5, 3)], [], []),
 }
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_the_backward_from_residuals_equals_the_recomputing_one(name):
-    source, shapes, residuals = LAYERS[name]
+    source, shapes, residuals, taken = LAYERS[name]
     op = polyc.define(source)
     forward, backward = polyc.grad_with_residuals(op)
     assert [t.name for t in forward.ir.outputs[len(op.ir.outputs):]] == residuals
-    assert [t.name for t in backward.ir.inputs[-len(residuals):]] == residuals or not residuals
+    saved = backward.ir.inputs[len(op.ir.inputs) + len(op.ir.outputs):]
+    assert [t.name for t in saved] == taken + residuals
     rng = np.random.default_rng(5)
     inputs = [rng.standard_normal(shape) for shape in shapes]
     outputs = op(*inputs)
@@ -59,7 +74,8 @@ def test_the_backward_from_residuals_equals_the_recomputing_one(name):
         np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-13)
     cotangents = [rng.standard_normal(np.shape(o)) for o in outputs]
     expected = polyc.grad(op)(*inputs, *cotangents)
-    got = backward(*inputs, *cotangents, *kept[len(outputs):])
+    by_name = dict(zip([t.name for t in forward.ir.outputs], kept))
+    got = backward(*inputs, *cotangents, *(by_name[t.name] for t in saved))
     for ours, theirs in zip(got if isinstance(got, tuple) else (got,),
                             expected if isinstance(expected, tuple) else (expected,)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
