@@ -111,7 +111,7 @@ def _costly_quotient(sweep: ReverseSweep, step) -> ir.Binary | None:
     rhs = statement.rhs
     if not (statement.op == "=" and not statement.reduction_indices and step.covers
             and isinstance(rhs, ir.Binary) and rhs.op == "/"
-            and rhs.type == rhs.lhs.type == version.type):
+            and version.type.is_float and rhs.type == rhs.lhs.type == version.type):
         return None
     anchored = any(isinstance(e, ir.Read) and len(e.indices) == len(statement.indices)
                    and all(isinstance(i, ir.Index) and i.name == name

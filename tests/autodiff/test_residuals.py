@@ -34,6 +34,13 @@ LAYERS = {
       s(n) +=! e(n, d)
       Y(n, d) = e(n, d) / s(n)
     }""", [(3, 8)], ["s"], ["Y"]),
+    # normalised in place: the exp is an earlier version of Y, read back from the last
+    "softmax_in_place": ("""def softmax_in_place(double(N, D) X) -> (Y) {
+      m(n) max=! X(n, d)
+      Y(n, d) = exp(X(n, d) - m(n))
+      s(n) +=! Y(n, d)
+      Y(n, d) = Y(n, d) / s(n)
+    }""", [(3, 8)], ["s"], ["Y"]),
     # a quotient whose numerator is cheap to recompute: X is read, not Y
     "normalized": ("""def normalized(double(N, D) X) -> (Y) {
       s(n) +=! X(n, d) * X(n, d)
@@ -95,3 +102,10 @@ def test_wrt_and_the_same_pair_for_the_same_operator():
     assert [t.name for t in pair[1].ir.outputs] == ["d_g"]
     with pytest.raises(TypeError, match="takes a polyc operator"):
         polyc.grad_with_residuals(lambda x: x)
+
+
+def test_the_softmax_backward_reads_its_output_and_calls_no_exp():
+    for name in ("softmax", "softmax_e", "softmax_in_place"):
+        _, backward = polyc.grad_with_residuals(polyc.define(LAYERS[name][0]))
+        read = set().union(*(s.tensors_read for s in backward.ir.statements))
+        assert "exp(" not in str(backward) and "X" not in read and "Y" in read, str(backward)
