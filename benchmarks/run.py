@@ -46,13 +46,25 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 # Environment variables that change how thread pools behave; shown in the header when set.
 SHOWN_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_PROC_BIND", "OMP_PLACES",
                    "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "POLYC_CFLAGS", "POLYC_CC",
-                   "POLYC_MACHINE", "POLYC_PLACE_THREADS")
+                   "POLYC_MACHINE", "POLYC_PLACE_THREADS", "ATEN_CPU_CAPABILITY",
+                   "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS", "NPY_DISABLE_CPU_FEATURES")
 # Environment variables that hold OpenBLAS to another CPU's kernels or cache sizes. Some
 # machines set them for every process (this VM: OPENBLAS_CORETYPE=Haswell, i.e. AVX2
 # kernels on an AVX-512 CPU); numpy's matmul then ran 1024³ in 8.3 ms instead of 4.6
 # (Zen 5, 2 threads). The harness removes them so that numpy runs at its best
 # (``--keep-blas-env`` keeps them) and says so in the header.
 BLAS_OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# ``--as-isa avx2``: every contestant held to AVX2 on an AVX-512 CPU, to measure what an
+# AVX2 machine would see where none is at hand: polyc's AVX2 model (zen3: 16 registers,
+# 256-bit vectors) compiled for Haswell's instructions, OpenBLAS's Haswell kernels,
+# torch's AVX2 kernels (ATen, oneDNN, MKL) and numpy's dispatch without AVX-512. The
+# caches, memory and clock stay the host's.
+AS_ISA = {
+    "avx2": {"POLYC_MACHINE": "zen3", "POLYC_CFLAGS": "-march=haswell",
+             "OPENBLAS_CORETYPE": "Haswell", "ATEN_CPU_CAPABILITY": "avx2",
+             "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+             "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"},
+}
 
 
 def usable_cores() -> int:
@@ -101,6 +113,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--keep-blas-env", action="store_true",
                    help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE from the environment "
                         "(default: removed, so that OpenBLAS picks its kernels for this CPU)")
+    p.add_argument("--as-isa", choices=sorted(AS_ISA),
+                   help="hold every contestant to this instruction set on a CPU that has "
+                        "more (avx2 on an AVX-512 CPU: polyc's zen3 model built for "
+                        "Haswell, OpenBLAS's Haswell kernels, torch's and numpy's AVX2 "
+                        "kernels); caches and clock stay the host's")
     p.add_argument("--sections",
                    default="kernels,compile,backward,triangular,spellings,fusion,corpus",
                    help="comma-separated: kernels (polyc against numpy and torch), spellings "
@@ -134,6 +151,10 @@ if ARGS.place_threads:
     os.environ["POLYC_PLACE_THREADS"] = "1"
 REMOVED_VARIABLES = {} if ARGS.keep_blas_env else {
     v: os.environ.pop(v) for v in BLAS_OVERRIDES if v in os.environ}
+if ARGS.as_isa:
+    for _var, _value in AS_ISA[ARGS.as_isa].items():
+        os.environ[_var] = _value
+        REMOVED_VARIABLES.pop(_var, None)
 if "numpy" in sys.modules and __name__ == "__main__" and not os.environ.get("_POLYC_BENCH_EXEC"):
     # Something imported numpy before the thread settings were made: start over with them.
     os.environ["_POLYC_BENCH_EXEC"] = "1"

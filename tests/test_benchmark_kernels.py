@@ -91,6 +91,36 @@ def test_benchmark_runs_openblas_with_its_own_kernels(tmp_path):
     assert "OPENBLAS_CORETYPE" not in machine["env"]
 
 
+@pytest.mark.needs_cc
+def test_benchmark_as_avx2_holds_every_contestant_to_avx2(tmp_path):
+    """--as-isa avx2: polyc's AVX2 model built for Haswell, OpenBLAS's Haswell kernels
+    (kept, not removed), numpy's AVX-512 dispatch off; polyc's result still checked."""
+    import json
+    import os
+    import subprocess
+
+    if polyc.Options.from_environment().machine.isa not in ("avx2", "avx512"):
+        pytest.skip("the host runs no AVX2 code")
+    report = tmp_path / "bench.json"
+    env = dict(os.environ, POLYC_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("POLYC_MACHINE", None)
+    run = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"),
+         "--quick", "--kernels", "gemm", "--sections", "kernels", "--no-torch",
+         "--as-isa", "avx2", "--quiet-wait", "0", "--repeat", "1", "--min-repeat", "1",
+         "--settle", "0", "--json", str(report)],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    result = json.loads(report.read_text())
+    machine = result["machine"]
+    assert machine["machine_model"].startswith("zen3 ")
+    assert machine["env"]["OPENBLAS_CORETYPE"] == "Haswell"
+    assert machine["env"]["POLYC_CFLAGS"] == "-march=haswell"
+    assert "OPENBLAS_CORETYPE" not in machine["removed_env"]
+    (row,) = result["kernels"]
+    assert row["polyc"]["check"] == "ok"
+
+
 def test_scaling_runs_each_thread_count_and_compiles_once(tmp_path):
     """benchmarks/scaling.py: one run.py process per thread count, their results in
     one table and one JSON; the second process finds the first one's kernel."""
