@@ -16,7 +16,8 @@ What is registered, from the operator alone:
   (softmax's, instead of its exponentials again) and the values the backward would
   recompute with a reduction (the mlp's product, layer norm's statistics): it runs
   ``polyc::<name>_forward`` and the backward ``polyc::<name>_backward``
-  (:func:`polyc.grad_with_residuals`). A backward that must be differentiable again
+  (:func:`polyc.grad_with_residuals`), for the inputs that require grad in that call
+  only (other subsets get ops of their own, numbered: ``polyc::<name>_backward_2``). A backward that must be differentiable again
   (``create_graph=True``: double backward) runs :func:`polyc.grad` of the operator
   instead, registered as ``polyc::<name>_grad`` with its own formula, which recomputes
   what it needs from the inputs.
@@ -149,31 +150,31 @@ def _register_autograd(torch, op, operator, differentiable: tuple[str, ...],
     op."""
     from polyc.api import grad, grad_with_residuals
 
-    made: dict = {}
+    made: dict = {}  # (kind, the inputs differentiated) -> its ops, each made once
 
-    def backward_op():
+    def backward_op(wrt: tuple[str, ...]):
         """The recomputing backward: differentiable again (double backward)."""
-        if "grad" not in made:
-            made["grad"] = to_torch(grad(operator, wrt=differentiable), eager_backward=False)
-        return made["grad"]
+        if ("grad", wrt) not in made:
+            made["grad", wrt] = to_torch(grad(operator, wrt=wrt), eager_backward=False)
+        return made["grad", wrt]
 
-    def residual_ops():
+    def residual_ops(wrt: tuple[str, ...]):
         """The forward that keeps residuals, the backward that takes them, and the
         positions of the outputs it takes too; ``None`` where it takes nothing."""
-        if "residuals" not in made:
-            forward, backward = grad_with_residuals(operator, wrt=differentiable)
+        if ("residuals", wrt) not in made:
+            forward, backward = grad_with_residuals(operator, wrt=wrt)
             takes = {t.name for t in backward.ir.inputs[len(names) + count:]}
             taken = tuple(i for i, t in enumerate(operator.ir.outputs) if t.name in takes)
-            made["residuals"] = (to_torch(forward, eager_backward=False),
-                                 to_torch(backward, eager_backward=False),
-                                 taken) if takes else None
-        return made["residuals"]
+            made["residuals", wrt] = (to_torch(forward, eager_backward=False),
+                                      to_torch(backward, eager_backward=False),
+                                      taken) if takes else None
+        return made["residuals", wrt]
 
     names = [t.name for t in operator.ir.inputs]
     count = len(operator.ir.outputs)
     if eager:
-        backward_op()
-        residual_ops()
+        backward_op(differentiable)
+        residual_ops(differentiable)
     tensor = torch.Tensor
     below_autograd = torch._C._AutoDispatchBelowAutograd  # as torch.library's own kernel
 
@@ -184,7 +185,11 @@ def _register_autograd(torch, op, operator, differentiable: tuple[str, ...],
     class Gradient(torch.autograd.Function):
         @staticmethod
         def forward(ctx, *args):
-            residual = residual_ops()
+            # the gradients asked for: a model's data, a frozen weight need none, and
+            # their products are not computed (the mlp's d_X is a third of its backward)
+            ctx.wrt = tuple(name for name, needed in zip(names, ctx.needs_input_grad)
+                            if needed and name in differentiable) or differentiable
+            residual = residual_ops(ctx.wrt)
             output = run_below_autograd(op if residual is None else residual[0], *args)
             results = output if isinstance(output, tuple) else (output,)
             outputs, residuals = results[:count], results[count:]
@@ -205,11 +210,11 @@ def _register_autograd(torch, op, operator, differentiable: tuple[str, ...],
             cotangents = [torch.zeros(shape, dtype=dtype) if g is None else g
                           for g, (shape, dtype) in zip(cotangents, ctx.outputs)]
             if residuals and not torch.is_grad_enabled():  # no double backward to come
-                result = residual_ops()[1](*inputs, *cotangents, *residuals)
+                result = residual_ops(ctx.wrt)[1](*inputs, *cotangents, *residuals)
             else:
-                result = backward_op()(*inputs, *cotangents)
+                result = backward_op(ctx.wrt)(*inputs, *cotangents)
             result = iter(result if isinstance(result, tuple) else (result,))
-            return tuple(next(result) if name in differentiable else None for name in names)
+            return tuple(next(result) if name in ctx.wrt else None for name in names)
 
     def autograd_kernel(*args):
         if torch.is_grad_enabled():

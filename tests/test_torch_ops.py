@@ -112,11 +112,41 @@ def test_compiled_graphs_run_the_forward_that_saves_and_the_backward_that_takes(
                                                              bw_compiler=recorder("backward")))
     x = torch.randn(4, 5)
     model(x).backward()
-    assert called == {"forward": ["polyc.linear_forward.default"],
-                      "backward": ["polyc.linear_backward.default"]}
+    (forward,), (backward,) = called["forward"], called["backward"]
+    assert forward.startswith("polyc.linear_forward") and backward.startswith(
+        "polyc.linear_backward")
+    # x needs no gradient: the backward returns d_W and d_b only
+    assert len(eval(f"torch.ops.{backward}")._schema.returns) == 2
     w2, b2 = (t.detach().clone().requires_grad_() for t in (w, b))
     expected = torch.autograd.grad(_reference(x, w2, b2, 0.5)[1].sum(), (w2, b2))
     torch.testing.assert_close((w.grad, b.grad), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_the_backward_computes_only_the_gradients_asked_for(linear):
+    """Inputs that need no gradient (a model's data, a frozen weight) get none, and the
+    backward does not compute it: the op it runs returns the others only."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Calls(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x, w, b = _leaves((4, 5), (3, 5), (3,), seed=5)
+    frozen = w.detach()
+    with Calls() as calls:
+        y, s = linear(x.detach(), frozen, b, 0.5)
+        (d_b,) = torch.autograd.grad(y.sum() + s.sum(), (b,))
+    (backward,) = [f for f in calls.ops if "linear_backward" in str(f)]
+    assert len(backward._schema.returns) == 1
+    b2 = b.detach().clone().requires_grad_()
+    expected = torch.autograd.grad(sum(t.sum() for t in _reference(x.detach(), frozen, b2,
+                                                                   0.5)), (b2,))
+    torch.testing.assert_close((d_b,), expected, rtol=1e-4, atol=1e-5)
 
 
 def test_shape_errors_are_polyc_argument_errors(linear):
