@@ -17,10 +17,11 @@ What is registered, from the operator alone:
   recompute with a reduction (the mlp's product, layer norm's statistics): it runs
   ``polyc::<name>_forward`` and the backward ``polyc::<name>_backward``
   (:func:`polyc.grad_with_residuals`), for the inputs that require grad in that call
-  only (other subsets get ops of their own, numbered: ``polyc::<name>_backward_2``). A backward that must be differentiable again
-  (``create_graph=True``: double backward) runs :func:`polyc.grad` of the operator
-  instead, registered as ``polyc::<name>_grad`` with its own formula, which recomputes
-  what it needs from the inputs.
+  only (other subsets get ops of their own, numbered: ``polyc::<name>_backward_2``).
+  A backward that must be differentiable again (``create_graph=True``: double
+  backward) runs :func:`polyc.grad` of the operator instead, registered as
+  ``polyc::<name>_grad`` with its own formula, which recomputes what it needs from
+  the inputs.
 
 The op is defined and its kernels registered with ``torch.library``'s low-level
 API (``Library.define``/``impl``, ``register_fake``, an autograd kernel of its own), not
