@@ -24,6 +24,23 @@ def _reference(x, w, b, alpha):
     return y, (y * y).sum(dim=1)
 
 
+def _recorded_calls():
+    """A dispatch mode that records the ops called under it: ``ops``, and ``names``."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Calls(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops, self.names = [], []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(func)
+            self.names.append(str(func.overloadpacket))
+            return func(*args, **(kwargs or {}))
+
+    return Calls()
+
+
 def _leaves(*shapes, seed=0):
     generator = torch.Generator().manual_seed(seed)
     return [torch.randn(*s, generator=generator, requires_grad=True) for s in shapes]
@@ -125,20 +142,9 @@ def test_compiled_graphs_run_the_forward_that_saves_and_the_backward_that_takes(
 def test_the_backward_computes_only_the_gradients_asked_for(linear):
     """Inputs that need no gradient (a model's data, a frozen weight) get none, and the
     backward does not compute it: the op it runs returns the others only."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Calls(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(func)
-            return func(*args, **(kwargs or {}))
-
     x, w, b = _leaves((4, 5), (3, 5), (3,), seed=5)
     frozen = w.detach()
-    with Calls() as calls:
+    with _recorded_calls() as calls:
         y, s = linear(x.detach(), frozen, b, 0.5)
         (d_b,) = torch.autograd.grad(y.sum() + s.sum(), (b,))
     (backward,) = [f for f in calls.ops if "linear_backward" in str(f)]
@@ -197,24 +203,13 @@ def test_no_grad_calls_parameters_and_strided_views_run_the_kernel(linear):
 
 
 def test_backward_takes_the_saved_product_and_double_backward_recomputes_it(linear):
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Calls(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.names = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.names.append(str(func.overloadpacket))
-            return func(*args, **(kwargs or {}))
-
     x, w, b = _leaves((4, 5), (3, 5), (3,), seed=2)
-    with Calls() as calls:
+    with _recorded_calls() as calls:
         y, s = linear(x, w, b, 0.5)
         saved = torch.autograd.grad(y.sum() + s.sum(), (x, w, b))
     assert "polyc.linear_forward" in calls.names and "polyc.linear_backward" in calls.names
     assert "polyc.linear_grad" not in calls.names
-    with Calls() as calls:
+    with _recorded_calls() as calls:
         y, s = linear(x, w, b, 0.5)
         recomputed = torch.autograd.grad(y.sum() + s.sum(), (x, w, b), create_graph=True)
     # the recomputing backward, itself differentiable (through its own saving forward)
