@@ -88,11 +88,12 @@ def _from_output(step, quotient: ir.Binary):
     """For :func:`ir.rewrite`: ``n / w`` (at any indices) as the output ``Y``, ``n`` as
     ``Y * w``, where ``step`` computes ``Y = n / w``."""
     own = step.statement.indices
+    free = frozenset(own)
 
     def replacement(e: ir.Expr) -> ir.Expr | None:
         for pattern in (quotient, quotient.lhs):
             binding: dict[str, ir.Expr] = {}
-            if _match(pattern, e, frozenset(own), binding) and len(binding) == len(own):
+            if _match(pattern, e, free, binding) and len(binding) == len(own):
                 stored = ir.Read(step.version.type, step.version.name,
                                  tuple(binding[i] for i in own))
                 return stored if pattern is quotient else mul(
