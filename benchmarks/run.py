@@ -911,13 +911,10 @@ def bench_backward(entry, rng_seed: int) -> dict:
     contestants = [Contestant("polyc", lambda: last.__setitem__("polyc", grad(*args, cotangent)),
                               lambda: gradients(last["polyc"]))]
     # the backward that takes what the forward kept (to_torch's), the forward run once
-    keeping, taking = polyc.grad_with_residuals(forward, wrt=entry.wrt)
-    kept = keeping(*args)
-    kept = dict(zip([t.name for t in keeping.ir.outputs],
-                    kept if isinstance(kept, tuple) else (kept,)))
-    taken = [kept[t.name] for t in taking.ir.inputs[len(args) + 1:]]
+    pair = polyc.grad_with_residuals(forward, wrt=entry.wrt)
+    taken = pair.saved(pair.forward(*args))
     contestants.append(Contestant("polyc saved", lambda: last.__setitem__(
-        "saved", taking(*args, cotangent, *taken)), lambda: gradients(last["saved"])))
+        "saved", pair.backward(*args, cotangent, *taken)), lambda: gradients(last["saved"])))
     reference = None
     if torch is not None:
         t_args = [torch.from_numpy(a).requires_grad_(k in arrays) if isinstance(a, np.ndarray)

@@ -10,7 +10,7 @@
     polyc.compare(matmul, (A, B))         # fused / unfused / unoptimised side by side
     dA, dB = polyc.grad(matmul)(A, B, dC)  # the backward operator, derived
 """
-from polyc.api import Operator, define, grad, grad_with_residuals, op
+from polyc.api import GradWithResiduals, Operator, define, grad, grad_with_residuals, op
 from polyc.errors import (ArgumentError, CompileError, ConfigurationError, InternalError,
                           ParseError, PolycError, SemanticError)
 from polyc.lang.pyspelling import (bool_, exists, f16, f32, f64, i8, i16, i32, i64, max, min,
@@ -20,7 +20,8 @@ from polyc.options import Options
 from polyc.version import __version__
 
 __all__ = [
-    "ArgumentError", "CompileError", "ConfigurationError", "InternalError", "Machine",
+    "ArgumentError", "CompileError", "ConfigurationError", "GradWithResiduals", "InternalError",
+    "Machine",
     "NAMED_MACHINES", "Operator", "Options", "ParseError",
     "PolycError", "SemanticError", "__version__", "bool_", "compare", "define", "exists",
     "f16", "f32", "f64", "grad", "grad_with_residuals", "i8", "i16", "i32", "i64", "max", "min",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from polyc.errors import InternalError, PolycError
+from polyc.errors import ArgumentError, InternalError, PolycError
 from polyc.frontend import check, frontend
 from polyc.jit.arguments import ArgumentBinder
 from polyc.jit.cache import CompiledOperator, load_operator
@@ -221,12 +221,40 @@ def grad(operator: Operator, wrt=None) -> Operator:
     return operator._grads.setdefault(key, backward)
 
 
-def grad_with_residuals(operator: Operator, wrt=None) -> tuple[Operator, Operator]:
+class GradWithResiduals(NamedTuple):
+    """What :func:`grad_with_residuals` returns: ``forward(*inputs)`` returns the
+    operator's outputs, then the residuals; ``backward(*inputs, *cotangents, *saved)``
+    returns the gradients, where ``saved`` (:meth:`saved`) is what it reads of those
+    results: the outputs it takes (in the operator's order), then the residuals.
+    Unpacks as ``forward, backward``."""
+
+    forward: Operator
+    backward: Operator
+
+    def saved(self, results) -> tuple:
+        """The values of ``forward``'s ``results`` (what a call returned) that
+        ``backward`` takes after the cotangents, in its order."""
+        values = results if isinstance(results, tuple) else (results,)
+        outputs = self.forward.ir.outputs
+        if len(values) != len(outputs):
+            raise ArgumentError(f"{self.forward.name} returns {len(outputs)} results "
+                                f"({', '.join(t.name for t in outputs)}); got {len(values)}")
+        by_name = {t.name: value for t, value in zip(outputs, values)}
+        inputs = self.backward.ir.inputs[len(self.forward.ir.inputs):]
+        cotangents = 0  # one `d_<output>` per output of the operator, before the saved
+        while cotangents < len(inputs) and cotangents < len(outputs) and \
+                inputs[cotangents].name == f"d_{outputs[cotangents].name}":
+            cotangents += 1
+        return tuple(by_name[t.name] for t in inputs[cotangents:])
+
+
+def grad_with_residuals(operator: Operator, wrt=None) -> GradWithResiduals:
     """``(forward, backward)``: ``forward(*inputs)`` returns ``operator``'s outputs, then
     the forward values its backward would recompute with a reduction (the residuals);
-    ``backward(*inputs, *cotangents, *residuals)`` returns what ``grad(operator, wrt)``
-    returns, without recomputing them (:mod:`polyc.autodiff.residuals`). Where the
-    backward reads no such value, the residuals are none."""
+    ``backward(*inputs, *cotangents, *saved)`` returns what ``grad(operator, wrt)``
+    returns, without recomputing them (:mod:`polyc.autodiff.residuals`), where
+    ``saved``, from :meth:`GradWithResiduals.saved`, is the outputs it reads, then the
+    residuals. Where the backward reads no such value, the residuals are none."""
     from polyc.autodiff.residuals import residual_ops
 
     if not isinstance(operator, Operator):
@@ -236,8 +264,8 @@ def grad_with_residuals(operator: Operator, wrt=None) -> tuple[Operator, Operato
     known = operator._grads.get(key)
     if known is None:
         forward, backward = residual_ops(operator.ir, wrt)
-        known = operator._grads.setdefault(key, (_derived(forward, operator),
-                                                 _derived(backward, operator)))
+        known = operator._grads.setdefault(key, GradWithResiduals(
+            _derived(forward, operator), _derived(backward, operator)))
     return known
 
 
@@ -257,4 +285,5 @@ def _derived(op_ir, operator: Operator) -> Operator:
     return Operator(checked, operator.options)
 
 
-__all__ = ["Operator", "define", "grad", "grad_with_residuals", "op", "PolycError"]
+__all__ = ["GradWithResiduals", "Operator", "define", "grad", "grad_with_residuals", "op",
+           "PolycError"]

@@ -160,15 +160,15 @@ def _register_autograd(torch, op, operator, differentiable: tuple[str, ...],
         return made["grad", wrt]
 
     def residual_ops(wrt: tuple[str, ...]):
-        """The forward that keeps residuals, the backward that takes them, and the
-        positions of the outputs it takes too; ``None`` where it takes nothing."""
+        """The forward that keeps residuals, the backward that takes them, and the pair
+        (what picks the saved values from the forward's results); ``None`` where the
+        backward takes nothing."""
         if ("residuals", wrt) not in made:
-            forward, backward = grad_with_residuals(operator, wrt=wrt)
-            takes = {t.name for t in backward.ir.inputs[len(names) + count:]}
-            taken = tuple(i for i, t in enumerate(operator.ir.outputs) if t.name in takes)
-            made["residuals", wrt] = (to_torch(forward, eager_backward=False),
-                                      to_torch(backward, eager_backward=False),
-                                      taken) if takes else None
+            pair = grad_with_residuals(operator, wrt=wrt)
+            takes = len(pair.backward.ir.inputs) > len(names) + count
+            made["residuals", wrt] = (to_torch(pair.forward, eager_backward=False),
+                                      to_torch(pair.backward, eager_backward=False),
+                                      pair) if takes else None
         return made["residuals", wrt]
 
     names = [t.name for t in operator.ir.inputs]
@@ -193,25 +193,24 @@ def _register_autograd(torch, op, operator, differentiable: tuple[str, ...],
             residual = residual_ops(ctx.wrt)
             output = run_below_autograd(op if residual is None else residual[0], *args)
             results = output if isinstance(output, tuple) else (output,)
-            outputs, residuals = results[:count], results[count:]
-            taken = () if residual is None else tuple(outputs[i] for i in residual[2])
+            outputs = results[:count]
+            saved = () if residual is None else residual[2].saved(results)
             # tensors through save_for_backward (torch checks them: an output modified in
             # place before the backward is an error there); numbers as they are
             ctx.numbers = [None if isinstance(a, tensor) else a for a in args]
             ctx.outputs = [(o.shape, o.dtype) for o in outputs]
-            ctx.save_for_backward(*(a for a in args if isinstance(a, tensor)), *taken,
-                                  *residuals)
+            ctx.save_for_backward(*(a for a in args if isinstance(a, tensor)), *saved)
             return outputs[0] if count == 1 else outputs
 
         @staticmethod
         def backward(ctx, *cotangents):
             saved = iter(ctx.saved_tensors)
             inputs = [next(saved) if number is None else number for number in ctx.numbers]
-            residuals = list(saved)
+            taken = list(saved)
             cotangents = [torch.zeros(shape, dtype=dtype) if g is None else g
                           for g, (shape, dtype) in zip(cotangents, ctx.outputs)]
-            if residuals and not torch.is_grad_enabled():  # no double backward to come
-                result = residual_ops(ctx.wrt)[1](*inputs, *cotangents, *residuals)
+            if taken and not torch.is_grad_enabled():  # no double backward to come
+                result = residual_ops(ctx.wrt)[1](*inputs, *cotangents, *taken)
             else:
                 result = backward_op(ctx.wrt)(*inputs, *cotangents)
             result = iter(result if isinstance(result, tuple) else (result,))

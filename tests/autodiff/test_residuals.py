@@ -67,7 +67,8 @@ LAYERS = {
 def test_the_backward_from_residuals_equals_the_recomputing_one(name):
     source, shapes, residuals, taken = LAYERS[name]
     op = polyc.define(source)
-    forward, backward = polyc.grad_with_residuals(op)
+    pair = polyc.grad_with_residuals(op)
+    forward, backward = pair
     assert [t.name for t in forward.ir.outputs[len(op.ir.outputs):]] == residuals
     saved = backward.ir.inputs[len(op.ir.inputs) + len(op.ir.outputs):]
     assert [t.name for t in saved] == taken + residuals
@@ -82,7 +83,9 @@ def test_the_backward_from_residuals_equals_the_recomputing_one(name):
     cotangents = [rng.standard_normal(np.shape(o)) for o in outputs]
     expected = polyc.grad(op)(*inputs, *cotangents)
     by_name = dict(zip([t.name for t in forward.ir.outputs], kept))
-    got = backward(*inputs, *cotangents, *(by_name[t.name] for t in saved))
+    picked = pair.saved(kept if len(kept) > 1 else kept[0])
+    assert [id(v) for v in picked] == [id(by_name[t.name]) for t in saved]
+    got = backward(*inputs, *cotangents, *picked)
     for ours, theirs in zip(got if isinstance(got, tuple) else (got,),
                             expected if isinstance(expected, tuple) else (expected,)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
@@ -102,6 +105,14 @@ def test_wrt_and_the_same_pair_for_the_same_operator():
     assert [t.name for t in pair[1].ir.outputs] == ["d_g"]
     with pytest.raises(TypeError, match="takes a polyc operator"):
         polyc.grad_with_residuals(lambda x: x)
+
+
+def test_saved_needs_every_result_of_the_forward():
+    pair = polyc.grad_with_residuals(polyc.define(LAYERS["softmax"][0]))
+    Y, s = pair.forward(np.ones((2, 3)))
+    assert [v is w for v, w in zip(pair.saved((Y, s)), (Y, s))] == [True, True]
+    with pytest.raises(polyc.ArgumentError, match=r"returns 2 results \(Y, s\); got 1"):
+        pair.saved(Y)
 
 
 def test_the_softmax_backward_reads_its_output_and_calls_no_exp():
