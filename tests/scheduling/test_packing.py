@@ -63,6 +63,11 @@ def test_matmul_packs_the_streamed_operand_only():
     # Full blocks read the panel; edge blocks still read B.
     assert "* polyc_panel_B[" in text and "* B[(k) * N + n]" in text
     assert "A[(m) * K + k] *" in text                     # A is read in place
+    # A partial block of the panel copies its lanes under a mask, vectorised.
+    lanes = panel.lanes
+    assert re.search(r"#pragma omp simd\s*for \(int64_t polyc_lane = 0; polyc_lane < "
+                     rf"{lanes}; polyc_lane \+= 1\)\s*if \(polyc_lane >= polyc_first && "
+                     r"polyc_lane < polyc_last\)", text)
 
 
 @pytest.mark.needs_cc

@@ -312,6 +312,54 @@ def test_register_block_rows_share_the_streamed_operand(machine):
     assert "S0(c0, " in ast                                 # b is a plain outer loop
 
 
+LAYER = """def layer(float(B, L, K) X, float(K, N) W) -> (Y) {
+  Y(b, l, n) +=! X(b, l, k) * W(k, n)
+}"""
+KRONECKER = """def kron(float(M, N0, N1, R) X, float(D, R) W) -> (Y) {
+  Y(m, n0, n1, d) +=! X(m, n0, n1, r) * W(d, r)
+}"""
+
+
+def register_rows(ast: str) -> str:
+    """The size parameter bounding the register block's row loop in a printed AST."""
+    loop = ast.split("// register\n", 1)[1].splitlines()[0]
+    return re.search(r"min\(\d+, (\w+) - ", loop).group(1)
+
+
+def test_a_layer_over_a_batch_streams_its_rows_as_matmul_does(machine):
+    # W varies only with the block's columns and reduction: its panel serves every row of
+    # every image, so the batch b is a plain loop, not a tile that would cut the streamed
+    # rows into cubes, and the layer gets matmul's tiles. Its rows are l, X's rows.
+    layer = compiled(LAYER, machine=machine)
+    matmul = str(compiled(MATMUL, machine=machine).schedule)
+    schedule = str(layer.schedule)
+    assert tile_of(schedule, "b") == 1 and "S0(c0, " in layer.ast_text
+    assert [tile_of(schedule, i) for i in "lnk"] == [tile_of(matmul, i) for i in "mnk"]
+    assert register_rows(layer.ast_text) == "L"
+
+
+def test_register_block_rows_are_the_operand_rows_nearest_in_memory(machine):
+    # m, n0 and n1 all qualify as rows (X varies along them, W does not): n1, X's
+    # innermost, makes each block's rows neighbouring lines; m and n0 are plain loops.
+    compilation = compiled(KRONECKER, machine=machine)
+    assert register_rows(compilation.ast_text) == "N1"
+    schedule = str(compilation.schedule)
+    assert tile_of(schedule, "m") == tile_of(schedule, "n0") == 1
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("source, shapes, formula", [
+    (LAYER, [(3, 37, 19), (19, 21)], "blk,kn->bln"),
+    (KRONECKER, [(2, 3, 29, 16), (16, 16)], "mabr,dr->mabd"),
+    (KRONECKER, [(3, 2, 5, 7), (9, 7)], "mabr,dr->mabd"),
+])
+def test_streamed_layers_match_numpy(source, shapes, formula):
+    rng = np.random.default_rng(11)
+    inputs = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+    expected = np.einsum(formula, *(x.astype(np.float64) for x in inputs))
+    np.testing.assert_allclose(polyc.define(source)(*inputs), expected, rtol=1e-4, atol=1e-4)
+
+
 def test_layout_copies_follow_the_loops_reductions_then_vector():
     # B(d, f, c, e) is copied as B_t(c, e, f, d): output index c, then the reductions
     # e, f in the statement's order (f innermost in the block), d last. The block's

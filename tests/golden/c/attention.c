@@ -262,13 +262,15 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                     }
                     else
                     {
-                      for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                      {
-                        const int64_t s = c2 + polyc_block * 16 + polyc_lane;
-                        const int64_t b = c0 + polyc_p1;
-                        const int64_t d = c3 + polyc_p2;
-                        polyc_panel_Km_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Km_t021[((b) * D + d) * S + s];
-                      }
+                      #pragma omp simd
+                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                        if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                        {
+                          const int64_t s = c2 + polyc_block * 16 + polyc_lane;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t d = c3 + polyc_p2;
+                          polyc_panel_Km_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Km_t021[((b) * D + d) * S + s];
+                        }
                     }
                   }
                 }
@@ -953,13 +955,15 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                     }
                     else
                     {
-                      for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                      {
-                        const int64_t e = c2 + polyc_block * 16 + polyc_lane;
-                        const int64_t b = c0 + polyc_p1;
-                        const int64_t s = c3 + polyc_p2;
-                        polyc_panel_Vm[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Vm[((b) * S + s) * E + e];
-                      }
+                      #pragma omp simd
+                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                        if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                        {
+                          const int64_t e = c2 + polyc_block * 16 + polyc_lane;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t s = c3 + polyc_p2;
+                          polyc_panel_Vm[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Vm[((b) * S + s) * E + e];
+                        }
                     }
                   }
                 }

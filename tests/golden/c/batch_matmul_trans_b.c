@@ -253,13 +253,15 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                   }
                   else
                   {
-                    for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                    {
-                      const int64_t n = c2 + polyc_block * 16 + polyc_lane;
-                      const int64_t b = c0 + polyc_p1;
-                      const int64_t k = c3 + polyc_p2;
-                      polyc_panel_Y_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Y_t021[((b) * K + k) * N + n];
-                    }
+                    #pragma omp simd
+                    for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                      if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                      {
+                        const int64_t n = c2 + polyc_block * 16 + polyc_lane;
+                        const int64_t b = c0 + polyc_p1;
+                        const int64_t k = c3 + polyc_p2;
+                        polyc_panel_Y_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Y_t021[((b) * K + k) * N + n];
+                      }
                   }
                 }
               }

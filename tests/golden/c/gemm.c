@@ -183,12 +183,14 @@ static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, 
                   }
                   else
                   {
-                    for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                    {
-                      const int64_t n = c1 + polyc_block * 16 + polyc_lane;
-                      const int64_t k = c2 + polyc_p1;
-                      polyc_panel_B[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B[(k) * N + n];
-                    }
+                    #pragma omp simd
+                    for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                      if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                      {
+                        const int64_t n = c1 + polyc_block * 16 + polyc_lane;
+                        const int64_t k = c2 + polyc_p1;
+                        polyc_panel_B[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B[(k) * N + n];
+                      }
                   }
                 }
               }

@@ -189,42 +189,79 @@ static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_statu
 static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_status_at, int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, const float *restrict X, float *restrict Y, float *restrict W_t10)
 {
   #pragma omp for collapse(4) schedule(static) nowait
-  for (int64_t c0 = 0; c0 < M; c0 += 6)
+  for (int64_t c0 = 0; c0 < M; c0 += 1)
   {
-    for (int64_t c1 = 0; c1 < N0; c1 += 4)
+    for (int64_t c1 = 0; c1 < N0; c1 += 1)
     {
-      for (int64_t c2 = 0; c2 < N1; c2 += 8)
+      for (int64_t c2 = 0; c2 < N1; c2 += 768)
       {
-        for (int64_t c3 = 0; c3 < D; c3 += 16)
+        for (int64_t c3 = 0; c3 < D; c3 += 64)
         {
           if (!(((1 * R + -1 >= 0) && (-1 * D + 16 >= 0))))
           {
-            for (int64_t c5 = 0; c5 <= polyc_min(5, ((M - c0) - 1)); c5 += 1)
+            for (int64_t c7 = 0; c7 <= polyc_min(767, ((N1 - c2) - 1)); c7 += 1)
             {
-              for (int64_t c6 = 0; c6 <= polyc_min(3, ((N0 - c1) - 1)); c6 += 1)
+              #pragma omp simd
+              for (int64_t c9 = 0; c9 <= polyc_min(63, ((D - c3) - 1)); c9 += 1)
               {
-                for (int64_t c7 = 0; c7 <= polyc_min(7, ((N1 - c2) - 1)); c7 += 1)
+                const int64_t m = c0;
+                const int64_t n0 = c1;
+                const int64_t n1 = (c2 + c7);
+                const int64_t d = (c3 + c9);
+                Y[(((m) * N0 + n0) * N1 + n1) * D + d] = 0.0f;
+              }
+            }
+          }
+          for (int64_t c4 = 0; c4 < R; c4 += 512)
+          {
+            _Alignas(64) float polyc_panel_W_t10_storage[32768];
+            float *restrict polyc_panel_W_t10 = polyc_panel_W_t10_storage;
+            {
+              for (int64_t polyc_p1 = polyc_max(0, 0 - c4); polyc_p1 < polyc_min(512, R - c4); polyc_p1 += 1)
+              {
+                const int64_t polyc_start = polyc_max(0, 0 - c3);
+                const int64_t polyc_end = polyc_min(64, D - c3);
+                for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
                 {
-                  #pragma omp simd
-                  for (int64_t c9 = 0; c9 <= polyc_min(15, ((D - c3) - 1)); c9 += 1)
+                  const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                  const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                  if (polyc_first == 0 && polyc_last == 16)
                   {
-                    const int64_t m = (c0 + c5);
-                    const int64_t n0 = (c1 + c6);
-                    const int64_t n1 = (c2 + c7);
-                    const int64_t d = (c3 + c9);
-                    Y[(((m) * N0 + n0) * N1 + n1) * D + d] = 0.0f;
+                    {
+                      if (polyc_p1 + 8 < polyc_min(512, R - c4))
+                      {
+                        const int64_t d = c3 + polyc_block * 16;
+                        const int64_t r = c4 + polyc_p1 + 8;
+                        __builtin_prefetch(&W_t10[(r) * D + d] + 0, 0, 3);
+                      }
+                      #pragma omp simd
+                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                      {
+                        const int64_t d = c3 + polyc_block * 16 + polyc_lane;
+                        const int64_t r = c4 + polyc_p1;
+                        polyc_panel_W_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W_t10[(r) * D + d];
+                      }
+                    }
+                  }
+                  else
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                      if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                      {
+                        const int64_t d = c3 + polyc_block * 16 + polyc_lane;
+                        const int64_t r = c4 + polyc_p1;
+                        polyc_panel_W_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W_t10[(r) * D + d];
+                      }
                   }
                 }
               }
             }
-          }
-          for (int64_t c4 = 0; c4 < R; c4 += 256)
-          {
-            for (int64_t c5 = 0; c5 <= polyc_min(3, ((N0 - c1) - 1)); c5 += 1)
+            for (int64_t c7 = 0; c7 <= polyc_min(767, ((N1 - c2) - 1)); c7 += 6)
             {
-              for (int64_t c6 = 0; c6 <= polyc_min(7, ((N1 - c2) - 1)); c6 += 1)
+              for (int64_t c8 = 0; c8 <= polyc_min(63, ((D - c3) - 1)); c8 += 16)
               {
-                if ((((M - c0) - 1) >= 5) && (((D - c3) - 1) >= 15))
+                if (((((N1 - c2) - c7) - 1) >= 5) && ((((D - c3) - c8) - 1) >= 15))
                   if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
                   {
                     float polyc_acc[6][16];
@@ -240,7 +277,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                         }
                       }
                     }
-                    for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                    for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
                     {
                       for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
@@ -249,12 +286,12 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                         {
                           const int64_t c10 = polyc_lane0;
                           const int64_t c12 = polyc_lane1;
-                          const int64_t m = (c0 + c10);
-                          const int64_t n0 = (c1 + c5);
-                          const int64_t n1 = (c2 + c6);
-                          const int64_t d = (c3 + c12);
+                          const int64_t m = c0;
+                          const int64_t n0 = c1;
+                          const int64_t n1 = ((c2 + c7) + c10);
+                          const int64_t d = ((c3 + c8) + c12);
                           const int64_t r = (c4 + c9);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * polyc_panel_W_t10[(((d - c12 - c3) / 16) * 512 + (r - c4)) * 16 + c12]));
                         }
                       }
                     }
@@ -266,10 +303,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                         {
                           const int64_t c10 = polyc_lane0;
                           const int64_t c12 = polyc_lane1;
-                          const int64_t m = (c0 + c10);
-                          const int64_t n0 = (c1 + c5);
-                          const int64_t n1 = (c2 + c6);
-                          const int64_t d = (c3 + c12);
+                          const int64_t m = c0;
+                          const int64_t n0 = c1;
+                          const int64_t n1 = ((c2 + c7) + c10);
+                          const int64_t d = ((c3 + c8) + c12);
                           Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                         }
                       }
@@ -286,15 +323,15 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                         {
                           const int64_t c10 = polyc_lane0;
                           const int64_t c12 = polyc_lane1;
-                          const int64_t m = (c0 + c10);
-                          const int64_t n0 = (c1 + c5);
-                          const int64_t n1 = (c2 + c6);
-                          const int64_t d = (c3 + c12);
+                          const int64_t m = c0;
+                          const int64_t n0 = c1;
+                          const int64_t n1 = ((c2 + c7) + c10);
+                          const int64_t d = ((c3 + c8) + c12);
                           polyc_acc[polyc_lane0][polyc_lane1] = Y[(((m) * N0 + n0) * N1 + n1) * D + d];
                         }
                       }
                     }
-                    for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                    for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
                     {
                       for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
@@ -303,12 +340,12 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                         {
                           const int64_t c10 = polyc_lane0;
                           const int64_t c12 = polyc_lane1;
-                          const int64_t m = (c0 + c10);
-                          const int64_t n0 = (c1 + c5);
-                          const int64_t n1 = (c2 + c6);
-                          const int64_t d = (c3 + c12);
+                          const int64_t m = c0;
+                          const int64_t n0 = c1;
+                          const int64_t n1 = ((c2 + c7) + c10);
+                          const int64_t d = ((c3 + c8) + c12);
                           const int64_t r = (c4 + c9);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * polyc_panel_W_t10[(((d - c12 - c3) / 16) * 512 + (r - c4)) * 16 + c12]));
                         }
                       }
                     }
@@ -320,10 +357,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                         {
                           const int64_t c10 = polyc_lane0;
                           const int64_t c12 = polyc_lane1;
-                          const int64_t m = (c0 + c10);
-                          const int64_t n0 = (c1 + c5);
-                          const int64_t n1 = (c2 + c6);
-                          const int64_t d = (c3 + c12);
+                          const int64_t m = c0;
+                          const int64_t n0 = c1;
+                          const int64_t n1 = ((c2 + c7) + c10);
+                          const int64_t d = ((c3 + c8) + c12);
                           Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                         }
                       }
@@ -331,14 +368,14 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                   }
                 else
                 {
-                  const int64_t polyc_count0 = polyc_min(5, ((M - c0) - 1)) + 1;
-                  const int64_t polyc_count1 = polyc_min(15, ((D - c3) - 1)) + 1;
+                  const int64_t polyc_count0 = polyc_min(5, (((N1 - c2) - c7) - 1)) + 1;
+                  const int64_t polyc_count1 = polyc_min(15, (((D - c3) - c8) - 1)) + 1;
                   if (polyc_count0 > 0 && polyc_count1 > 0)
                   {
                     int64_t polyc_shift = 0;
                     {
                       const int64_t c12 = -(16 - polyc_count1);
-                      const int64_t d = (c3 + c12);
+                      const int64_t d = ((c3 + c8) + c12);
                       if (d >= 0)
                         polyc_shift = 16 - polyc_count1;
                     }
@@ -361,7 +398,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                             }
                           }
                         }
-                        for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                        for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -370,10 +407,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                             {
                               const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c12 = polyc_lane1 + polyc_base;
-                              const int64_t m = (c0 + c10);
-                              const int64_t n0 = (c1 + c5);
-                              const int64_t n1 = (c2 + c6);
-                              const int64_t d = (c3 + c12);
+                              const int64_t m = c0;
+                              const int64_t n0 = c1;
+                              const int64_t n1 = ((c2 + c7) + c10);
+                              const int64_t d = ((c3 + c8) + c12);
                               const int64_t r = (c4 + c9);
                               polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
                             }
@@ -387,10 +424,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                             {
                               const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c12 = polyc_lane1 + polyc_base;
-                              const int64_t m = (c0 + c10);
-                              const int64_t n0 = (c1 + c5);
-                              const int64_t n1 = (c2 + c6);
-                              const int64_t d = (c3 + c12);
+                              const int64_t m = c0;
+                              const int64_t n0 = c1;
+                              const int64_t n1 = ((c2 + c7) + c10);
+                              const int64_t d = ((c3 + c8) + c12);
                               if (polyc_lane1 >= polyc_own)
                                 Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
@@ -408,15 +445,15 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                             {
                               const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c12 = polyc_lane1 + polyc_base;
-                              const int64_t m = (c0 + c10);
-                              const int64_t n0 = (c1 + c5);
-                              const int64_t n1 = (c2 + c6);
-                              const int64_t d = (c3 + c12);
+                              const int64_t m = c0;
+                              const int64_t n0 = c1;
+                              const int64_t n1 = ((c2 + c7) + c10);
+                              const int64_t d = ((c3 + c8) + c12);
                               polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
                             }
                           }
                         }
-                        for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                        for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -425,10 +462,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                             {
                               const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c12 = polyc_lane1 + polyc_base;
-                              const int64_t m = (c0 + c10);
-                              const int64_t n0 = (c1 + c5);
-                              const int64_t n1 = (c2 + c6);
-                              const int64_t d = (c3 + c12);
+                              const int64_t m = c0;
+                              const int64_t n0 = c1;
+                              const int64_t n1 = ((c2 + c7) + c10);
+                              const int64_t d = ((c3 + c8) + c12);
                               const int64_t r = (c4 + c9);
                               polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
                             }
@@ -442,10 +479,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                             {
                               const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c12 = polyc_lane1 + polyc_base;
-                              const int64_t m = (c0 + c10);
-                              const int64_t n0 = (c1 + c5);
-                              const int64_t n1 = (c2 + c6);
-                              const int64_t d = (c3 + c12);
+                              const int64_t m = c0;
+                              const int64_t n0 = c1;
+                              const int64_t n1 = ((c2 + c7) + c10);
+                              const int64_t d = ((c3 + c8) + c12);
                               if (polyc_lane1 >= polyc_own)
                                 Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
@@ -471,7 +508,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                               }
                             }
                           }
-                          for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                          for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -480,10 +517,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                               {
                                 const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c12 = polyc_lane1;
-                                const int64_t m = (c0 + c10);
-                                const int64_t n0 = (c1 + c5);
-                                const int64_t n1 = (c2 + c6);
-                                const int64_t d = (c3 + c12);
+                                const int64_t m = c0;
+                                const int64_t n0 = c1;
+                                const int64_t n1 = ((c2 + c7) + c10);
+                                const int64_t d = ((c3 + c8) + c12);
                                 const int64_t r = (c4 + c9);
                                 polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
                               }
@@ -497,10 +534,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                               {
                                 const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c12 = polyc_lane1;
-                                const int64_t m = (c0 + c10);
-                                const int64_t n0 = (c1 + c5);
-                                const int64_t n1 = (c2 + c6);
-                                const int64_t d = (c3 + c12);
+                                const int64_t m = c0;
+                                const int64_t n0 = c1;
+                                const int64_t n1 = ((c2 + c7) + c10);
+                                const int64_t d = ((c3 + c8) + c12);
                                 Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
@@ -517,15 +554,15 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                               {
                                 const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c12 = polyc_lane1;
-                                const int64_t m = (c0 + c10);
-                                const int64_t n0 = (c1 + c5);
-                                const int64_t n1 = (c2 + c6);
-                                const int64_t d = (c3 + c12);
+                                const int64_t m = c0;
+                                const int64_t n0 = c1;
+                                const int64_t n1 = ((c2 + c7) + c10);
+                                const int64_t d = ((c3 + c8) + c12);
                                 polyc_acc[polyc_lane0][polyc_lane1] = Y[(((m) * N0 + n0) * N1 + n1) * D + d];
                               }
                             }
                           }
-                          for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                          for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -534,10 +571,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                               {
                                 const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c12 = polyc_lane1;
-                                const int64_t m = (c0 + c10);
-                                const int64_t n0 = (c1 + c5);
-                                const int64_t n1 = (c2 + c6);
-                                const int64_t d = (c3 + c12);
+                                const int64_t m = c0;
+                                const int64_t n0 = c1;
+                                const int64_t n1 = ((c2 + c7) + c10);
+                                const int64_t d = ((c3 + c8) + c12);
                                 const int64_t r = (c4 + c9);
                                 polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
                               }
@@ -551,10 +588,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                               {
                                 const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c12 = polyc_lane1;
-                                const int64_t m = (c0 + c10);
-                                const int64_t n0 = (c1 + c5);
-                                const int64_t n1 = (c2 + c6);
-                                const int64_t d = (c3 + c12);
+                                const int64_t m = c0;
+                                const int64_t n0 = c1;
+                                const int64_t n1 = ((c2 + c7) + c10);
+                                const int64_t d = ((c3 + c8) + c12);
                                 Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
@@ -583,7 +620,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                   }
                                 }
                               }
-                              for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                              for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
                               {
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
@@ -592,10 +629,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                   {
                                     const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c12 = polyc_lane1 + polyc_base;
-                                    const int64_t m = (c0 + c10);
-                                    const int64_t n0 = (c1 + c5);
-                                    const int64_t n1 = (c2 + c6);
-                                    const int64_t d = (c3 + c12);
+                                    const int64_t m = c0;
+                                    const int64_t n0 = c1;
+                                    const int64_t n1 = ((c2 + c7) + c10);
+                                    const int64_t d = ((c3 + c8) + c12);
                                     const int64_t r = (c4 + c9);
                                     polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
                                   }
@@ -609,10 +646,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                   {
                                     const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c12 = polyc_lane1 + polyc_base;
-                                    const int64_t m = (c0 + c10);
-                                    const int64_t n0 = (c1 + c5);
-                                    const int64_t n1 = (c2 + c6);
-                                    const int64_t d = (c3 + c12);
+                                    const int64_t m = c0;
+                                    const int64_t n0 = c1;
+                                    const int64_t n1 = ((c2 + c7) + c10);
+                                    const int64_t d = ((c3 + c8) + c12);
                                     if (polyc_lane1 >= polyc_own)
                                       Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                                   }
@@ -630,15 +667,15 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                   {
                                     const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c12 = polyc_lane1 + polyc_base;
-                                    const int64_t m = (c0 + c10);
-                                    const int64_t n0 = (c1 + c5);
-                                    const int64_t n1 = (c2 + c6);
-                                    const int64_t d = (c3 + c12);
+                                    const int64_t m = c0;
+                                    const int64_t n0 = c1;
+                                    const int64_t n1 = ((c2 + c7) + c10);
+                                    const int64_t d = ((c3 + c8) + c12);
                                     polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
                                   }
                                 }
                               }
-                              for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                              for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
                               {
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
@@ -647,10 +684,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                   {
                                     const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c12 = polyc_lane1 + polyc_base;
-                                    const int64_t m = (c0 + c10);
-                                    const int64_t n0 = (c1 + c5);
-                                    const int64_t n1 = (c2 + c6);
-                                    const int64_t d = (c3 + c12);
+                                    const int64_t m = c0;
+                                    const int64_t n0 = c1;
+                                    const int64_t n1 = ((c2 + c7) + c10);
+                                    const int64_t d = ((c3 + c8) + c12);
                                     const int64_t r = (c4 + c9);
                                     polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
                                   }
@@ -664,10 +701,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                   {
                                     const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c12 = polyc_lane1 + polyc_base;
-                                    const int64_t m = (c0 + c10);
-                                    const int64_t n0 = (c1 + c5);
-                                    const int64_t n1 = (c2 + c6);
-                                    const int64_t d = (c3 + c12);
+                                    const int64_t m = c0;
+                                    const int64_t n0 = c1;
+                                    const int64_t n1 = ((c2 + c7) + c10);
+                                    const int64_t d = ((c3 + c8) + c12);
                                     if (polyc_lane1 >= polyc_own)
                                       Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                                   }
@@ -693,7 +730,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                 }
                               }
                             }
-                            for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                            for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
@@ -702,10 +739,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                 {
                                   const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c12 = polyc_lane1;
-                                  const int64_t m = (c0 + c10);
-                                  const int64_t n0 = (c1 + c5);
-                                  const int64_t n1 = (c2 + c6);
-                                  const int64_t d = (c3 + c12);
+                                  const int64_t m = c0;
+                                  const int64_t n0 = c1;
+                                  const int64_t n1 = ((c2 + c7) + c10);
+                                  const int64_t d = ((c3 + c8) + c12);
                                   const int64_t r = (c4 + c9);
                                   polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
                                 }
@@ -719,10 +756,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                 {
                                   const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c12 = polyc_lane1;
-                                  const int64_t m = (c0 + c10);
-                                  const int64_t n0 = (c1 + c5);
-                                  const int64_t n1 = (c2 + c6);
-                                  const int64_t d = (c3 + c12);
+                                  const int64_t m = c0;
+                                  const int64_t n0 = c1;
+                                  const int64_t n1 = ((c2 + c7) + c10);
+                                  const int64_t d = ((c3 + c8) + c12);
                                   if (polyc_lane1 < polyc_count1)
                                     Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
@@ -740,15 +777,15 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                 {
                                   const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c12 = polyc_lane1;
-                                  const int64_t m = (c0 + c10);
-                                  const int64_t n0 = (c1 + c5);
-                                  const int64_t n1 = (c2 + c6);
-                                  const int64_t d = (c3 + c12);
+                                  const int64_t m = c0;
+                                  const int64_t n0 = c1;
+                                  const int64_t n1 = ((c2 + c7) + c10);
+                                  const int64_t d = ((c3 + c8) + c12);
                                   polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
                                 }
                               }
                             }
-                            for (int64_t c9 = 0; c9 <= polyc_min(255, ((R - c4) - 1)); c9 += 1)
+                            for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
@@ -757,10 +794,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                 {
                                   const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c12 = polyc_lane1;
-                                  const int64_t m = (c0 + c10);
-                                  const int64_t n0 = (c1 + c5);
-                                  const int64_t n1 = (c2 + c6);
-                                  const int64_t d = (c3 + c12);
+                                  const int64_t m = c0;
+                                  const int64_t n0 = c1;
+                                  const int64_t n1 = ((c2 + c7) + c10);
+                                  const int64_t d = ((c3 + c8) + c12);
                                   const int64_t r = (c4 + c9);
                                   polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
                                 }
@@ -774,10 +811,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                 {
                                   const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c12 = polyc_lane1;
-                                  const int64_t m = (c0 + c10);
-                                  const int64_t n0 = (c1 + c5);
-                                  const int64_t n1 = (c2 + c6);
-                                  const int64_t d = (c3 + c12);
+                                  const int64_t m = c0;
+                                  const int64_t n0 = c1;
+                                  const int64_t n1 = ((c2 + c7) + c10);
+                                  const int64_t d = ((c3 + c8) + c12);
                                   if (polyc_lane1 < polyc_count1)
                                     Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }

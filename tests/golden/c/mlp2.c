@@ -347,12 +347,14 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                   }
                   else
                   {
-                    for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                    {
-                      const int64_t n = c1 + polyc_block * 16 + polyc_lane;
-                      const int64_t m = c2 + polyc_p1;
-                      polyc_panel_W1_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W1_t10[(m) * N + n];
-                    }
+                    #pragma omp simd
+                    for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                      if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                      {
+                        const int64_t n = c1 + polyc_block * 16 + polyc_lane;
+                        const int64_t m = c2 + polyc_p1;
+                        polyc_panel_W1_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W1_t10[(m) * N + n];
+                      }
                   }
                 }
               }
@@ -963,12 +965,14 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                   }
                   else
                   {
-                    for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                    {
-                      const int64_t p = c1 + polyc_block * 16 + polyc_lane;
-                      const int64_t n = c2 + polyc_p1;
-                      polyc_panel_W2_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W2_t10[(n) * P + p];
-                    }
+                    #pragma omp simd
+                    for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                      if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                      {
+                        const int64_t p = c1 + polyc_block * 16 + polyc_lane;
+                        const int64_t n = c2 + polyc_p1;
+                        polyc_panel_W2_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W2_t10[(n) * P + p];
+                      }
                   }
                 }
               }

@@ -183,12 +183,14 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                 }
                 else
                 {
-                  for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                  {
-                    const int64_t j = c1 + polyc_block * 16 + polyc_lane;
-                    const int64_t k = c2 + polyc_p1;
-                    polyc_panel_B[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B[(k) * NJ + j];
-                  }
+                  #pragma omp simd
+                  for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                    if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                    {
+                      const int64_t j = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t k = c2 + polyc_p1;
+                      polyc_panel_B[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B[(k) * NJ + j];
+                    }
                 }
               }
             }
@@ -787,12 +789,14 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                 }
                 else
                 {
-                  for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                  {
-                    const int64_t l = c1 + polyc_block * 16 + polyc_lane;
-                    const int64_t m = c2 + polyc_p1;
-                    polyc_panel_D[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = D[(m) * NL + l];
-                  }
+                  #pragma omp simd
+                  for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                    if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                    {
+                      const int64_t l = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t m = c2 + polyc_p1;
+                      polyc_panel_D[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = D[(m) * NL + l];
+                    }
                 }
               }
             }
@@ -1391,12 +1395,14 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                 }
                 else
                 {
-                  for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
-                  {
-                    const int64_t l = c1 + polyc_block * 16 + polyc_lane;
-                    const int64_t j = c2 + polyc_p1;
-                    polyc_panel_F[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = F[(j) * NL + l];
-                  }
+                  #pragma omp simd
+                  for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                    if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                    {
+                      const int64_t l = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t j = c2 + polyc_p1;
+                      polyc_panel_F[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = F[(j) * NL + l];
+                    }
                 }
               }
             }

@@ -227,9 +227,9 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * pol
 static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * polyc_status_at, int64_t SA, int64_t SE, int64_t SB, int64_t SF, int64_t SD, int64_t SC, float *restrict C, float *restrict A_t0213, float *restrict B_t2310)
 {
   #pragma omp for collapse(4) schedule(static) nowait
-  for (int64_t c0 = 0; c0 < SA; c0 += 6)
+  for (int64_t c0 = 0; c0 < SA; c0 += 2)
   {
-    for (int64_t c1 = 0; c1 < SB; c1 += 2)
+    for (int64_t c1 = 0; c1 < SB; c1 += 6)
     {
       for (int64_t c2 = 0; c2 < SC; c2 += 1)
       {
@@ -237,9 +237,9 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
         {
           if (!(((1 * SE + -1 >= 0) && (1 * SF + -1 >= 0) && (-1 * SD + 16 >= 0))))
           {
-            for (int64_t c6 = 0; c6 <= polyc_min(5, ((SA - c0) - 1)); c6 += 1)
+            for (int64_t c6 = 0; c6 <= polyc_min(1, ((SA - c0) - 1)); c6 += 1)
             {
-              for (int64_t c7 = 0; c7 <= polyc_min(1, ((SB - c1) - 1)); c7 += 1)
+              for (int64_t c7 = 0; c7 <= polyc_min(5, ((SB - c1) - 1)); c7 += 1)
               {
                 #pragma omp simd
                 for (int64_t c11 = 0; c11 <= polyc_min(15, ((SD - c3) - 1)); c11 += 1)
@@ -257,9 +257,9 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
           {
             for (int64_t c5 = 0; c5 < SF; c5 += 256)
             {
-              for (int64_t c6 = 0; c6 <= polyc_min(1, ((SB - c1) - 1)); c6 += 1)
+              for (int64_t c6 = 0; c6 <= polyc_min(1, ((SA - c0) - 1)); c6 += 1)
               {
-                if ((((SA - c0) - 1) >= 5) && (((SD - c3) - 1) >= 15))
+                if ((((SB - c1) - 1) >= 5) && (((SD - c3) - 1) >= 15))
                   if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
                   {
                     float polyc_acc[6][16];
@@ -286,8 +286,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                           {
                             const int64_t c12 = polyc_lane0;
                             const int64_t c15 = polyc_lane1;
-                            const int64_t a = (c0 + c12);
-                            const int64_t b = (c1 + c6);
+                            const int64_t a = (c0 + c6);
+                            const int64_t b = (c1 + c12);
                             const int64_t c = c2;
                             const int64_t d = (c3 + c15);
                             const int64_t e = (c4 + c10);
@@ -305,8 +305,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                         {
                           const int64_t c12 = polyc_lane0;
                           const int64_t c15 = polyc_lane1;
-                          const int64_t a = (c0 + c12);
-                          const int64_t b = (c1 + c6);
+                          const int64_t a = (c0 + c6);
+                          const int64_t b = (c1 + c12);
                           const int64_t c = c2;
                           const int64_t d = (c3 + c15);
                           C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
@@ -325,8 +325,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                         {
                           const int64_t c12 = polyc_lane0;
                           const int64_t c15 = polyc_lane1;
-                          const int64_t a = (c0 + c12);
-                          const int64_t b = (c1 + c6);
+                          const int64_t a = (c0 + c6);
+                          const int64_t b = (c1 + c12);
                           const int64_t c = c2;
                           const int64_t d = (c3 + c15);
                           polyc_acc[polyc_lane0][polyc_lane1] = C[(((a) * SB + b) * SC + c) * SD + d];
@@ -344,8 +344,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                           {
                             const int64_t c12 = polyc_lane0;
                             const int64_t c15 = polyc_lane1;
-                            const int64_t a = (c0 + c12);
-                            const int64_t b = (c1 + c6);
+                            const int64_t a = (c0 + c6);
+                            const int64_t b = (c1 + c12);
                             const int64_t c = c2;
                             const int64_t d = (c3 + c15);
                             const int64_t e = (c4 + c10);
@@ -363,8 +363,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                         {
                           const int64_t c12 = polyc_lane0;
                           const int64_t c15 = polyc_lane1;
-                          const int64_t a = (c0 + c12);
-                          const int64_t b = (c1 + c6);
+                          const int64_t a = (c0 + c6);
+                          const int64_t b = (c1 + c12);
                           const int64_t c = c2;
                           const int64_t d = (c3 + c15);
                           C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
@@ -374,7 +374,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                   }
                 else
                 {
-                  const int64_t polyc_count0 = polyc_min(5, ((SA - c0) - 1)) + 1;
+                  const int64_t polyc_count0 = polyc_min(5, ((SB - c1) - 1)) + 1;
                   const int64_t polyc_count1 = polyc_min(15, ((SD - c3) - 1)) + 1;
                   if (polyc_count0 > 0 && polyc_count1 > 0)
                   {
@@ -415,8 +415,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                               {
                                 const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c15 = polyc_lane1 + polyc_base;
-                                const int64_t a = (c0 + c12);
-                                const int64_t b = (c1 + c6);
+                                const int64_t a = (c0 + c6);
+                                const int64_t b = (c1 + c12);
                                 const int64_t c = c2;
                                 const int64_t d = (c3 + c15);
                                 const int64_t e = (c4 + c10);
@@ -434,8 +434,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                             {
                               const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c15 = polyc_lane1 + polyc_base;
-                              const int64_t a = (c0 + c12);
-                              const int64_t b = (c1 + c6);
+                              const int64_t a = (c0 + c6);
+                              const int64_t b = (c1 + c12);
                               const int64_t c = c2;
                               const int64_t d = (c3 + c15);
                               if (polyc_lane1 >= polyc_own)
@@ -455,8 +455,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                             {
                               const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c15 = polyc_lane1 + polyc_base;
-                              const int64_t a = (c0 + c12);
-                              const int64_t b = (c1 + c6);
+                              const int64_t a = (c0 + c6);
+                              const int64_t b = (c1 + c12);
                               const int64_t c = c2;
                               const int64_t d = (c3 + c15);
                               polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(((a) * SB + b) * SC + c) * SD + d] : 0.0f);
@@ -474,8 +474,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                               {
                                 const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c15 = polyc_lane1 + polyc_base;
-                                const int64_t a = (c0 + c12);
-                                const int64_t b = (c1 + c6);
+                                const int64_t a = (c0 + c6);
+                                const int64_t b = (c1 + c12);
                                 const int64_t c = c2;
                                 const int64_t d = (c3 + c15);
                                 const int64_t e = (c4 + c10);
@@ -493,8 +493,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                             {
                               const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c15 = polyc_lane1 + polyc_base;
-                              const int64_t a = (c0 + c12);
-                              const int64_t b = (c1 + c6);
+                              const int64_t a = (c0 + c6);
+                              const int64_t b = (c1 + c12);
                               const int64_t c = c2;
                               const int64_t d = (c3 + c15);
                               if (polyc_lane1 >= polyc_own)
@@ -533,8 +533,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
-                                  const int64_t a = (c0 + c12);
-                                  const int64_t b = (c1 + c6);
+                                  const int64_t a = (c0 + c6);
+                                  const int64_t b = (c1 + c12);
                                   const int64_t c = c2;
                                   const int64_t d = (c3 + c15);
                                   const int64_t e = (c4 + c10);
@@ -552,8 +552,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                               {
                                 const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c15 = polyc_lane1;
-                                const int64_t a = (c0 + c12);
-                                const int64_t b = (c1 + c6);
+                                const int64_t a = (c0 + c6);
+                                const int64_t b = (c1 + c12);
                                 const int64_t c = c2;
                                 const int64_t d = (c3 + c15);
                                 C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
@@ -572,8 +572,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                               {
                                 const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c15 = polyc_lane1;
-                                const int64_t a = (c0 + c12);
-                                const int64_t b = (c1 + c6);
+                                const int64_t a = (c0 + c6);
+                                const int64_t b = (c1 + c12);
                                 const int64_t c = c2;
                                 const int64_t d = (c3 + c15);
                                 polyc_acc[polyc_lane0][polyc_lane1] = C[(((a) * SB + b) * SC + c) * SD + d];
@@ -591,8 +591,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
-                                  const int64_t a = (c0 + c12);
-                                  const int64_t b = (c1 + c6);
+                                  const int64_t a = (c0 + c6);
+                                  const int64_t b = (c1 + c12);
                                   const int64_t c = c2;
                                   const int64_t d = (c3 + c15);
                                   const int64_t e = (c4 + c10);
@@ -610,8 +610,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                               {
                                 const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c15 = polyc_lane1;
-                                const int64_t a = (c0 + c12);
-                                const int64_t b = (c1 + c6);
+                                const int64_t a = (c0 + c6);
+                                const int64_t b = (c1 + c12);
                                 const int64_t c = c2;
                                 const int64_t d = (c3 + c15);
                                 C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
@@ -653,8 +653,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                     {
                                       const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                       const int64_t c15 = polyc_lane1 + polyc_base;
-                                      const int64_t a = (c0 + c12);
-                                      const int64_t b = (c1 + c6);
+                                      const int64_t a = (c0 + c6);
+                                      const int64_t b = (c1 + c12);
                                       const int64_t c = c2;
                                       const int64_t d = (c3 + c15);
                                       const int64_t e = (c4 + c10);
@@ -672,8 +672,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                   {
                                     const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c15 = polyc_lane1 + polyc_base;
-                                    const int64_t a = (c0 + c12);
-                                    const int64_t b = (c1 + c6);
+                                    const int64_t a = (c0 + c6);
+                                    const int64_t b = (c1 + c12);
                                     const int64_t c = c2;
                                     const int64_t d = (c3 + c15);
                                     if (polyc_lane1 >= polyc_own)
@@ -693,8 +693,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                   {
                                     const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c15 = polyc_lane1 + polyc_base;
-                                    const int64_t a = (c0 + c12);
-                                    const int64_t b = (c1 + c6);
+                                    const int64_t a = (c0 + c6);
+                                    const int64_t b = (c1 + c12);
                                     const int64_t c = c2;
                                     const int64_t d = (c3 + c15);
                                     polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(((a) * SB + b) * SC + c) * SD + d] : 0.0f);
@@ -712,8 +712,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                     {
                                       const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                       const int64_t c15 = polyc_lane1 + polyc_base;
-                                      const int64_t a = (c0 + c12);
-                                      const int64_t b = (c1 + c6);
+                                      const int64_t a = (c0 + c6);
+                                      const int64_t b = (c1 + c12);
                                       const int64_t c = c2;
                                       const int64_t d = (c3 + c15);
                                       const int64_t e = (c4 + c10);
@@ -731,8 +731,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                   {
                                     const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c15 = polyc_lane1 + polyc_base;
-                                    const int64_t a = (c0 + c12);
-                                    const int64_t b = (c1 + c6);
+                                    const int64_t a = (c0 + c6);
+                                    const int64_t b = (c1 + c12);
                                     const int64_t c = c2;
                                     const int64_t d = (c3 + c15);
                                     if (polyc_lane1 >= polyc_own)
@@ -771,8 +771,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                   {
                                     const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c15 = polyc_lane1;
-                                    const int64_t a = (c0 + c12);
-                                    const int64_t b = (c1 + c6);
+                                    const int64_t a = (c0 + c6);
+                                    const int64_t b = (c1 + c12);
                                     const int64_t c = c2;
                                     const int64_t d = (c3 + c15);
                                     const int64_t e = (c4 + c10);
@@ -790,8 +790,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
-                                  const int64_t a = (c0 + c12);
-                                  const int64_t b = (c1 + c6);
+                                  const int64_t a = (c0 + c6);
+                                  const int64_t b = (c1 + c12);
                                   const int64_t c = c2;
                                   const int64_t d = (c3 + c15);
                                   if (polyc_lane1 < polyc_count1)
@@ -811,8 +811,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
-                                  const int64_t a = (c0 + c12);
-                                  const int64_t b = (c1 + c6);
+                                  const int64_t a = (c0 + c6);
+                                  const int64_t b = (c1 + c12);
                                   const int64_t c = c2;
                                   const int64_t d = (c3 + c15);
                                   polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(((a) * SB + b) * SC + c) * SD + d] : 0.0f);
@@ -830,8 +830,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                   {
                                     const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c15 = polyc_lane1;
-                                    const int64_t a = (c0 + c12);
-                                    const int64_t b = (c1 + c6);
+                                    const int64_t a = (c0 + c6);
+                                    const int64_t b = (c1 + c12);
                                     const int64_t c = c2;
                                     const int64_t d = (c3 + c15);
                                     const int64_t e = (c4 + c10);
@@ -849,8 +849,8 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
-                                  const int64_t a = (c0 + c12);
-                                  const int64_t b = (c1 + c6);
+                                  const int64_t a = (c0 + c6);
+                                  const int64_t b = (c1 + c12);
                                   const int64_t c = c2;
                                   const int64_t d = (c3 + c15);
                                   if (polyc_lane1 < polyc_count1)
