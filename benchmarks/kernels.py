@@ -116,6 +116,28 @@ _add(
 )
 
 _add(
+    name="linear3d",
+    formula="Y[b,l,n] = sum_k X[b,l,k] W[k,n]  (a linear layer on a batch of sequences)",
+    source=_tc("""
+        def linear3d(float(B, L, K) X, float(K, N) W) -> (Y) {
+          Y(b, l, n) +=! X(b, l, k) * W(k, n)
+        }
+    """),
+    sizes=dict(B=8, L=512, K=512, N=512),
+    quick_sizes=dict(B=2, L=64, K=128, N=128),
+    tiny_sizes=dict(B=2, L=3, K=5, N=4),
+    inputs=lambda s, rng: (_f32(rng, s["B"], s["L"], s["K"]), _f32(rng, s["K"], s["N"])),
+    outputs=lambda s: [(s["B"], s["L"], s["N"])],
+    numpy=lambda a, o: (lambda: np.matmul(a[0], a[1], out=o[0])),
+    numpy_note="np.matmul broadcasts W: one product per image",
+    torch=lambda a, o: (lambda: _torch().matmul(a[0], a[1], out=o[0])),
+    torch_note="torch.matmul folds the batch into the rows: one product",
+    reference=lambda X, W: (_d(X) @ _d(W),),
+    kind="compute",
+    work=lambda s: 2 * s["B"] * s["L"] * s["K"] * s["N"],
+)
+
+_add(
     name="tbmm",
     formula="Z[b,m,n] = sum_k X[b,m,k] Y[b,n,k]",
     source=_tc("""
