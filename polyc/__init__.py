@@ -21,8 +21,7 @@ from polyc.version import __version__
 
 __all__ = [
     "ArgumentError", "CompileError", "ConfigurationError", "GradWithResiduals", "InternalError",
-    "Machine",
-    "NAMED_MACHINES", "Operator", "Options", "ParseError",
+    "Machine", "NAMED_MACHINES", "Operator", "Options", "ParseError",
     "PolycError", "SemanticError", "__version__", "bool_", "compare", "define", "exists",
     "f16", "f32", "f64", "grad", "grad_with_residuals", "i8", "i16", "i32", "i64", "max", "min",
     "op", "prod", "sum", "u8", "to_torch", "u16", "u32", "u64", "where",
