@@ -182,7 +182,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))  # the operator corpus
 import polyc  # noqa: E402
 from polyc.machine import host_brand  # noqa: E402
 from kernels import BENCHES, BY_NAME, TOLERANCE, max_rel_error  # noqa: E402
-from variants import FUSION_STRATEGIES, SPELLINGS, SPELLINGS_BY_NAME  # noqa: E402
+from variants import FUSION_STRATEGIES, SPELLINGS, SPELLINGS_BY_NAME, alike  # noqa: E402
 from backward import BACKWARD, BACKWARD_BY_NAME  # noqa: E402
 import triangular  # noqa: E402
 from corpus import CORPUS, make_inputs  # noqa: E402
@@ -748,13 +748,20 @@ def print_fusion_summary(rows: list[dict], margin: float = 1.10) -> None:
           + f" ({alike} generate the same kernel under all three)")
 
 
+def spelling_variants(group, cache_dir: Path) -> list[tuple[str, object]]:
+    """The spellings of ``group``, one variant per distinct kernel (``variants.alike``):
+    spellings that compile to the same C share one row (``"benchmark's = exp twice, no
+    temporary"``), as the fusion strategies do."""
+    return alike([(label, polyc.define(source, cache_dir=cache_dir))
+                  for label, source in group.sources])
+
+
 def spelling_rows(cache_dir: Path, names: list[str]) -> list[dict]:
     rows = []
     for k, group in enumerate(SPELLINGS):
         if names and group.name not in names:
             continue
-        variants = [(label, polyc.define(source, cache_dir=cache_dir))
-                    for label, source in group.sources]
+        variants = spelling_variants(group, cache_dir)
         rows.append(bench_variants(group.bench, variants, ARGS.seed + 100 + k,
                                    with_torch=True))
         print(f"  spellings {group.name}: done", file=sys.stderr, flush=True)
@@ -766,13 +773,9 @@ def strategy_variants(source: str, name: str | None, cache_dir: Path
     """The operator under each fusion strategy, one variant per distinct kernel: the
     strategies whose C is the same share one (label ``"default = max"``), so that
     timing noise never tells identical kernels apart."""
-    kernels: dict[str, list] = {}
-    for strategy in FUSION_STRATEGIES:
-        op = polyc.define(source, name=name, fusion=strategy, cache_dir=cache_dir)
-        code = "\n".join(line for line in op.compilation().c_source.text.splitlines()
-                         if not line.startswith(" * options:"))  # names the strategy
-        kernels.setdefault(code, [[], op])[0].append(strategy)
-    return [(" = ".join(strategies), op) for strategies, op in kernels.values()]
+    return alike([(strategy, polyc.define(source, name=name, fusion=strategy,
+                                          cache_dir=cache_dir))
+                  for strategy in FUSION_STRATEGIES])
 
 
 def strategy_times(row: dict) -> dict[str, float]:

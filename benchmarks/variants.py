@@ -8,6 +8,7 @@ kernel of the same name (``kernels.py``) unless the group brings its own.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from textwrap import dedent
 
@@ -16,6 +17,31 @@ from kernels import BY_NAME, Bench, _d, _f32
 
 def _tc(text: str) -> str:
     return dedent(text).strip() + "\n"
+
+
+def kernel_key(op) -> str:
+    """``op``'s C up to its comments and the names of its tensors and of itself: variants
+    with the same key run the same kernel (one spelling's temporary ``e`` is another's
+    ``exp_S1``, which polyc introduced; a fusion strategy is named in a comment)."""
+    compilation = op.compilation()
+    text = re.sub(r"/\*.*?\*/", "", compilation.c_source.text, flags=re.S)
+    text = text.replace(op.name, "\0op")
+    tensors = set(compilation.program.op.tensors)
+    placeholders: dict[str, str] = {}
+    return re.sub(r"[A-Za-z_]\w*", lambda m: placeholders.setdefault(
+        m.group(0), f"\0t{len(placeholders)}") if m.group(0) in tensors else m.group(0), text)
+
+
+def alike(variants: list[tuple[str, object]]) -> list[tuple[str, object]]:
+    """``(label, operator)`` variants, one per distinct kernel (:func:`kernel_key`): those
+    that compile to the same C share the first one's operator under their labels joined
+    by ``" = "`` (``"default = max"``), so that timing noise never tells identical
+    kernels apart (two copies of one softmax kernel, timed apart, differed by 1.19 on a
+    2-core VM)."""
+    kernels: dict[str, list] = {}
+    for label, op in variants:
+        kernels.setdefault(kernel_key(op), [[], op])[0].append(label)
+    return [(" = ".join(labels), op) for labels, op in kernels.values()]
 
 
 @dataclass(frozen=True)

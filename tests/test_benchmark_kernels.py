@@ -11,7 +11,7 @@ import polyc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from kernels import BENCHES, TOLERANCE, max_rel_error  # noqa: E402
-from variants import SPELLINGS  # noqa: E402
+from variants import SPELLINGS, SPELLINGS_BY_NAME, alike  # noqa: E402
 
 SPELLED = [(group, label, source) for group in SPELLINGS for label, source in group.sources]
 
@@ -44,6 +44,18 @@ def test_benchmark_kernel_matches_numpy(bench):
     bench.numpy(args, numpy_outs)()
     for got, ref in zip(numpy_outs, reference):
         assert max_rel_error(got, ref) <= TOLERANCE
+
+
+def test_spellings_that_compile_alike_share_one_row():
+    # The benchmark's softmax and "exp twice" differ only in the name of the exponentials'
+    # buffer (`e`, and `exp_S1` that polyc introduced); normalised in place is another
+    # kernel; every mlp spelling is one of its own (fmax, a select, a temporary).
+    softmax = [(label, polyc.define(source))
+               for label, source in SPELLINGS_BY_NAME["softmax"].sources]
+    assert [label for label, _ in alike(softmax)] == [
+        "benchmark's = exp twice, no temporary", "written into Y, then divided"]
+    mlp = [(label, polyc.define(source)) for label, source in SPELLINGS_BY_NAME["mlp"].sources]
+    assert [label for label, _ in alike(mlp)] == [label for label, _ in mlp]
 
 
 @pytest.mark.needs_cc
