@@ -730,12 +730,12 @@ def print_variants(title: str, rows: list[dict], note: str, worst_of: str | None
 def print_fusion_summary(rows: list[dict], margin: float = 1.10) -> None:
     """How many operators' default fusion is within ``margin`` of the fastest strategy
     and of ``fusion='min'``, and the ones that are not."""
-    slow, behind_min, counted, alike = [], [], 0, 0
+    slow, behind_min, counted, one_kernel = [], [], 0, 0
     for row in rows:
         times = strategy_times(row)
         if "default" not in times:
             continue
-        alike += len(row["variants"]) == 1
+        one_kernel += len(row["variants"]) == 1
         counted += 1
         if times["default"] > margin * min(times.values()):
             slow.append(f"{row['kernel']} {times['default'] / min(times.values()):.2f}")
@@ -745,7 +745,7 @@ def print_fusion_summary(rows: list[dict], margin: float = 1.10) -> None:
           f"{counted - len(slow)} of {counted} operators"
           + (f"; beyond: {', '.join(slow)}" if slow else "")
           + f"; slower than fusion='min' by more than {margin:.2f}× on {len(behind_min)}"
-          + f" ({alike} generate the same kernel under all three)")
+          + f" ({one_kernel} generate the same kernel under all three)")
 
 
 def spelling_variants(group, cache_dir: Path) -> list[tuple[str, object]]:
