@@ -8,8 +8,10 @@
                                   what elements already hold dropped (poly), updates
                                   merged, temporaries read once substituted, factors,
                                   divisors and common values (optimize, canonicalize)
-    layout copies     rewrite     strided reused operands transposed, outputs ending in a
-                                  window computed transposed (optimize)
+    layout copies     rewrite     indices that move together merged (a contraction as a
+                                  matrix product; canonicalize), strided reused operands
+                                  transposed, outputs ending in a window computed
+                                  transposed (optimize)
     domains           poly        the isl model: domains, accesses, original schedule
     dependences       poly        flow, anti, output and reuse relations
     schedule          scheduling  fusion, tiling, register blocks, jams, streamed stores,
@@ -50,6 +52,7 @@ from polyc.poly.program import PolyProgram, build_poly_program
 from polyc.poly.redundant_stores import drop_redundant_stores
 from polyc.rewrite.common_values import share_common_values
 from polyc.rewrite.invariant_factors import hoist_invariant_factors
+from polyc.rewrite.merged_indices import merge_indices
 from polyc.rewrite.merged_updates import merge_updates
 from polyc.rewrite.read_once import substitute_read_once
 from polyc.rewrite.split_selects import split_selects
@@ -100,6 +103,11 @@ def _optimizing(options: Options) -> bool:
     return options.optimize
 
 
+def _layout_copies(c: Compilation) -> dict:
+    op = merge_indices(c.op) if c.options.canonicalize else c.op
+    return {"op": transpose_strided_operands(transpose_window_outputs(op))}
+
+
 def _schedule(c: Compilation) -> dict:
     return {"schedule": compute_schedule(c.program, c.dependences, c.options.fusion,
                                          c.options.parallel, c.options.optimize,
@@ -139,8 +147,7 @@ PIPELINE: tuple[Stage, ...] = (
           lambda c: {"op": share_common_values(hoist_invariant_factors(substitute_read_once(
               merge_updates(drop_redundant_stores(split_selects(c.op))))))},
           lambda options: options.optimize and options.canonicalize),
-    Stage("layout copies", lambda c: {"op": transpose_strided_operands(
-        transpose_window_outputs(c.op))}, _optimizing),
+    Stage("layout copies", _layout_copies, _optimizing),
     Stage("domains", lambda c: {"program": build_poly_program(c.op)}),
     Stage("dependences", lambda c: {"dependences": compute_dependences(c.program)}),
     Stage("schedule", _schedule),

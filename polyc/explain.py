@@ -412,7 +412,7 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
     (:mod:`polyc.rewrite.split_selects`, :mod:`polyc.poly.redundant_stores`,
     :mod:`polyc.rewrite.merged_updates`, :mod:`polyc.rewrite.read_once`,
     :mod:`polyc.rewrite.invariant_factors`,
-    :mod:`polyc.rewrite.common_values`;
+    :mod:`polyc.rewrite.common_values`, :mod:`polyc.rewrite.merged_indices`;
     ``canonicalize=False`` keeps the spelling)."""
     lines = []
     for statement in written.statements:
@@ -444,7 +444,8 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
                        "domains, updates of an element merged into one statement, "
                        "temporaries read once substituted into their reader, "
                        "invariant factors and divisors scale the finished sum, "
-                       "values two statements compute alike are computed once "
+                       "values two statements compute alike are computed once, "
+                       "indices that move together merged into one "
                        "(canonicalize=False keeps the spelling)"),)
 
 

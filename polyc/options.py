@@ -55,7 +55,8 @@ class Options:
     # With optimize: rewrite the IR to a canonical form before scheduling, so that the
     # spelling does not matter (polyc.rewrite.invariant_factors: factors and divisors
     # that no reduction index changes scale the finished sum; polyc.rewrite.common_values:
-    # a library call two statements compute alike is computed once).
+    # a library call two statements compute alike is computed once; polyc.rewrite.
+    # merged_indices: indices that move together in a contraction become one).
     canonicalize: bool = True
     # Data-dependent indices (gathers) are checked against the gathered extent in the
     # kernel; False drops the check: an index out of range is then undefined behaviour

@@ -184,7 +184,7 @@ class ExprEmitter:
         if text is not None:
             return text
         tensor = self.tensors[tensor_name]
-        name = self.renames.get(tensor_name) or c_name(tensor_name)
+        name = self.renames.get(tensor_name) or c_name(tensor.storage or tensor_name)
         if tensor.rank == 0 and tensor.role == ir.INPUT:
             return name
         return f"{name}[{self.element_offset(tensor, indices)}]"

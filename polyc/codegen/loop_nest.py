@@ -80,7 +80,7 @@ class LoopNestEmitter:
         self.outliner = Outliner(entry_name(program.op), kernel_variables(program.op,
                                                                           contractions))
         self.statements = {s.name: s for s in program.statements}
-        self.names = {isl_name(s): c_name(s) for s in program.op.sizes}
+        self.names = {isl_name(s): c_name(s) for s in program.op.parameters}
         self.loops_around_marks = loops_around_marks or {}
         self.stream_threshold = stream_threshold
         self.streamed: set[str] = set()  # the outputs some loop streams

@@ -64,6 +64,8 @@ def kernel_variables(op: ir.Op, contractions) -> Variables:
     contracted ones are declared where they are used)."""
     variables = Variables({name: ctype for ctype, name in entry_parameters(op)})
     variables.declare("polyc_work", "int64_t")
+    for derived in op.derived_sizes:
+        variables.declare(c_name(derived.name), "int64_t")
     for tensor in op.temporaries:
         if tensor.name not in contractions:
             variables.declare(c_name(tensor.name), f"{tensor.type.c_type} *restrict")

@@ -125,10 +125,11 @@ def parallel_with_private_accumulators(emitter: LoopNestEmitter, node: isl.AstNo
                              f"(size_t)polyc_max(1, {count})"),
             cgen.For("int64_t polyc_e = 0", f"polyc_e < {count}", "polyc_e += 1",
                      cgen.Statement(f"{mine}[polyc_e] = {identity(op, tensor.type)}"))]
+        memory = c_name(tensor.storage or name)  # a view's elements are its storage's
         combined.append(cgen.For(
             "int64_t polyc_e = 0", f"polyc_e < {count}", "polyc_e += 1",
-            cgen.Statement(f"{c_var}[polyc_e] = " + combine(
-                op, tensor, f"{c_var}[polyc_e]", f"{mine}[polyc_e]"))))
+            cgen.Statement(f"{memory}[polyc_e] = " + combine(
+                op, tensor, f"{memory}[polyc_e]", f"{mine}[polyc_e]"))))
         frees.append(cgen.Statement(f"free({pool})"))
         emitter.outliner.variables.declare(pool, f"{ctype} *restrict")
         private[name] = mine

@@ -85,6 +85,9 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     parameters = entry_parameters(op)
     shared = tuple(t for t in op.temporaries if t.name not in contractions)
     body = [cgen.Statement("int polyc_status = 0")]
+    body += [cgen.Initializer(cgen.Value("const int64_t", c_name(derived.name)),
+                              emitter.exprs.element_count(derived.factors))
+             for derived in op.derived_sizes]
     body.append(cgen.Initializer(cgen.Value("const int64_t", "polyc_work"), _work(program)))
     placed = emitter.parallel and place_threads
     if placed:

@@ -163,6 +163,8 @@ def picture_sizes(op: ir.Op, given: dict | None = None) -> dict[str, int]:
     for name in op.sizes:
         default = SMALL_EXTENT if name in subtracted else DEFAULT_EXTENT
         values[name] = int(given[name]) if name in given else default
+    for derived in op.derived_sizes:  # merged indices' extents
+        values[derived.name] = derived.value(values)
     return values
 
 

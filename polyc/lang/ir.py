@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from polyc.errors import Source, Span
+from polyc.lang import sizes as sz
 from polyc.lang.sizes import SizeExpr
 from polyc.lang.types import ScalarType
 
@@ -187,18 +188,37 @@ class Statement:
 # ----------------------------------------------------------------- operator
 
 
-INPUT, OUTPUT, TEMPORARY = "input", "output", "temporary"
+INPUT, OUTPUT, TEMPORARY, VIEW = "input", "output", "temporary", "view"
+
+
+@dataclass(frozen=True)
+class DerivedSize:
+    """A size the kernel computes from others: the product of ``factors`` (each clamped
+    at 0), the extent of several indices merged into one."""
+
+    name: str
+    factors: tuple[SizeExpr, ...]
+
+    def value(self, sizes: dict[str, int]) -> int:
+        """Its value where the operator's sizes are ``sizes``."""
+        product = 1
+        for factor in self.factors:
+            product *= max(0, sz.evaluate(factor, sizes))
+        return product
 
 
 @dataclass(frozen=True)
 class Tensor:
-    """A named array: an input, an output or a temporary of the body."""
+    """A named array: an input, an output or a temporary of the body; or a view, which
+    names the memory of the tensor ``storage`` read and written with its own shape
+    (indices merged: :mod:`polyc.rewrite.merged_indices`)."""
 
     name: str
     type: ScalarType
     shape: tuple[SizeExpr, ...]
     role: str
     span: Span | None = _span()
+    storage: str | None = None
 
     @property
     def rank(self) -> int:
@@ -230,10 +250,17 @@ class Op:
     statements: tuple[Statement, ...]
     preconditions: tuple[Precondition, ...] = ()
     source: Source | None = field(default=None, compare=False, repr=False)
+    views: tuple[Tensor, ...] = ()
+    derived_sizes: tuple[DerivedSize, ...] = ()
 
     @property
     def tensors(self) -> dict[str, Tensor]:
-        return {t.name: t for t in self.inputs + self.outputs + self.temporaries}
+        return {t.name: t for t in self.inputs + self.outputs + self.temporaries + self.views}
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """The sizes the loops are written in: the operator's, then the derived ones."""
+        return self.sizes + tuple(d.name for d in self.derived_sizes)
 
     def tensor(self, name: str) -> Tensor:
         return self.tensors[name]

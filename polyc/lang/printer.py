@@ -22,8 +22,18 @@ _ATOM = 9
 def to_tc(op: ir.Op) -> str:
     params = ", ".join(_param(t) for t in op.inputs)
     outputs = ", ".join(f"{t.type.name} {t.name}" for t in op.outputs)
-    body = "\n".join("  " + statement_to_tc(s) for s in op.statements)
+    lines = [f"  # {d.name} = {' * '.join(_factor(f) for f in d.factors)}"
+             for d in op.derived_sizes]
+    lines += [f"  # {v.name}({', '.join(sz.to_tc(e) for e in v.shape)}): the memory of "
+              f"{v.storage}" for v in op.views]
+    body = "\n".join(lines + ["  " + statement_to_tc(s) for s in op.statements])
     return f"def {op.name}({params}) -> ({outputs}) {{\n{body}\n}}\n"
+
+
+def _factor(e: sz.SizeExpr) -> str:
+    text = sz.to_tc(e)
+    return text if sz.plain_name(e) is not None or (
+        isinstance(e, sz.Affine) and e.is_constant) else f"({text})"
 
 
 def _param(tensor: ir.Tensor) -> str:

@@ -19,7 +19,13 @@ before every update, a consumer after every update. ``dep_reduction_order``
 adds those memory-based dependences: every pair (other statement, update) that
 touches the same element, in the original order.
 
-    validity    = dep_flow ∪ dep_false − dep_reduction ∪ dep_reduction_order
+A tensor read or written through a view (:mod:`polyc.rewrite.merged_indices`: its
+memory with merged indices, an index that is a product of sizes, which isl cannot
+relate element by element to the storage's) adds ``dep_alias``: the statements that
+touch that memory under two names, one of them writing, run whole one before the
+other, in program order.
+
+    validity    = dep_flow ∪ dep_false − dep_reduction ∪ dep_reduction_order ∪ dep_alias
     coincidence = validity ∪ dep_reduction
     proximity   = dep_flow ∪ dep_reuse   (dep_reuse: two statements reading one element)
 """
@@ -30,7 +36,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polyc.lang import ir
-from polyc.poly.program import PolyProgram, isl_items, statements_named
+from polyc.poly.program import PolyProgram, isl_items, isl_name, statements_named
 from polyc.poly.relations import same_image
 
 
@@ -41,12 +47,16 @@ class Dependences:
     dep_reduction: isl.UnionMap        # updates of a pure reduction, one after the other
     dep_reduction_order: isl.UnionMap  # other statements vs every update of a reduction
     dep_reuse: isl.UnionMap            # two statements reading one element (proximity only)
+    dep_alias: isl.UnionMap | None = None  # statements touching one memory under two names
 
     @property
     def validity(self) -> isl.UnionMap:
         """What every schedule must respect."""
-        return (self.dep_flow.union(self.dep_false).subtract(self.dep_reduction)
-                .union(self.dep_reduction_order).coalesce())
+        validity = (self.dep_flow.union(self.dep_false).subtract(self.dep_reduction)
+                    .union(self.dep_reduction_order))
+        if self.dep_alias is not None:
+            validity = validity.union(self.dep_alias)
+        return validity.coalesce()
 
     @property
     def coincidence(self) -> isl.UnionMap:
@@ -99,7 +109,33 @@ def compute_dependences(program: PolyProgram) -> Dependences:
             orders = orders.union(same_element.intersect(before)).union(
                 same_element.reverse().intersect(before))
     return Dependences(flow.coalesce(), false, chains.coalesce(), orders.coalesce(),
-                       _input_reuse(program))
+                       _input_reuse(program), _alias_order(program))
+
+
+def _alias_order(program: PolyProgram) -> isl.UnionMap | None:
+    """``{ S[...] -> T[...] }`` for every instance pair of two statements that touch one
+    memory under two names (a view and its storage), one of them writing, S first in
+    program order; ``None`` when no memory has two names."""
+    memory = {isl_name(t.name): isl_name(t.storage or t.name)
+              for t in program.op.tensors.values()}
+    if len(set(memory.values())) == len(memory):
+        return None
+    touches = []  # (statement position, memory, name, writes)
+    positions = {s.name: k for k, s in enumerate(program.statements)}
+    for relation, writes in ((program.reads, False), (program.may_writes, True)):
+        for part in isl_items(relation.get_map_list()):
+            name = part.get_tuple_name(isl.dim_type.out)
+            touches.append((positions[part.get_tuple_name(isl.dim_type.in_)],
+                            memory[name], name, writes))
+    result = isl.UnionMap.empty(program.reads.get_space())
+    for first, memory_a, name_a, writes_a in touches:
+        for second, memory_b, name_b, writes_b in touches:
+            if (first < second and memory_a == memory_b and name_a != name_b
+                    and (writes_a or writes_b)):
+                before = statements_named(program.domain, (program.statements[first].name,))
+                after = statements_named(program.domain, (program.statements[second].name,))
+                result = result.union(isl.UnionMap.from_domain_and_range(before, after))
+    return result.coalesce()
 
 
 def _input_reuse(program: PolyProgram) -> isl.UnionMap:

@@ -91,7 +91,7 @@ class PolyProgram:
 
 
 def params_prefix(op: ir.Op) -> str:
-    return "[" + ", ".join(isl_name(s) for s in op.sizes) + "]"
+    return "[" + ", ".join(isl_name(s) for s in op.parameters) + "]"
 
 
 def poly_statements(op: ir.Op) -> tuple[PolyStatement, ...]:
@@ -156,8 +156,8 @@ def tuple_text(stmt: PolyStatement) -> str:
 
 def sizes_context(op: ir.Op) -> isl.Set:
     """Sizes are non-negative and every extent is non-negative (else the call is rejected)."""
-    constraints = [f"{isl_name(s)} >= 0" for s in op.sizes]
-    for tensor in op.inputs + op.outputs + op.temporaries:
+    constraints = [f"{isl_name(s)} >= 0" for s in op.parameters]
+    for tensor in op.tensors.values():
         constraints += [f"{sz.to_isl(d)} >= 0" for d in tensor.shape if sz.size_names(d)]
     body = " and ".join(constraints) if constraints else "true"
     return isl.Set(f"{params_prefix(op)} -> {{ : {body} }}")

@@ -41,6 +41,7 @@ COPY_PREFIX = "L"
 def transpose_strided_operands(op: ir.Op) -> ir.Op:
     """``op`` with copies of the inputs worth transposing (see the module docstring)."""
     inputs = {t.name: t for t in op.inputs}
+    inputs.update({v.name: v for v in op.views if v.storage in inputs})  # merged inputs
     copies: dict[tuple[str, tuple[int, ...]], ir.Tensor] = {}
     statements = []
     for stmt in op.statements:
@@ -65,7 +66,8 @@ def transpose_strided_operands(op: ir.Op) -> ir.Op:
             stmt.rhs, lambda e: copied(e) if isinstance(e, ir.Read) else None)))
     if not copies:
         return op
-    prologue = [_copy_statement(inputs[name], order, copy, f"{COPY_PREFIX}{k}")
+    first = len(layout_copies(op))
+    prologue = [copy_statement(inputs[name], order, copy, f"{COPY_PREFIX}{first + k}")
                 for k, ((name, order), copy) in enumerate(copies.items())]
     return dataclasses.replace(op, temporaries=op.temporaries + tuple(copies.values()),
                                statements=tuple(prologue + statements))
@@ -173,7 +175,7 @@ def _better_order(read: ir.Read, vector_index: str, stmt: ir.Statement
     index (so it is re-read), and its dimensions out of the loops' order.
 
     The copy is laid out in the order the statement's loops walk it (each dimension
-    keyed by the innermost loop that moves it, :func:`_loop_order`): a register
+    keyed by the innermost loop that moves it, :func:`loop_order`): a register
     block's vector lanes read one row, and its successive reduction steps adjacent
     rows. The contraction's ``B(d, f, c, e)`` becomes ``B_t(c, e, f, d)``, not
     ``B_t(f, c, e, d)``, whose steps along ``f`` were 24³ elements apart, all in two
@@ -190,13 +192,13 @@ def _better_order(read: ir.Read, vector_index: str, stmt: ir.Statement
         return None
     if all(index in frozenset().union(*dims) for index in stmt.indices):
         return None  # read once per output element: a copy would not pay
-    loop_order = _loop_order(stmt, vector_index)
+    walk = loop_order(stmt, vector_index)
     order = tuple(sorted(range(len(dims)), key=lambda k: max(
-        (loop_order.index(name) for name in dims[k]), default=-1)))
+        (walk.index(name) for name in dims[k]), default=-1)))
     return None if order == tuple(range(len(dims))) else order
 
 
-def _loop_order(stmt: ir.Statement, vector_index: str) -> list[str]:
+def loop_order(stmt: ir.Statement, vector_index: str) -> list[str]:
     """The statement's indices in the order its register-blocked nest walks them,
     outermost first: the output indices, the window offsets (the ``r`` of ``h + r``:
     short loops, outside the block's other reductions), the other reductions, the
@@ -208,7 +210,7 @@ def _loop_order(stmt: ir.Statement, vector_index: str) -> list[str]:
     return [i for i in stmt.indices if i != vector_index] + reductions + [vector_index]
 
 
-def _copy_statement(source: ir.Tensor, order: tuple[int, ...], copy: ir.Tensor,
+def copy_statement(source: ir.Tensor, order: tuple[int, ...], copy: ir.Tensor,
                     name: str) -> ir.Statement:
     indices = tuple(f"t{k}" for k in range(source.rank))
     read = ir.Read(source.type, source.name, tuple(ir.Index(INT64, i) for i in indices))

@@ -82,9 +82,10 @@ def contract_temporaries(program: PolyProgram, schedule, ast: isl.AstNode | None
     same_prefix = same_image(prefix)
     accesses = program.reads.union(program.may_writes)
     result = {}
+    viewed = {view.storage for view in program.op.views}
     for tensor in program.op.temporaries:
-        if tensor.rank == 0 or tensor.name in shared:
-            continue  # already a single element, or split across pieces
+        if tensor.rank == 0 or tensor.name in shared | viewed:
+            continue  # a single element, split across pieces, or read with another shape
         touches = _accesses_of(accesses, tensor)
         if touches.is_empty():
             continue

@@ -241,12 +241,19 @@ def _size_names(program: PolyProgram) -> list[str]:
 
 def parameter_point(program: PolyProgram, sizes: dict[str, int]) -> isl.Set:
     """The parameters fixed at ``sizes`` (the others at
-    :data:`~polyc.machine.rules.NOMINAL_EXTENT`), within the sizes' constraints."""
+    :data:`~polyc.machine.rules.NOMINAL_EXTENT`), within the sizes' constraints; a
+    derived size (merged indices) at the product of its factors there."""
+    values = {name: sizes.get(isl_name(name), rules.NOMINAL_EXTENT)
+              for name in program.op.sizes}
+    for derived in program.op.derived_sizes:
+        values[derived.name] = derived.value(values)
     point = isl.Set.universe(program.context.get_space())
     for k in range(point.dim(isl.dim_type.param)):
         name = point.get_dim_name(isl.dim_type.param, k)
-        point = point.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(
-            point.get_ctx(), sizes.get(name, rules.NOMINAL_EXTENT)))
+        value = next((v for n, v in values.items() if isl_name(n) == name),
+                     sizes.get(name, rules.NOMINAL_EXTENT))
+        point = point.fix_val(isl.dim_type.param, k,
+                              isl.Val.int_from_si(point.get_ctx(), value))
     return point.intersect(program.context)
 
 

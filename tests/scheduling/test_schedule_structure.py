@@ -326,11 +326,25 @@ def register_rows(ast: str) -> str:
     return re.search(r"min\(\d+, (\w+) - ", loop).group(1)
 
 
-def test_a_layer_over_a_batch_streams_its_rows_as_matmul_does(machine):
-    # W varies only with the block's columns and reduction: its panel serves every row of
-    # every image, so the batch b is a plain loop, not a tile that would cut the streamed
-    # rows into cubes, and the layer gets matmul's tiles. Its rows are l, X's rows.
+def test_a_layer_over_a_batch_is_a_matmul_over_its_merged_rows(machine):
+    # b and l move together (X and Y hold them adjacent, over their whole extents): one
+    # index over B * L rows, and the layer gets exactly matmul's schedule.
     layer = compiled(LAYER, machine=machine)
+    matmul = compiled(MATMUL, machine=machine)
+    assert str(layer.op).count("+=!") == 1 and "Y_m(bl, n) +=! X_m(bl, k) * W(k, n)" in str(
+        layer.op)
+    schedule, reference = str(layer.schedule), str(matmul.schedule)
+    assert [tile_of(schedule, i) for i in ("bl", "n", "k")] == [
+        tile_of(reference, i) for i in "mnk"]
+    assert register_rows(layer.ast_text) == "B_L"
+
+
+def test_a_layer_over_a_batch_streams_its_rows_as_matmul_does(machine):
+    # Unmerged (canonicalize=False): W varies only with the block's columns and
+    # reduction: its panel serves every row of every image, so the batch b is a plain
+    # loop, not a tile that would cut the streamed rows into cubes, and the layer gets
+    # matmul's tiles. Its rows are l, X's rows.
+    layer = compiled(LAYER, machine=machine, canonicalize=False)
     matmul = str(compiled(MATMUL, machine=machine).schedule)
     schedule = str(layer.schedule)
     assert tile_of(schedule, "b") == 1 and "S0(c0, " in layer.ast_text
@@ -339,9 +353,10 @@ def test_a_layer_over_a_batch_streams_its_rows_as_matmul_does(machine):
 
 
 def test_register_block_rows_are_the_operand_rows_nearest_in_memory(machine):
-    # m, n0 and n1 all qualify as rows (X varies along them, W does not): n1, X's
-    # innermost, makes each block's rows neighbouring lines; m and n0 are plain loops.
-    compilation = compiled(KRONECKER, machine=machine)
+    # Unmerged (canonicalize=False): m, n0 and n1 all qualify as rows (X varies along
+    # them, W does not): n1, X's innermost, makes each block's rows neighbouring lines;
+    # m and n0 are plain loops. (Merged, m, n0 and n1 are one index.)
+    compilation = compiled(KRONECKER, machine=machine, canonicalize=False)
     assert register_rows(compilation.ast_text) == "N1"
     schedule = str(compilation.schedule)
     assert tile_of(schedule, "m") == tile_of(schedule, "n0") == 1
@@ -361,13 +376,13 @@ def test_streamed_layers_match_numpy(source, shapes, formula):
 
 
 def test_layout_copies_follow_the_loops_reductions_then_vector():
-    # B(d, f, c, e) is copied as B_t(c, e, f, d): output index c, then the reductions
-    # e, f in the statement's order (f innermost in the block), d last. The block's
-    # steps along f read rows 24 elements apart, not 24³.
+    # Unmerged (canonicalize=False): B(d, f, c, e) is copied as B_t(c, e, f, d): output
+    # index c, then the reductions e, f in the statement's order (f innermost in the
+    # block), d last. The block's steps along f read rows 24 elements apart, not 24³.
     source = """def tc(float(SA, SE, SB, SF) A, float(SD, SF, SC, SE) B) -> (C) {
       C(a, b, c, d) +=! A(a, e, b, f) * B(d, f, c, e)
     }"""
-    compilation = compiled(source)
+    compilation = compiled(source, canonicalize=False)
     text = compilation.c_source.text
     assert "B_t2310[(((c) * SE + e) * SF + f) * SD + d]" in text
     assert "B_t2310[(((t2) * SE + t3) * SF + t1) * SD + t0] = B[" in text

@@ -3,7 +3,10 @@
  * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def doitgen(float32(NR, NQ, NP) A, float32(NP, NP) C4) -> (float32 S) {
- *   S(r, q, p) +=! A(r, q, s) * C4(s, p) where r in 0:NR, q in 0:NQ, p in 0:NP, s in 0:NP
+ *   # NR_NQ = NR * NQ
+ *   # A_m(NR_NQ, NP): the memory of A
+ *   # S_m(NR_NQ, NP): the memory of S
+ *   S_m(rq, p) +=! A_m(rq, s) * C4(s, p) where rq in 0:NR_NQ, p in 0:NP, s in 0:NP
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -79,42 +82,84 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 }
 
 
+/* The threads as a grid over `count` loops: parts[k] along loop k, the parts
+   multiplying to `threads`. Loop k has extents[k] values in blocks of sizes[k].
+   Each prime factor of `threads`, largest first, goes to the outermost loop whose
+   largest part would hold at most 5% more values than an even share (OpenMP's
+   static schedule of collapsed loops also cuts the outermost first: each thread
+   keeps its own images of a batch), else to the loop where it would hold least. */
+static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *extents,
+                                     const int64_t *sizes, int64_t *parts) {
+  int64_t factors[64];
+  int n = 0;
+  for (int k = 0; k < count; k++) parts[k] = 1;
+  for (int64_t p = 2; p * p <= threads; p++)
+    while (threads % p == 0) { factors[n++] = p; threads /= p; }
+  if (threads > 1) factors[n++] = threads;
+  for (int f = n - 1; f >= 0; f--) {
+    int best = 0;
+    double best_excess = 0.0;
+    for (int k = 0; k < count; k++) {
+      const int64_t q = parts[k] * factors[f];
+      const int64_t blocks = (extents[k] + sizes[k] - 1) / sizes[k];
+      const int64_t largest = ((blocks + q - 1) / q) * sizes[k];
+      const double excess = extents[k] > 0 ? (double)largest * q / extents[k] : 1e300;
+      if (excess <= 1.05) { best = k; break; }
+      if (k == 0 || excess < best_excess) { best = k; best_excess = excess; }
+    }
+    parts[best] *= factors[f];
+  }
+}
+
 
 
 
 #define polyc_status (*polyc_status_at)
-static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_at, int64_t NR, int64_t NQ, int64_t NP, const float *restrict A, const float *restrict C4, float *restrict S)
+static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_at, int64_t NP, const float *restrict A, const float *restrict C4, float *restrict S, int64_t NR_NQ)
 {
-  #pragma omp for collapse(3) schedule(static) nowait
-  for (int64_t c0 = 0; c0 < NR; c0 += 1)
   {
-    for (int64_t c1 = 0; c1 < NQ; c1 += 768)
+    const int64_t polyc_first0 = 0;
+    const int64_t polyc_first1 = 0;
+    const int64_t polyc_extents[2] = {polyc_max(0, ((NR_NQ - 1)) - (polyc_first0) + 1), polyc_max(0, ((NP - 1)) - (polyc_first1) + 1)};
+    const int64_t polyc_sizes[2] = {6, 64};
+    const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
+    int64_t polyc_parts[2];
+    polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
+    int64_t polyc_place = omp_get_thread_num();
+    const int64_t polyc_t1 = polyc_place % polyc_parts[1];
+    polyc_place /= polyc_parts[1];
+    const int64_t polyc_t0 = polyc_place % polyc_parts[0];
+    polyc_place /= polyc_parts[0];
+    const int64_t polyc_lo0_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
+    const int64_t polyc_hi0_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
+    const int64_t polyc_lo0_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
+    const int64_t polyc_hi0_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
+    for (int64_t c0 = ((-(polyc_lo0_0 % 768)) + polyc_lo0_0); c0 < polyc_min(NR_NQ, polyc_hi0_0); c0 += 768)
     {
-      for (int64_t c2 = 0; c2 < NP; c2 += 64)
+      for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(NP, polyc_hi0_1); c1 += 64)
       {
         if (!(((-1 * NP + 16 >= 0))))
         {
-          for (int64_t c5 = 0; c5 <= polyc_min(767, ((NQ - c1) - 1)); c5 += 1)
+          for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((NR_NQ - c0) - 1)); c3 += 1)
           {
             #pragma omp simd
-            for (int64_t c7 = 0; c7 <= polyc_min(63, ((NP - c2) - 1)); c7 += 1)
+            for (int64_t c5 = 0; c5 <= polyc_min(63, ((NP - c1) - 1)); c5 += 1)
             {
-              const int64_t r = c0;
-              const int64_t q = (c1 + c5);
-              const int64_t p = (c2 + c7);
-              S[((r) * NQ + q) * NP + p] = 0.0f;
+              const int64_t rq = (c0 + c3);
+              const int64_t p = (c1 + c5);
+              S[(rq) * NP + p] = 0.0f;
             }
           }
         }
-        for (int64_t c3 = 0; c3 < NP; c3 += 512)
+        for (int64_t c2 = 0; c2 < NP; c2 += 512)
         {
           _Alignas(64) float polyc_panel_C4_storage[32768];
           float *restrict polyc_panel_C4 = polyc_panel_C4_storage;
           {
-            for (int64_t polyc_p1 = polyc_max(0, 0 - c3); polyc_p1 < polyc_min(512, NP - c3); polyc_p1 += 1)
+            for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, NP - c2); polyc_p1 += 1)
             {
-              const int64_t polyc_start = polyc_max(0, 0 - c2);
-              const int64_t polyc_end = polyc_min(64, NP - c2);
+              const int64_t polyc_start = polyc_max(0, 0 - c1);
+              const int64_t polyc_end = polyc_min(64, NP - c1);
               for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
               {
                 const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
@@ -122,17 +167,17 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                 if (polyc_first == 0 && polyc_last == 16)
                 {
                   {
-                    if (polyc_p1 + 8 < polyc_min(512, NP - c3))
+                    if (polyc_p1 + 8 < polyc_min(512, NP - c2))
                     {
-                      const int64_t p = c2 + polyc_block * 16;
-                      const int64_t s = c3 + polyc_p1 + 8;
+                      const int64_t p = c1 + polyc_block * 16;
+                      const int64_t s = c2 + polyc_p1 + 8;
                       __builtin_prefetch(&C4[(s) * NP + p] + 0, 0, 3);
                     }
                     #pragma omp simd
                     for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
                     {
-                      const int64_t p = c2 + polyc_block * 16 + polyc_lane;
-                      const int64_t s = c3 + polyc_p1;
+                      const int64_t p = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t s = c2 + polyc_p1;
                       polyc_panel_C4[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = C4[(s) * NP + p];
                     }
                   }
@@ -143,20 +188,20 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                   for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
                     if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
                     {
-                      const int64_t p = c2 + polyc_block * 16 + polyc_lane;
-                      const int64_t s = c3 + polyc_p1;
+                      const int64_t p = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t s = c2 + polyc_p1;
                       polyc_panel_C4[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = C4[(s) * NP + p];
                     }
                 }
               }
             }
           }
-          for (int64_t c5 = 0; c5 <= polyc_min(767, ((NQ - c1) - 1)); c5 += 6)
+          for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((NR_NQ - c0) - 1)); c3 += 6)
           {
-            for (int64_t c6 = 0; c6 <= polyc_min(63, ((NP - c2) - 1)); c6 += 16)
+            for (int64_t c4 = 0; c4 <= polyc_min(63, ((NP - c1) - 1)); c4 += 16)
             {
-              if (((((NQ - c1) - c5) - 1) >= 5) && ((((NP - c2) - c6) - 1) >= 15))
-                if ((((1 * c3 + 0 == 0) && (-1 * NP + 16 >= 0))))
+              if (((((NR_NQ - c0) - c3) - 1) >= 5) && ((((NP - c1) - c4) - 1) >= 15))
+                if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
                 {
                   float polyc_acc[6][16];
                   {
@@ -165,26 +210,25 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                       #pragma omp simd
                       for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
                         polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                       }
                     }
                   }
-                  for (int64_t c7 = 0; c7 <= polyc_min(511, ((NP - c3) - 1)); c7 += 1)
+                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
                   {
                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
                       #pragma omp simd
                       for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t r = c0;
-                        const int64_t q = ((c1 + c5) + c8);
-                        const int64_t p = ((c2 + c6) + c10);
-                        const int64_t s = (c3 + c7);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((r) * NQ + q) * NP + s] * polyc_panel_C4[(((p - c10 - c2) / 16) * 512 + (s - c3)) * 16 + c10]));
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t rq = ((c0 + c3) + c6);
+                        const int64_t p = ((c1 + c4) + c8);
+                        const int64_t s = (c2 + c5);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8]));
                       }
                     }
                   }
@@ -194,12 +238,11 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                       #pragma omp simd
                       for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t r = c0;
-                        const int64_t q = ((c1 + c5) + c8);
-                        const int64_t p = ((c2 + c6) + c10);
-                        S[((r) * NQ + q) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t rq = ((c0 + c3) + c6);
+                        const int64_t p = ((c1 + c4) + c8);
+                        S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
                       }
                     }
                   }
@@ -213,29 +256,27 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                       #pragma omp simd
                       for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t r = c0;
-                        const int64_t q = ((c1 + c5) + c8);
-                        const int64_t p = ((c2 + c6) + c10);
-                        polyc_acc[polyc_lane0][polyc_lane1] = S[((r) * NQ + q) * NP + p];
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t rq = ((c0 + c3) + c6);
+                        const int64_t p = ((c1 + c4) + c8);
+                        polyc_acc[polyc_lane0][polyc_lane1] = S[(rq) * NP + p];
                       }
                     }
                   }
-                  for (int64_t c7 = 0; c7 <= polyc_min(511, ((NP - c3) - 1)); c7 += 1)
+                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
                   {
                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
                       #pragma omp simd
                       for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t r = c0;
-                        const int64_t q = ((c1 + c5) + c8);
-                        const int64_t p = ((c2 + c6) + c10);
-                        const int64_t s = (c3 + c7);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((r) * NQ + q) * NP + s] * polyc_panel_C4[(((p - c10 - c2) / 16) * 512 + (s - c3)) * 16 + c10]));
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t rq = ((c0 + c3) + c6);
+                        const int64_t p = ((c1 + c4) + c8);
+                        const int64_t s = (c2 + c5);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8]));
                       }
                     }
                   }
@@ -245,26 +286,25 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                       #pragma omp simd
                       for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t r = c0;
-                        const int64_t q = ((c1 + c5) + c8);
-                        const int64_t p = ((c2 + c6) + c10);
-                        S[((r) * NQ + q) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t rq = ((c0 + c3) + c6);
+                        const int64_t p = ((c1 + c4) + c8);
+                        S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
                       }
                     }
                   }
                 }
               else
               {
-                const int64_t polyc_count0 = polyc_min(5, (((NQ - c1) - c5) - 1)) + 1;
-                const int64_t polyc_count1 = polyc_min(15, (((NP - c2) - c6) - 1)) + 1;
+                const int64_t polyc_count0 = polyc_min(5, (((NR_NQ - c0) - c3) - 1)) + 1;
+                const int64_t polyc_count1 = polyc_min(15, (((NP - c1) - c4) - 1)) + 1;
                 if (polyc_count0 > 0 && polyc_count1 > 0)
                 {
                   int64_t polyc_shift = 0;
                   {
-                    const int64_t c10 = -(16 - polyc_count1);
-                    const int64_t p = ((c2 + c6) + c10);
+                    const int64_t c8 = -(16 - polyc_count1);
+                    const int64_t p = ((c1 + c4) + c8);
                     if (p >= 0)
                       polyc_shift = 16 - polyc_count1;
                   }
@@ -272,7 +312,7 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                   {
                     const int64_t polyc_base = -polyc_shift;
                     const int64_t polyc_own = polyc_shift;
-                    if ((((1 * c3 + 0 == 0) && (-1 * NP + 16 >= 0))))
+                    if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
                       {
@@ -281,26 +321,25 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                           #pragma omp simd
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
-                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
                             polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                           }
                         }
                       }
-                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((NP - c3) - 1)); c7 += 1)
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
                           #pragma omp simd
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
-                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
-                            const int64_t r = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t p = ((c2 + c6) + c10);
-                            const int64_t s = (c3 + c7);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((r) * NQ + q) * NP + s] * C4[(s) * NP + p]));
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t rq = ((c0 + c3) + c6);
+                            const int64_t p = ((c1 + c4) + c8);
+                            const int64_t s = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * C4[(s) * NP + p]));
                           }
                         }
                       }
@@ -310,13 +349,12 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                           #pragma omp simd
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
-                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
-                            const int64_t r = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t p = ((c2 + c6) + c10);
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t rq = ((c0 + c3) + c6);
+                            const int64_t p = ((c1 + c4) + c8);
                             if (polyc_lane1 >= polyc_own)
-                              S[((r) * NQ + q) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                              S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
                           }
                         }
                       }
@@ -330,29 +368,27 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                           #pragma omp simd
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
-                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
-                            const int64_t r = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t p = ((c2 + c6) + c10);
-                            polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? S[((r) * NQ + q) * NP + p] : 0.0f);
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t rq = ((c0 + c3) + c6);
+                            const int64_t p = ((c1 + c4) + c8);
+                            polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? S[(rq) * NP + p] : 0.0f);
                           }
                         }
                       }
-                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((NP - c3) - 1)); c7 += 1)
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
                           #pragma omp simd
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
-                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
-                            const int64_t r = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t p = ((c2 + c6) + c10);
-                            const int64_t s = (c3 + c7);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((r) * NQ + q) * NP + s] * C4[(s) * NP + p]));
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t rq = ((c0 + c3) + c6);
+                            const int64_t p = ((c1 + c4) + c8);
+                            const int64_t s = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * C4[(s) * NP + p]));
                           }
                         }
                       }
@@ -362,13 +398,12 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                           #pragma omp simd
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
-                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
-                            const int64_t r = c0;
-                            const int64_t q = ((c1 + c5) + c8);
-                            const int64_t p = ((c2 + c6) + c10);
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t rq = ((c0 + c3) + c6);
+                            const int64_t p = ((c1 + c4) + c8);
                             if (polyc_lane1 >= polyc_own)
-                              S[((r) * NQ + q) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                              S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
                           }
                         }
                       }
@@ -377,7 +412,7 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                   else
                     if (polyc_count1 == 8)
                     {
-                      if ((((1 * c3 + 0 == 0) && (-1 * NP + 16 >= 0))))
+                      if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
                       {
                         float polyc_acc[6][8];
                         {
@@ -386,26 +421,25 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                             #pragma omp simd
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1;
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
                               polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                             }
                           }
                         }
-                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((NP - c3) - 1)); c7 += 1)
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1;
-                              const int64_t r = c0;
-                              const int64_t q = ((c1 + c5) + c8);
-                              const int64_t p = ((c2 + c6) + c10);
-                              const int64_t s = (c3 + c7);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((r) * NQ + q) * NP + s] * C4[(s) * NP + p]));
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t rq = ((c0 + c3) + c6);
+                              const int64_t p = ((c1 + c4) + c8);
+                              const int64_t s = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * C4[(s) * NP + p]));
                             }
                           }
                         }
@@ -415,12 +449,11 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                             #pragma omp simd
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1;
-                              const int64_t r = c0;
-                              const int64_t q = ((c1 + c5) + c8);
-                              const int64_t p = ((c2 + c6) + c10);
-                              S[((r) * NQ + q) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t rq = ((c0 + c3) + c6);
+                              const int64_t p = ((c1 + c4) + c8);
+                              S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
@@ -434,29 +467,27 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                             #pragma omp simd
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1;
-                              const int64_t r = c0;
-                              const int64_t q = ((c1 + c5) + c8);
-                              const int64_t p = ((c2 + c6) + c10);
-                              polyc_acc[polyc_lane0][polyc_lane1] = S[((r) * NQ + q) * NP + p];
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t rq = ((c0 + c3) + c6);
+                              const int64_t p = ((c1 + c4) + c8);
+                              polyc_acc[polyc_lane0][polyc_lane1] = S[(rq) * NP + p];
                             }
                           }
                         }
-                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((NP - c3) - 1)); c7 += 1)
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1;
-                              const int64_t r = c0;
-                              const int64_t q = ((c1 + c5) + c8);
-                              const int64_t p = ((c2 + c6) + c10);
-                              const int64_t s = (c3 + c7);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((r) * NQ + q) * NP + s] * C4[(s) * NP + p]));
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t rq = ((c0 + c3) + c6);
+                              const int64_t p = ((c1 + c4) + c8);
+                              const int64_t s = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * C4[(s) * NP + p]));
                             }
                           }
                         }
@@ -466,12 +497,11 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                             #pragma omp simd
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1;
-                              const int64_t r = c0;
-                              const int64_t q = ((c1 + c5) + c8);
-                              const int64_t p = ((c2 + c6) + c10);
-                              S[((r) * NQ + q) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t rq = ((c0 + c3) + c6);
+                              const int64_t p = ((c1 + c4) + c8);
+                              S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
@@ -484,7 +514,7 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                         {
                           const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                           const int64_t polyc_own = polyc_sub - polyc_base;
-                          if ((((1 * c3 + 0 == 0) && (-1 * NP + 16 >= 0))))
+                          if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
                           {
                             float polyc_acc[6][8];
                             {
@@ -493,26 +523,25 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                                 #pragma omp simd
                                 for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1 + polyc_base;
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
                                   polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                 }
                               }
                             }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((NP - c3) - 1)); c7 += 1)
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
                                 for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1 + polyc_base;
-                                  const int64_t r = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t p = ((c2 + c6) + c10);
-                                  const int64_t s = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((r) * NQ + q) * NP + s] * C4[(s) * NP + p]));
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t rq = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  const int64_t s = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * C4[(s) * NP + p]));
                                 }
                               }
                             }
@@ -522,13 +551,12 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                                 #pragma omp simd
                                 for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1 + polyc_base;
-                                  const int64_t r = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t p = ((c2 + c6) + c10);
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t rq = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
                                   if (polyc_lane1 >= polyc_own)
-                                    S[((r) * NQ + q) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
@@ -542,29 +570,27 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                                 #pragma omp simd
                                 for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1 + polyc_base;
-                                  const int64_t r = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t p = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? S[((r) * NQ + q) * NP + p] : 0.0f);
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t rq = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? S[(rq) * NP + p] : 0.0f);
                                 }
                               }
                             }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((NP - c3) - 1)); c7 += 1)
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
                                 for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1 + polyc_base;
-                                  const int64_t r = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t p = ((c2 + c6) + c10);
-                                  const int64_t s = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((r) * NQ + q) * NP + s] * C4[(s) * NP + p]));
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t rq = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  const int64_t s = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * C4[(s) * NP + p]));
                                 }
                               }
                             }
@@ -574,13 +600,12 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                                 #pragma omp simd
                                 for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1 + polyc_base;
-                                  const int64_t r = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t p = ((c2 + c6) + c10);
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t rq = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
                                   if (polyc_lane1 >= polyc_own)
-                                    S[((r) * NQ + q) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
@@ -589,7 +614,7 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                       }
                       else
                       {
-                        if ((((1 * c3 + 0 == 0) && (-1 * NP + 16 >= 0))))
+                        if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
                         {
                           float polyc_acc[6][16];
                           {
@@ -598,26 +623,25 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                               #pragma omp simd
                               for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
                                 polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
                           }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((NP - c3) - 1)); c7 += 1)
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
                               for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t r = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t p = ((c2 + c6) + c10);
-                                const int64_t s = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((r) * NQ + q) * NP + s] * ((polyc_lane1 < polyc_count1) ? C4[(s) * NP + p] : 0.0f)));
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t rq = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                const int64_t s = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * ((polyc_lane1 < polyc_count1) ? C4[(s) * NP + p] : 0.0f)));
                               }
                             }
                           }
@@ -627,13 +651,12 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                               #pragma omp simd
                               for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t r = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t p = ((c2 + c6) + c10);
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t rq = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
                                 if (polyc_lane1 < polyc_count1)
-                                  S[((r) * NQ + q) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
@@ -647,29 +670,27 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                               #pragma omp simd
                               for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t r = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t p = ((c2 + c6) + c10);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? S[((r) * NQ + q) * NP + p] : 0.0f);
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t rq = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? S[(rq) * NP + p] : 0.0f);
                               }
                             }
                           }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((NP - c3) - 1)); c7 += 1)
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
                               for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t r = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t p = ((c2 + c6) + c10);
-                                const int64_t s = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((r) * NQ + q) * NP + s] * ((polyc_lane1 < polyc_count1) ? C4[(s) * NP + p] : 0.0f)));
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t rq = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                const int64_t s = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * ((polyc_lane1 < polyc_count1) ? C4[(s) * NP + p] : 0.0f)));
                               }
                             }
                           }
@@ -679,13 +700,12 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                               #pragma omp simd
                               for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t r = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t p = ((c2 + c6) + c10);
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t rq = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
                                 if (polyc_lane1 < polyc_count1)
-                                  S[((r) * NQ + q) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
@@ -706,15 +726,16 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
 int polyc_doitgen(int64_t NR, int64_t NQ, int64_t NP, const float *restrict A, const float *restrict C4, float *restrict S)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(NR) * polyc_extent(NQ) * polyc_extent(NP)) + (polyc_extent(NR) * polyc_extent(NQ) * polyc_extent(NP) * polyc_extent(NP));
+  const int64_t NR_NQ = polyc_extent(NR) * polyc_extent(NQ);
+  const int64_t polyc_work = (polyc_extent(NR_NQ) * polyc_extent(NP)) + (polyc_extent(NR_NQ) * polyc_extent(NP) * polyc_extent(NP));
   if (polyc_work >= 32768)
   {
     #pragma omp parallel
-    polyc_doitgen_region0(&polyc_status, NR, NQ, NP, A, C4, S);
+    polyc_doitgen_region0(&polyc_status, NP, A, C4, S, NR_NQ);
   }
   else
   {
-    polyc_doitgen_region0(&polyc_status, NR, NQ, NP, A, C4, S);
+    polyc_doitgen_region0(&polyc_status, NP, A, C4, S, NR_NQ);
   }
   return polyc_status;
 }

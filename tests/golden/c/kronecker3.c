@@ -3,8 +3,11 @@
  * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def kronecker3(float32(M, N0, N1, R) X, float32(D, R) W) -> (float32 Y) {
+ *   # M_N0_N1 = M * N0 * N1
+ *   # X_m(M_N0_N1, R): the memory of X
+ *   # Y_m(M_N0_N1, D): the memory of Y
  *   W_t10(t1, t0) = W(t0, t1) where t1 in 0:R, t0 in 0:D
- *   Y(m, n0, n1, d) +=! X(m, n0, n1, r) * W_t10(r, d) where m in 0:M, n0 in 0:N0, n1 in 0:N1, d in 0:D, r in 0:R
+ *   Y_m(mn0n1, d) +=! X_m(mn0n1, r) * W_t10(r, d) where mn0n1 in 0:M_N0_N1, d in 0:D, r in 0:R
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -124,6 +127,35 @@ static inline void polyc_transpose_32_16_8(float *restrict dst, int64_t ld,
 #endif
 
 
+/* The threads as a grid over `count` loops: parts[k] along loop k, the parts
+   multiplying to `threads`. Loop k has extents[k] values in blocks of sizes[k].
+   Each prime factor of `threads`, largest first, goes to the outermost loop whose
+   largest part would hold at most 5% more values than an even share (OpenMP's
+   static schedule of collapsed loops also cuts the outermost first: each thread
+   keeps its own images of a batch), else to the loop where it would hold least. */
+static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *extents,
+                                     const int64_t *sizes, int64_t *parts) {
+  int64_t factors[64];
+  int n = 0;
+  for (int k = 0; k < count; k++) parts[k] = 1;
+  for (int64_t p = 2; p * p <= threads; p++)
+    while (threads % p == 0) { factors[n++] = p; threads /= p; }
+  if (threads > 1) factors[n++] = threads;
+  for (int f = n - 1; f >= 0; f--) {
+    int best = 0;
+    double best_excess = 0.0;
+    for (int k = 0; k < count; k++) {
+      const int64_t q = parts[k] * factors[f];
+      const int64_t blocks = (extents[k] + sizes[k] - 1) / sizes[k];
+      const int64_t largest = ((blocks + q - 1) / q) * sizes[k];
+      const double excess = extents[k] > 0 ? (double)largest * q / extents[k] : 1e300;
+      if (excess <= 1.05) { best = k; break; }
+      if (k == 0 || excess < best_excess) { best = k; best_excess = excess; }
+    }
+    parts[best] *= factors[f];
+  }
+}
+
 
 
 
@@ -186,233 +218,331 @@ static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_statu
   }
 }
 
-static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_status_at, int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, const float *restrict X, float *restrict Y, float *restrict W_t10)
+static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_status_at, int64_t R, int64_t D, const float *restrict X, float *restrict Y, int64_t M_N0_N1, float *restrict W_t10)
 {
-  #pragma omp for collapse(4) schedule(static) nowait
-  for (int64_t c0 = 0; c0 < M; c0 += 1)
   {
-    for (int64_t c1 = 0; c1 < N0; c1 += 1)
+    const int64_t polyc_first0 = 0;
+    const int64_t polyc_first1 = 0;
+    const int64_t polyc_extents[2] = {polyc_max(0, ((M_N0_N1 - 1)) - (polyc_first0) + 1), polyc_max(0, ((D - 1)) - (polyc_first1) + 1)};
+    const int64_t polyc_sizes[2] = {6, 64};
+    const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
+    int64_t polyc_parts[2];
+    polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
+    int64_t polyc_place = omp_get_thread_num();
+    const int64_t polyc_t1 = polyc_place % polyc_parts[1];
+    polyc_place /= polyc_parts[1];
+    const int64_t polyc_t0 = polyc_place % polyc_parts[0];
+    polyc_place /= polyc_parts[0];
+    const int64_t polyc_lo0_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
+    const int64_t polyc_hi0_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
+    const int64_t polyc_lo0_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
+    const int64_t polyc_hi0_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
+    for (int64_t c0 = ((-(polyc_lo0_0 % 768)) + polyc_lo0_0); c0 < polyc_min(M_N0_N1, polyc_hi0_0); c0 += 768)
     {
-      for (int64_t c2 = 0; c2 < N1; c2 += 768)
+      for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(D, polyc_hi0_1); c1 += 64)
       {
-        for (int64_t c3 = 0; c3 < D; c3 += 64)
+        if (!(((1 * R + -1 >= 0) && (-1 * D + 16 >= 0))))
         {
-          if (!(((1 * R + -1 >= 0) && (-1 * D + 16 >= 0))))
+          for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((M_N0_N1 - c0) - 1)); c3 += 1)
           {
-            for (int64_t c7 = 0; c7 <= polyc_min(767, ((N1 - c2) - 1)); c7 += 1)
+            #pragma omp simd
+            for (int64_t c5 = 0; c5 <= polyc_min(63, ((D - c1) - 1)); c5 += 1)
             {
-              #pragma omp simd
-              for (int64_t c9 = 0; c9 <= polyc_min(63, ((D - c3) - 1)); c9 += 1)
-              {
-                const int64_t m = c0;
-                const int64_t n0 = c1;
-                const int64_t n1 = (c2 + c7);
-                const int64_t d = (c3 + c9);
-                Y[(((m) * N0 + n0) * N1 + n1) * D + d] = 0.0f;
-              }
+              const int64_t mn0n1 = (c0 + c3);
+              const int64_t d = (c1 + c5);
+              Y[(mn0n1) * D + d] = 0.0f;
             }
           }
-          for (int64_t c4 = 0; c4 < R; c4 += 512)
+        }
+        for (int64_t c2 = 0; c2 < R; c2 += 512)
+        {
+          _Alignas(64) float polyc_panel_W_t10_storage[32768];
+          float *restrict polyc_panel_W_t10 = polyc_panel_W_t10_storage;
           {
-            _Alignas(64) float polyc_panel_W_t10_storage[32768];
-            float *restrict polyc_panel_W_t10 = polyc_panel_W_t10_storage;
+            for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, R - c2); polyc_p1 += 1)
             {
-              for (int64_t polyc_p1 = polyc_max(0, 0 - c4); polyc_p1 < polyc_min(512, R - c4); polyc_p1 += 1)
+              const int64_t polyc_start = polyc_max(0, 0 - c1);
+              const int64_t polyc_end = polyc_min(64, D - c1);
+              for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
               {
-                const int64_t polyc_start = polyc_max(0, 0 - c3);
-                const int64_t polyc_end = polyc_min(64, D - c3);
-                for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                if (polyc_first == 0 && polyc_last == 16)
                 {
-                  const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                  const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                  if (polyc_first == 0 && polyc_last == 16)
                   {
+                    if (polyc_p1 + 8 < polyc_min(512, R - c2))
                     {
-                      if (polyc_p1 + 8 < polyc_min(512, R - c4))
-                      {
-                        const int64_t d = c3 + polyc_block * 16;
-                        const int64_t r = c4 + polyc_p1 + 8;
-                        __builtin_prefetch(&W_t10[(r) * D + d] + 0, 0, 3);
-                      }
-                      #pragma omp simd
-                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                      {
-                        const int64_t d = c3 + polyc_block * 16 + polyc_lane;
-                        const int64_t r = c4 + polyc_p1;
-                        polyc_panel_W_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W_t10[(r) * D + d];
-                      }
+                      const int64_t d = c1 + polyc_block * 16;
+                      const int64_t r = c2 + polyc_p1 + 8;
+                      __builtin_prefetch(&W_t10[(r) * D + d] + 0, 0, 3);
                     }
-                  }
-                  else
-                  {
                     #pragma omp simd
                     for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                      if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
-                      {
-                        const int64_t d = c3 + polyc_block * 16 + polyc_lane;
-                        const int64_t r = c4 + polyc_p1;
-                        polyc_panel_W_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W_t10[(r) * D + d];
-                      }
+                    {
+                      const int64_t d = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t r = c2 + polyc_p1;
+                      polyc_panel_W_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W_t10[(r) * D + d];
+                    }
                   }
+                }
+                else
+                {
+                  #pragma omp simd
+                  for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                    if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                    {
+                      const int64_t d = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t r = c2 + polyc_p1;
+                      polyc_panel_W_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W_t10[(r) * D + d];
+                    }
                 }
               }
             }
-            for (int64_t c7 = 0; c7 <= polyc_min(767, ((N1 - c2) - 1)); c7 += 6)
+          }
+          for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((M_N0_N1 - c0) - 1)); c3 += 6)
+          {
+            for (int64_t c4 = 0; c4 <= polyc_min(63, ((D - c1) - 1)); c4 += 16)
             {
-              for (int64_t c8 = 0; c8 <= polyc_min(63, ((D - c3) - 1)); c8 += 16)
-              {
-                if (((((N1 - c2) - c7) - 1) >= 5) && ((((D - c3) - c8) - 1) >= 15))
-                  if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
+              if (((((M_N0_N1 - c0) - c3) - 1) >= 5) && ((((D - c1) - c4) - 1) >= 15))
+                if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
+                {
+                  float polyc_acc[6][16];
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                      }
+                    }
+                  }
+                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t mn0n1 = ((c0 + c3) + c6);
+                        const int64_t d = ((c1 + c4) + c8);
+                        const int64_t r = (c2 + c5);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W_t10[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t mn0n1 = ((c0 + c3) + c6);
+                        const int64_t d = ((c1 + c4) + c8);
+                        Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
+                else
+                {
+                  float polyc_acc[6][16];
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t mn0n1 = ((c0 + c3) + c6);
+                        const int64_t d = ((c1 + c4) + c8);
+                        polyc_acc[polyc_lane0][polyc_lane1] = Y[(mn0n1) * D + d];
+                      }
+                    }
+                  }
+                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t mn0n1 = ((c0 + c3) + c6);
+                        const int64_t d = ((c1 + c4) + c8);
+                        const int64_t r = (c2 + c5);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W_t10[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t mn0n1 = ((c0 + c3) + c6);
+                        const int64_t d = ((c1 + c4) + c8);
+                        Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
+              else
+              {
+                const int64_t polyc_count0 = polyc_min(5, (((M_N0_N1 - c0) - c3) - 1)) + 1;
+                const int64_t polyc_count1 = polyc_min(15, (((D - c1) - c4) - 1)) + 1;
+                if (polyc_count0 > 0 && polyc_count1 > 0)
+                {
+                  int64_t polyc_shift = 0;
+                  {
+                    const int64_t c8 = -(16 - polyc_count1);
+                    const int64_t d = ((c1 + c4) + c8);
+                    if (d >= 0)
+                      polyc_shift = 16 - polyc_count1;
+                  }
+                  if (polyc_shift > 0 || polyc_count1 == 16)
+                  {
+                    const int64_t polyc_base = -polyc_shift;
+                    const int64_t polyc_own = polyc_shift;
+                    if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
+                    {
+                      float polyc_acc[6][16];
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          const int64_t c10 = polyc_lane0;
-                          const int64_t c12 = polyc_lane1;
-                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t mn0n1 = ((c0 + c3) + c6);
+                            const int64_t d = ((c1 + c4) + c8);
+                            const int64_t r = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * W_t10[(r) * D + d]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t mn0n1 = ((c0 + c3) + c6);
+                            const int64_t d = ((c1 + c4) + c8);
+                            if (polyc_lane1 >= polyc_own)
+                              Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
                         }
                       }
                     }
-                    for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
+                    else
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      float polyc_acc[6][16];
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          const int64_t c10 = polyc_lane0;
-                          const int64_t c12 = polyc_lane1;
-                          const int64_t m = c0;
-                          const int64_t n0 = c1;
-                          const int64_t n1 = ((c2 + c7) + c10);
-                          const int64_t d = ((c3 + c8) + c12);
-                          const int64_t r = (c4 + c9);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * polyc_panel_W_t10[(((d - c12 - c3) / 16) * 512 + (r - c4)) * 16 + c12]));
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t mn0n1 = ((c0 + c3) + c6);
+                            const int64_t d = ((c1 + c4) + c8);
+                            polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(mn0n1) * D + d] : 0.0f);
+                          }
                         }
                       }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          const int64_t c10 = polyc_lane0;
-                          const int64_t c12 = polyc_lane1;
-                          const int64_t m = c0;
-                          const int64_t n0 = c1;
-                          const int64_t n1 = ((c2 + c7) + c10);
-                          const int64_t d = ((c3 + c8) + c12);
-                          Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t mn0n1 = ((c0 + c3) + c6);
+                            const int64_t d = ((c1 + c4) + c8);
+                            const int64_t r = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * W_t10[(r) * D + d]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t mn0n1 = ((c0 + c3) + c6);
+                            const int64_t d = ((c1 + c4) + c8);
+                            if (polyc_lane1 >= polyc_own)
+                              Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
                         }
                       }
                     }
                   }
                   else
-                  {
-                    float polyc_acc[6][16];
+                    if (polyc_count1 == 8)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c10 = polyc_lane0;
-                          const int64_t c12 = polyc_lane1;
-                          const int64_t m = c0;
-                          const int64_t n0 = c1;
-                          const int64_t n1 = ((c2 + c7) + c10);
-                          const int64_t d = ((c3 + c8) + c12);
-                          polyc_acc[polyc_lane0][polyc_lane1] = Y[(((m) * N0 + n0) * N1 + n1) * D + d];
-                        }
-                      }
-                    }
-                    for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c10 = polyc_lane0;
-                          const int64_t c12 = polyc_lane1;
-                          const int64_t m = c0;
-                          const int64_t n0 = c1;
-                          const int64_t n1 = ((c2 + c7) + c10);
-                          const int64_t d = ((c3 + c8) + c12);
-                          const int64_t r = (c4 + c9);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * polyc_panel_W_t10[(((d - c12 - c3) / 16) * 512 + (r - c4)) * 16 + c12]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c10 = polyc_lane0;
-                          const int64_t c12 = polyc_lane1;
-                          const int64_t m = c0;
-                          const int64_t n0 = c1;
-                          const int64_t n1 = ((c2 + c7) + c10);
-                          const int64_t d = ((c3 + c8) + c12);
-                          Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
-                      }
-                    }
-                  }
-                else
-                {
-                  const int64_t polyc_count0 = polyc_min(5, (((N1 - c2) - c7) - 1)) + 1;
-                  const int64_t polyc_count1 = polyc_min(15, (((D - c3) - c8) - 1)) + 1;
-                  if (polyc_count0 > 0 && polyc_count1 > 0)
-                  {
-                    int64_t polyc_shift = 0;
-                    {
-                      const int64_t c12 = -(16 - polyc_count1);
-                      const int64_t d = ((c3 + c8) + c12);
-                      if (d >= 0)
-                        polyc_shift = 16 - polyc_count1;
-                    }
-                    if (polyc_shift > 0 || polyc_count1 == 16)
-                    {
-                      const int64_t polyc_base = -polyc_shift;
-                      const int64_t polyc_own = polyc_shift;
-                      if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
-                      {
-                        float polyc_acc[6][16];
+                        float polyc_acc[6][8];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c12 = polyc_lane1 + polyc_base;
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
                               polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                             }
                           }
                         }
-                        for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c12 = polyc_lane1 + polyc_base;
-                              const int64_t m = c0;
-                              const int64_t n0 = c1;
-                              const int64_t n1 = ((c2 + c7) + c10);
-                              const int64_t d = ((c3 + c8) + c12);
-                              const int64_t r = (c4 + c9);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t mn0n1 = ((c0 + c3) + c6);
+                              const int64_t d = ((c1 + c4) + c8);
+                              const int64_t r = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * W_t10[(r) * D + d]));
                             }
                           }
                         }
@@ -420,54 +550,47 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c12 = polyc_lane1 + polyc_base;
-                              const int64_t m = c0;
-                              const int64_t n0 = c1;
-                              const int64_t n1 = ((c2 + c7) + c10);
-                              const int64_t d = ((c3 + c8) + c12);
-                              if (polyc_lane1 >= polyc_own)
-                                Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t mn0n1 = ((c0 + c3) + c6);
+                              const int64_t d = ((c1 + c4) + c8);
+                              Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
                       }
                       else
                       {
-                        float polyc_acc[6][16];
+                        float polyc_acc[6][8];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c12 = polyc_lane1 + polyc_base;
-                              const int64_t m = c0;
-                              const int64_t n0 = c1;
-                              const int64_t n1 = ((c2 + c7) + c10);
-                              const int64_t d = ((c3 + c8) + c12);
-                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t mn0n1 = ((c0 + c3) + c6);
+                              const int64_t d = ((c1 + c4) + c8);
+                              polyc_acc[polyc_lane0][polyc_lane1] = Y[(mn0n1) * D + d];
                             }
                           }
                         }
-                        for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c12 = polyc_lane1 + polyc_base;
-                              const int64_t m = c0;
-                              const int64_t n0 = c1;
-                              const int64_t n1 = ((c2 + c7) + c10);
-                              const int64_t d = ((c3 + c8) + c12);
-                              const int64_t r = (c4 + c9);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t mn0n1 = ((c0 + c3) + c6);
+                              const int64_t d = ((c1 + c4) + c8);
+                              const int64_t r = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * W_t10[(r) * D + d]));
                             }
                           }
                         }
@@ -475,276 +598,53 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c12 = polyc_lane1 + polyc_base;
-                              const int64_t m = c0;
-                              const int64_t n0 = c1;
-                              const int64_t n1 = ((c2 + c7) + c10);
-                              const int64_t d = ((c3 + c8) + c12);
-                              if (polyc_lane1 >= polyc_own)
-                                Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t mn0n1 = ((c0 + c3) + c6);
+                              const int64_t d = ((c1 + c4) + c8);
+                              Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
                       }
                     }
                     else
-                      if (polyc_count1 == 8)
+                      if (polyc_count1 > 8)
                       {
-                        if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
+                        for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
                         {
-                          float polyc_acc[6][8];
+                          const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                          const int64_t polyc_own = polyc_sub - polyc_base;
+                          if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c12 = polyc_lane1;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
-                            }
-                          }
-                          for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c12 = polyc_lane1;
-                                const int64_t m = c0;
-                                const int64_t n0 = c1;
-                                const int64_t n1 = ((c2 + c7) + c10);
-                                const int64_t d = ((c3 + c8) + c12);
-                                const int64_t r = (c4 + c9);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c12 = polyc_lane1;
-                                const int64_t m = c0;
-                                const int64_t n0 = c1;
-                                const int64_t n1 = ((c2 + c7) + c10);
-                                const int64_t d = ((c3 + c8) + c12);
-                                Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][8];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c12 = polyc_lane1;
-                                const int64_t m = c0;
-                                const int64_t n0 = c1;
-                                const int64_t n1 = ((c2 + c7) + c10);
-                                const int64_t d = ((c3 + c8) + c12);
-                                polyc_acc[polyc_lane0][polyc_lane1] = Y[(((m) * N0 + n0) * N1 + n1) * D + d];
-                              }
-                            }
-                          }
-                          for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c12 = polyc_lane1;
-                                const int64_t m = c0;
-                                const int64_t n0 = c1;
-                                const int64_t n1 = ((c2 + c7) + c10);
-                                const int64_t d = ((c3 + c8) + c12);
-                                const int64_t r = (c4 + c9);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c12 = polyc_lane1;
-                                const int64_t m = c0;
-                                const int64_t n0 = c1;
-                                const int64_t n1 = ((c2 + c7) + c10);
-                                const int64_t d = ((c3 + c8) + c12);
-                                Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 > 8)
-                        {
-                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                          {
-                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                            const int64_t polyc_own = polyc_sub - polyc_base;
-                            if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c12 = polyc_lane1 + polyc_base;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c12 = polyc_lane1 + polyc_base;
-                                    const int64_t m = c0;
-                                    const int64_t n0 = c1;
-                                    const int64_t n1 = ((c2 + c7) + c10);
-                                    const int64_t d = ((c3 + c8) + c12);
-                                    const int64_t r = (c4 + c9);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c12 = polyc_lane1 + polyc_base;
-                                    const int64_t m = c0;
-                                    const int64_t n0 = c1;
-                                    const int64_t n1 = ((c2 + c7) + c10);
-                                    const int64_t d = ((c3 + c8) + c12);
-                                    if (polyc_lane1 >= polyc_own)
-                                      Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c12 = polyc_lane1 + polyc_base;
-                                    const int64_t m = c0;
-                                    const int64_t n0 = c1;
-                                    const int64_t n1 = ((c2 + c7) + c10);
-                                    const int64_t d = ((c3 + c8) + c12);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c12 = polyc_lane1 + polyc_base;
-                                    const int64_t m = c0;
-                                    const int64_t n0 = c1;
-                                    const int64_t n1 = ((c2 + c7) + c10);
-                                    const int64_t d = ((c3 + c8) + c12);
-                                    const int64_t r = (c4 + c9);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * W_t10[(r) * D + d]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c12 = polyc_lane1 + polyc_base;
-                                    const int64_t m = c0;
-                                    const int64_t n0 = c1;
-                                    const int64_t n1 = ((c2 + c7) + c10);
-                                    const int64_t d = ((c3 + c8) + c12);
-                                    if (polyc_lane1 >= polyc_own)
-                                      Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          if ((((1 * c4 + 0 == 0) && (-1 * D + 16 >= 0))))
-                          {
-                            float polyc_acc[6][16];
+                            float polyc_acc[6][8];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c12 = polyc_lane1;
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
                                   polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                 }
                               }
                             }
-                            for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c12 = polyc_lane1;
-                                  const int64_t m = c0;
-                                  const int64_t n0 = c1;
-                                  const int64_t n1 = ((c2 + c7) + c10);
-                                  const int64_t d = ((c3 + c8) + c12);
-                                  const int64_t r = (c4 + c9);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t mn0n1 = ((c0 + c3) + c6);
+                                  const int64_t d = ((c1 + c4) + c8);
+                                  const int64_t r = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * W_t10[(r) * D + d]));
                                 }
                               }
                             }
@@ -752,54 +652,48 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c12 = polyc_lane1;
-                                  const int64_t m = c0;
-                                  const int64_t n0 = c1;
-                                  const int64_t n1 = ((c2 + c7) + c10);
-                                  const int64_t d = ((c3 + c8) + c12);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t mn0n1 = ((c0 + c3) + c6);
+                                  const int64_t d = ((c1 + c4) + c8);
+                                  if (polyc_lane1 >= polyc_own)
+                                    Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            float polyc_acc[6][8];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c12 = polyc_lane1;
-                                  const int64_t m = c0;
-                                  const int64_t n0 = c1;
-                                  const int64_t n1 = ((c2 + c7) + c10);
-                                  const int64_t d = ((c3 + c8) + c12);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(((m) * N0 + n0) * N1 + n1) * D + d] : 0.0f);
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t mn0n1 = ((c0 + c3) + c6);
+                                  const int64_t d = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(mn0n1) * D + d] : 0.0f);
                                 }
                               }
                             }
-                            for (int64_t c9 = 0; c9 <= polyc_min(511, ((R - c4) - 1)); c9 += 1)
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c12 = polyc_lane1;
-                                  const int64_t m = c0;
-                                  const int64_t n0 = c1;
-                                  const int64_t n1 = ((c2 + c7) + c10);
-                                  const int64_t d = ((c3 + c8) + c12);
-                                  const int64_t r = (c4 + c9);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(((m) * N0 + n0) * N1 + n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t mn0n1 = ((c0 + c3) + c6);
+                                  const int64_t d = ((c1 + c4) + c8);
+                                  const int64_t r = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * W_t10[(r) * D + d]));
                                 }
                               }
                             }
@@ -807,22 +701,119 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c10 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c12 = polyc_lane1;
-                                  const int64_t m = c0;
-                                  const int64_t n0 = c1;
-                                  const int64_t n1 = ((c2 + c7) + c10);
-                                  const int64_t d = ((c3 + c8) + c12);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Y[(((m) * N0 + n0) * N1 + n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t mn0n1 = ((c0 + c3) + c6);
+                                  const int64_t d = ((c1 + c4) + c8);
+                                  if (polyc_lane1 >= polyc_own)
+                                    Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                         }
-                  }
+                      }
+                      else
+                      {
+                        if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                const int64_t r = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(mn0n1) * D + d] : 0.0f);
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                const int64_t r = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
                 }
               }
             }
@@ -838,7 +829,8 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
 int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, const float *restrict X, const float *restrict W, float *restrict Y)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(R) * polyc_extent(D)) + (polyc_extent(M) * polyc_extent(N0) * polyc_extent(N1) * polyc_extent(D)) + (polyc_extent(M) * polyc_extent(N0) * polyc_extent(N1) * polyc_extent(D) * polyc_extent(R));
+  const int64_t M_N0_N1 = polyc_extent(M) * polyc_extent(N0) * polyc_extent(N1);
+  const int64_t polyc_work = (polyc_extent(R) * polyc_extent(D)) + (polyc_extent(M_N0_N1) * polyc_extent(D)) + (polyc_extent(M_N0_N1) * polyc_extent(D) * polyc_extent(R));
   float *restrict W_t10 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(R) * polyc_extent(D)));
   if (!W_t10)
   {
@@ -858,11 +850,11 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_kronecker3_region1(&polyc_status, M, N0, N1, R, D, X, Y, W_t10);
+      polyc_kronecker3_region1(&polyc_status, R, D, X, Y, M_N0_N1, W_t10);
     }
     else
     {
-      polyc_kronecker3_region1(&polyc_status, M, N0, N1, R, D, X, Y, W_t10);
+      polyc_kronecker3_region1(&polyc_status, R, D, X, Y, M_N0_N1, W_t10);
     }
   }
   polyc_done:

@@ -3,7 +3,10 @@
  * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def maxpool2x2(float32(N, C, H, W) I) -> (float32 O) {
- *   O(n, c, h, w) max=! I(n, c, 2 * h + kh, 2 * w + kw) where n in 0:N, c in 0:C, h in 0:(H - 2)/2 + 1, w in 0:(W - 2)/2 + 1, kh in 0:2, kw in 0:2
+ *   # N_C = N * C
+ *   # I_m(N_C, H, W): the memory of I
+ *   # O_m(N_C, (H - 2)/2 + 1, (W - 2)/2 + 1): the memory of O
+ *   O_m(nc, h, w) max=! I_m(nc, 2 * h + kh, 2 * w + kw) where nc in 0:N_C, h in 0:(H - 2)/2 + 1, w in 0:(W - 2)/2 + 1, kh in 0:2, kw in 0:2
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -83,41 +86,36 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 
 
 #define polyc_status (*polyc_status_at)
-static __attribute__((noinline)) void polyc_maxpool2x2_region0(int * polyc_status_at, int64_t N, int64_t C, int64_t H, int64_t W, const float *restrict I, float *restrict O)
+static __attribute__((noinline)) void polyc_maxpool2x2_region0(int * polyc_status_at, int64_t H, int64_t W, const float *restrict I, float *restrict O, int64_t N_C)
 {
-  #pragma omp for collapse(4) schedule(static) nowait
-  for (int64_t c0 = 0; c0 < N; c0 += 1)
+  #pragma omp for collapse(3) schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N_C; c0 += 1)
   {
-    for (int64_t c1 = 0; c1 < C; c1 += 1)
+    for (int64_t c1 = 0; c1 < (H / 2); c1 += 1)
     {
-      for (int64_t c2 = 0; c2 < (H / 2); c2 += 1)
+      for (int64_t c2 = 0; c2 < (W / 2); c2 += 256)
       {
-        for (int64_t c3 = 0; c3 < (W / 2); c3 += 256)
+        #pragma omp simd
+        for (int64_t c9 = 0; c9 <= polyc_min(255, (((-c2) + (W / 2)) - 1)); c9 += 1)
         {
-          #pragma omp simd
-          for (int64_t c11 = 0; c11 <= polyc_min(255, (((-c3) + (W / 2)) - 1)); c11 += 1)
+          const int64_t nc = c0;
+          const int64_t h = c1;
+          const int64_t w = (c2 + c9);
+          O[((nc) * (polyc_floordiv(H - 2, 2) + 1) + h) * (polyc_floordiv(W - 2, 2) + 1) + w] = (-INFINITY);
+        }
+        for (int64_t c7 = 0; c7 <= 1; c7 += 1)
+        {
+          for (int64_t c8 = 0; c8 <= 1; c8 += 1)
           {
-            const int64_t n = c0;
-            const int64_t c = c1;
-            const int64_t h = c2;
-            const int64_t w = (c3 + c11);
-            O[(((n) * C + c) * (polyc_floordiv(H - 2, 2) + 1) + h) * (polyc_floordiv(W - 2, 2) + 1) + w] = (-INFINITY);
-          }
-          for (int64_t c9 = 0; c9 <= 1; c9 += 1)
-          {
-            for (int64_t c10 = 0; c10 <= 1; c10 += 1)
+            #pragma omp simd
+            for (int64_t c9 = 0; c9 <= polyc_min(255, (((-c2) + (W / 2)) - 1)); c9 += 1)
             {
-              #pragma omp simd
-              for (int64_t c11 = 0; c11 <= polyc_min(255, (((-c3) + (W / 2)) - 1)); c11 += 1)
-              {
-                const int64_t n = c0;
-                const int64_t c = c1;
-                const int64_t h = c2;
-                const int64_t w = (c3 + c11);
-                const int64_t kh = c9;
-                const int64_t kw = c10;
-                O[(((n) * C + c) * (polyc_floordiv(H - 2, 2) + 1) + h) * (polyc_floordiv(W - 2, 2) + 1) + w] = polyc_maxf(O[(((n) * C + c) * (polyc_floordiv(H - 2, 2) + 1) + h) * (polyc_floordiv(W - 2, 2) + 1) + w], I[(((n) * C + c) * H + 2 * h + kh) * W + kw + 2 * w]);
-              }
+              const int64_t nc = c0;
+              const int64_t h = c1;
+              const int64_t w = (c2 + c9);
+              const int64_t kh = c7;
+              const int64_t kw = c8;
+              O[((nc) * (polyc_floordiv(H - 2, 2) + 1) + h) * (polyc_floordiv(W - 2, 2) + 1) + w] = polyc_maxf(O[((nc) * (polyc_floordiv(H - 2, 2) + 1) + h) * (polyc_floordiv(W - 2, 2) + 1) + w], I[((nc) * H + 2 * h + kh) * W + kw + 2 * w]);
             }
           }
         }
@@ -131,15 +129,16 @@ static __attribute__((noinline)) void polyc_maxpool2x2_region0(int * polyc_statu
 int polyc_maxpool2x2(int64_t N, int64_t C, int64_t H, int64_t W, const float *restrict I, float *restrict O)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N) * polyc_extent(C) * polyc_extent(polyc_floordiv(H - 2, 2) + 1) * polyc_extent(polyc_floordiv(W - 2, 2) + 1)) + (polyc_extent(N) * polyc_extent(C) * polyc_extent(polyc_floordiv(H - 2, 2) + 1) * polyc_extent(polyc_floordiv(W - 2, 2) + 1) * polyc_extent(2) * polyc_extent(2));
+  const int64_t N_C = polyc_extent(N) * polyc_extent(C);
+  const int64_t polyc_work = (polyc_extent(N_C) * polyc_extent(polyc_floordiv(H - 2, 2) + 1) * polyc_extent(polyc_floordiv(W - 2, 2) + 1)) + (polyc_extent(N_C) * polyc_extent(polyc_floordiv(H - 2, 2) + 1) * polyc_extent(polyc_floordiv(W - 2, 2) + 1) * polyc_extent(2) * polyc_extent(2));
   if (polyc_work >= 32768)
   {
     #pragma omp parallel
-    polyc_maxpool2x2_region0(&polyc_status, N, C, H, W, I, O);
+    polyc_maxpool2x2_region0(&polyc_status, H, W, I, O, N_C);
   }
   else
   {
-    polyc_maxpool2x2_region0(&polyc_status, N, C, H, W, I, O);
+    polyc_maxpool2x2_region0(&polyc_status, H, W, I, O, N_C);
   }
   return polyc_status;
 }

@@ -3,9 +3,15 @@
  * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def tensor_contraction(float32(SA, SE, SB, SF) A, float32(SD, SF, SC, SE) B) -> (float32 C) {
+ *   # SA_SB = SA * SB
+ *   # SC_SD = SC * SD
+ *   # SE_SF = SE * SF
+ *   # A_t0213_m(SA_SB, SE_SF): the memory of A_t0213
+ *   # B_t3120_m(SE_SF, SC_SD): the memory of B_t3120
+ *   # C_m(SA_SB, SC_SD): the memory of C
  *   A_t0213(t0, t2, t1, t3) = A(t0, t1, t2, t3) where t0 in 0:SA, t2 in 0:SB, t1 in 0:SE, t3 in 0:SF
- *   B_t2310(t2, t3, t1, t0) = B(t0, t1, t2, t3) where t2 in 0:SC, t3 in 0:SE, t1 in 0:SF, t0 in 0:SD
- *   C(a, b, c, d) +=! A_t0213(a, b, e, f) * B_t2310(c, e, f, d) where a in 0:SA, b in 0:SB, c in 0:SC, d in 0:SD, e in 0:SE, f in 0:SF
+ *   B_t3120(t3, t1, t2, t0) = B(t0, t1, t2, t3) where t3 in 0:SE, t1 in 0:SF, t2 in 0:SC, t0 in 0:SD
+ *   C_m(ab, cd) +=! A_t0213_m(ab, ef) * B_t3120_m(ef, cd) where ab in 0:SA_SB, cd in 0:SC_SD, ef in 0:SE_SF
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -125,55 +131,84 @@ static inline void polyc_transpose_32_16_8(float *restrict dst, int64_t ld,
 #endif
 
 
+/* The threads as a grid over `count` loops: parts[k] along loop k, the parts
+   multiplying to `threads`. Loop k has extents[k] values in blocks of sizes[k].
+   Each prime factor of `threads`, largest first, goes to the outermost loop whose
+   largest part would hold at most 5% more values than an even share (OpenMP's
+   static schedule of collapsed loops also cuts the outermost first: each thread
+   keeps its own images of a batch), else to the loop where it would hold least. */
+static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *extents,
+                                     const int64_t *sizes, int64_t *parts) {
+  int64_t factors[64];
+  int n = 0;
+  for (int k = 0; k < count; k++) parts[k] = 1;
+  for (int64_t p = 2; p * p <= threads; p++)
+    while (threads % p == 0) { factors[n++] = p; threads /= p; }
+  if (threads > 1) factors[n++] = threads;
+  for (int f = n - 1; f >= 0; f--) {
+    int best = 0;
+    double best_excess = 0.0;
+    for (int k = 0; k < count; k++) {
+      const int64_t q = parts[k] * factors[f];
+      const int64_t blocks = (extents[k] + sizes[k] - 1) / sizes[k];
+      const int64_t largest = ((blocks + q - 1) / q) * sizes[k];
+      const double excess = extents[k] > 0 ? (double)largest * q / extents[k] : 1e300;
+      if (excess <= 1.05) { best = k; break; }
+      if (k == 0 || excess < best_excess) { best = k; best_excess = excess; }
+    }
+    parts[best] *= factors[f];
+  }
+}
+
 
 
 
 #define polyc_status (*polyc_status_at)
-static __attribute__((noinline)) void polyc_tensor_contraction_region0(int * polyc_status_at, int64_t SE, int64_t SF, int64_t SD, int64_t SC, const float *restrict B, float *restrict B_t2310)
+static __attribute__((noinline)) void polyc_tensor_contraction_region0(int * polyc_status_at, int64_t SE, int64_t SF, int64_t SD, int64_t SC, const float *restrict B, float *restrict B_t3120)
 {
   #pragma omp for collapse(4) schedule(static) nowait
-  for (int64_t c0 = 0; c0 < SC; c0 += 1)
+  for (int64_t c0 = 0; c0 < SE; c0 += 256)
   {
-    for (int64_t c1 = 0; c1 < SE; c1 += 256)
+    for (int64_t c1 = 0; c1 < SF; c1 += 1)
     {
-      for (int64_t c2 = 0; c2 < SF; c2 += 1)
+      for (int64_t c2 = 0; c2 < SC; c2 += 1)
       {
         for (int64_t c3 = 0; c3 < SD; c3 += 256)
         {
-          for (int64_t c5 = 0; c5 <= polyc_min(255, ((SE - c1) - 1)); c5 += 16)
+          for (int64_t c4 = 0; c4 <= polyc_min(255, ((SE - c0) - 1)); c4 += 16)
           {
             for (int64_t c7 = 0; c7 <= polyc_min(255, ((SD - c3) - 1)); c7 += 16)
             {
-              if (((polyc_min(15, (((SE - c1) - c5) - 1)) + 1)) - (0) == 16 && ((polyc_min(15, (((SD - c3) - c7) - 1)) + 1)) - (0) == 16)
+              if (((polyc_min(15, (((SE - c0) - c4) - 1)) + 1)) - (0) == 16 && ((polyc_min(15, (((SD - c3) - c7) - 1)) + 1)) - (0) == 16)
               {
                 float *polyc_dst;
                 const float *polyc_src;
                 int64_t polyc_ld, polyc_ls;
                 {
-                  const int64_t c9 = 0 + 0;
+                  const int64_t c8 = 0 + 0;
                   const int64_t c11 = 0 + 0;
-                  const int64_t t2 = c0;
-                  const int64_t t3 = ((c1 + c5) + c9);
-                  const int64_t t1 = c2;
+                  const int64_t t3 = ((c0 + c4) + c8);
+                  const int64_t t1 = c1;
+                  const int64_t t2 = c2;
                   const int64_t t0 = ((c3 + c7) + c11);
-                  polyc_dst = &B_t2310[(((t2) * SE + t3) * SF + t1) * SD + t0];
+                  polyc_dst = &B_t3120[(((t3) * SF + t1) * SC + t2) * SD + t0];
                   polyc_src = &B[(((t0) * SF + t1) * SC + t2) * SE + t3];
                 }
                 {
-                  const int64_t c9 = 0 + 1;
+                  const int64_t c8 = 0 + 1;
                   const int64_t c11 = 0 + 0;
-                  const int64_t t2 = c0;
-                  const int64_t t3 = ((c1 + c5) + c9);
-                  const int64_t t1 = c2;
+                  const int64_t t3 = ((c0 + c4) + c8);
+                  const int64_t t1 = c1;
+                  const int64_t t2 = c2;
                   const int64_t t0 = ((c3 + c7) + c11);
-                  polyc_ld = &B_t2310[(((t2) * SE + t3) * SF + t1) * SD + t0] - polyc_dst;
+                  polyc_ld = &B_t3120[(((t3) * SF + t1) * SC + t2) * SD + t0] - polyc_dst;
                 }
                 {
-                  const int64_t c9 = 0 + 0;
+                  const int64_t c8 = 0 + 0;
                   const int64_t c11 = 0 + 1;
-                  const int64_t t2 = c0;
-                  const int64_t t3 = ((c1 + c5) + c9);
-                  const int64_t t1 = c2;
+                  const int64_t t3 = ((c0 + c4) + c8);
+                  const int64_t t1 = c1;
+                  const int64_t t2 = c2;
                   const int64_t t0 = ((c3 + c7) + c11);
                   polyc_ls = &B[(((t0) * SF + t1) * SC + t2) * SE + t3] - polyc_src;
                 }
@@ -181,15 +216,15 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region0(int * pol
               }
               else
               {
-                for (int64_t c9 = 0; c9 <= polyc_min(15, (((SE - c1) - c5) - 1)); c9 += 1)
+                for (int64_t c8 = 0; c8 <= polyc_min(15, (((SE - c0) - c4) - 1)); c8 += 1)
                 {
                   for (int64_t c11 = 0; c11 <= polyc_min(15, (((SD - c3) - c7) - 1)); c11 += 1)
                   {
-                    const int64_t t2 = c0;
-                    const int64_t t3 = ((c1 + c5) + c9);
-                    const int64_t t1 = c2;
+                    const int64_t t3 = ((c0 + c4) + c8);
+                    const int64_t t1 = c1;
+                    const int64_t t2 = c2;
                     const int64_t t0 = ((c3 + c7) + c11);
-                    B_t2310[(((t2) * SE + t3) * SF + t1) * SD + t0] = B[(((t0) * SF + t1) * SC + t2) * SE + t3];
+                    B_t3120[(((t3) * SF + t1) * SC + t2) * SD + t0] = B[(((t0) * SF + t1) * SC + t2) * SE + t3];
                   }
                 }
               }
@@ -224,205 +259,331 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region1(int * pol
   }
 }
 
-static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * polyc_status_at, int64_t SA, int64_t SE, int64_t SB, int64_t SF, int64_t SD, int64_t SC, float *restrict C, float *restrict A_t0213, float *restrict B_t2310)
+static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * polyc_status_at, float *restrict C, int64_t SA_SB, int64_t SC_SD, int64_t SE_SF, float *restrict A_t0213, float *restrict B_t3120)
 {
-  #pragma omp for collapse(4) schedule(static) nowait
-  for (int64_t c0 = 0; c0 < SA; c0 += 2)
   {
-    for (int64_t c1 = 0; c1 < SB; c1 += 6)
+    const int64_t polyc_first0 = 0;
+    const int64_t polyc_first1 = 0;
+    const int64_t polyc_extents[2] = {polyc_max(0, ((SA_SB - 1)) - (polyc_first0) + 1), polyc_max(0, ((SC_SD - 1)) - (polyc_first1) + 1)};
+    const int64_t polyc_sizes[2] = {6, 64};
+    const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
+    int64_t polyc_parts[2];
+    polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
+    int64_t polyc_place = omp_get_thread_num();
+    const int64_t polyc_t1 = polyc_place % polyc_parts[1];
+    polyc_place /= polyc_parts[1];
+    const int64_t polyc_t0 = polyc_place % polyc_parts[0];
+    polyc_place /= polyc_parts[0];
+    const int64_t polyc_lo0_0 = polyc_first0 + 6 * (polyc_units[0] * polyc_t0 / polyc_parts[0]);
+    const int64_t polyc_hi0_0 = polyc_first0 + 6 * (polyc_units[0] * (polyc_t0 + 1) / polyc_parts[0]);
+    const int64_t polyc_lo0_1 = polyc_first1 + 64 * (polyc_units[1] * polyc_t1 / polyc_parts[1]);
+    const int64_t polyc_hi0_1 = polyc_first1 + 64 * (polyc_units[1] * (polyc_t1 + 1) / polyc_parts[1]);
+    for (int64_t c0 = ((-(polyc_lo0_0 % 768)) + polyc_lo0_0); c0 < polyc_min(SA_SB, polyc_hi0_0); c0 += 768)
     {
-      for (int64_t c2 = 0; c2 < SC; c2 += 1)
+      for (int64_t c1 = polyc_lo0_1; c1 < polyc_min(SC_SD, polyc_hi0_1); c1 += 64)
       {
-        for (int64_t c3 = 0; c3 < SD; c3 += 16)
+        if (!(((-1 * SC_SD + 16 >= 0) && (1 * SE_SF + -1 >= 0))))
         {
-          if (!(((1 * SE + -1 >= 0) && (1 * SF + -1 >= 0) && (-1 * SD + 16 >= 0))))
+          for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((SA_SB - c0) - 1)); c3 += 1)
           {
-            for (int64_t c6 = 0; c6 <= polyc_min(1, ((SA - c0) - 1)); c6 += 1)
+            #pragma omp simd
+            for (int64_t c5 = 0; c5 <= polyc_min(63, ((SC_SD - c1) - 1)); c5 += 1)
             {
-              for (int64_t c7 = 0; c7 <= polyc_min(5, ((SB - c1) - 1)); c7 += 1)
+              const int64_t ab = (c0 + c3);
+              const int64_t cd = (c1 + c5);
+              C[(ab) * SC_SD + cd] = 0.0f;
+            }
+          }
+        }
+        for (int64_t c2 = 0; c2 < SE_SF; c2 += 512)
+        {
+          _Alignas(64) float polyc_panel_B_t3120_m_storage[32768];
+          float *restrict polyc_panel_B_t3120_m = polyc_panel_B_t3120_m_storage;
+          {
+            for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, SE_SF - c2); polyc_p1 += 1)
+            {
+              const int64_t polyc_start = polyc_max(0, 0 - c1);
+              const int64_t polyc_end = polyc_min(64, SC_SD - c1);
+              for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
               {
-                #pragma omp simd
-                for (int64_t c11 = 0; c11 <= polyc_min(15, ((SD - c3) - 1)); c11 += 1)
+                const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                if (polyc_first == 0 && polyc_last == 16)
                 {
-                  const int64_t a = (c0 + c6);
-                  const int64_t b = (c1 + c7);
-                  const int64_t c = c2;
-                  const int64_t d = (c3 + c11);
-                  C[(((a) * SB + b) * SC + c) * SD + d] = 0.0f;
+                  {
+                    if (polyc_p1 + 8 < polyc_min(512, SE_SF - c2))
+                    {
+                      const int64_t cd = c1 + polyc_block * 16;
+                      const int64_t ef = c2 + polyc_p1 + 8;
+                      __builtin_prefetch(&B_t3120[(ef) * SC_SD + cd] + 0, 0, 3);
+                    }
+                    #pragma omp simd
+                    for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                    {
+                      const int64_t cd = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t ef = c2 + polyc_p1;
+                      polyc_panel_B_t3120_m[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B_t3120[(ef) * SC_SD + cd];
+                    }
+                  }
+                }
+                else
+                {
+                  #pragma omp simd
+                  for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+                    if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                    {
+                      const int64_t cd = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t ef = c2 + polyc_p1;
+                      polyc_panel_B_t3120_m[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = B_t3120[(ef) * SC_SD + cd];
+                    }
                 }
               }
             }
           }
-          for (int64_t c4 = 0; c4 < SE; c4 += 8)
+          for (int64_t c3 = polyc_max(0, (polyc_lo0_0 - c0)); c3 <= polyc_min(polyc_min(767, ((polyc_hi0_0 - c0) - 1)), ((SA_SB - c0) - 1)); c3 += 6)
           {
-            for (int64_t c5 = 0; c5 < SF; c5 += 256)
+            for (int64_t c4 = 0; c4 <= polyc_min(63, ((SC_SD - c1) - 1)); c4 += 16)
             {
-              for (int64_t c6 = 0; c6 <= polyc_min(1, ((SA - c0) - 1)); c6 += 1)
-              {
-                if ((((SB - c1) - 1) >= 5) && (((SD - c3) - 1) >= 15))
-                  if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
+              if (((((SA_SB - c0) - c3) - 1) >= 5) && ((((SC_SD - c1) - c4) - 1) >= 15))
+                if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
+                {
+                  float polyc_acc[6][16];
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c12 = polyc_lane0;
-                          const int64_t c15 = polyc_lane1;
-                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                        }
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                       }
                     }
-                    for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
+                  }
+                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t ab = ((c0 + c3) + c6);
+                        const int64_t cd = ((c1 + c4) + c8);
+                        const int64_t ef = (c2 + c5);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t ab = ((c0 + c3) + c6);
+                        const int64_t cd = ((c1 + c4) + c8);
+                        C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
+                else
+                {
+                  float polyc_acc[6][16];
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t ab = ((c0 + c3) + c6);
+                        const int64_t cd = ((c1 + c4) + c8);
+                        polyc_acc[polyc_lane0][polyc_lane1] = C[(ab) * SC_SD + cd];
+                      }
+                    }
+                  }
+                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t ab = ((c0 + c3) + c6);
+                        const int64_t cd = ((c1 + c4) + c8);
+                        const int64_t ef = (c2 + c5);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t ab = ((c0 + c3) + c6);
+                        const int64_t cd = ((c1 + c4) + c8);
+                        C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
+              else
+              {
+                const int64_t polyc_count0 = polyc_min(5, (((SA_SB - c0) - c3) - 1)) + 1;
+                const int64_t polyc_count1 = polyc_min(15, (((SC_SD - c1) - c4) - 1)) + 1;
+                if (polyc_count0 > 0 && polyc_count1 > 0)
+                {
+                  int64_t polyc_shift = 0;
+                  {
+                    const int64_t c8 = -(16 - polyc_count1);
+                    const int64_t cd = ((c1 + c4) + c8);
+                    if (cd >= 0)
+                      polyc_shift = 16 - polyc_count1;
+                  }
+                  if (polyc_shift > 0 || polyc_count1 == 16)
+                  {
+                    const int64_t polyc_base = -polyc_shift;
+                    const int64_t polyc_own = polyc_shift;
+                    if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
+                    {
+                      float polyc_acc[6][16];
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
                           #pragma omp simd
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
-                            const int64_t c12 = polyc_lane0;
-                            const int64_t c15 = polyc_lane1;
-                            const int64_t a = (c0 + c6);
-                            const int64_t b = (c1 + c12);
-                            const int64_t c = c2;
-                            const int64_t d = (c3 + c15);
-                            const int64_t e = (c4 + c10);
-                            const int64_t f = (c5 + c11);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t ab = ((c0 + c3) + c6);
+                            const int64_t cd = ((c1 + c4) + c8);
+                            const int64_t ef = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * B_t3120[(ef) * SC_SD + cd]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t ab = ((c0 + c3) + c6);
+                            const int64_t cd = ((c1 + c4) + c8);
+                            if (polyc_lane1 >= polyc_own)
+                              C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
                           }
                         }
                       }
                     }
+                    else
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      float polyc_acc[6][16];
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          const int64_t c12 = polyc_lane0;
-                          const int64_t c15 = polyc_lane1;
-                          const int64_t a = (c0 + c6);
-                          const int64_t b = (c1 + c12);
-                          const int64_t c = c2;
-                          const int64_t d = (c3 + c15);
-                          C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t ab = ((c0 + c3) + c6);
+                            const int64_t cd = ((c1 + c4) + c8);
+                            polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(ab) * SC_SD + cd] : 0.0f);
+                          }
+                        }
+                      }
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t ab = ((c0 + c3) + c6);
+                            const int64_t cd = ((c1 + c4) + c8);
+                            const int64_t ef = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * B_t3120[(ef) * SC_SD + cd]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t ab = ((c0 + c3) + c6);
+                            const int64_t cd = ((c1 + c4) + c8);
+                            if (polyc_lane1 >= polyc_own)
+                              C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
                         }
                       }
                     }
                   }
                   else
-                  {
-                    float polyc_acc[6][16];
+                    if (polyc_count1 == 8)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c12 = polyc_lane0;
-                          const int64_t c15 = polyc_lane1;
-                          const int64_t a = (c0 + c6);
-                          const int64_t b = (c1 + c12);
-                          const int64_t c = c2;
-                          const int64_t d = (c3 + c15);
-                          polyc_acc[polyc_lane0][polyc_lane1] = C[(((a) * SB + b) * SC + c) * SD + d];
-                        }
-                      }
-                    }
-                    for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
-                    {
-                      for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c12 = polyc_lane0;
-                            const int64_t c15 = polyc_lane1;
-                            const int64_t a = (c0 + c6);
-                            const int64_t b = (c1 + c12);
-                            const int64_t c = c2;
-                            const int64_t d = (c3 + c15);
-                            const int64_t e = (c4 + c10);
-                            const int64_t f = (c5 + c11);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
-                          }
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c12 = polyc_lane0;
-                          const int64_t c15 = polyc_lane1;
-                          const int64_t a = (c0 + c6);
-                          const int64_t b = (c1 + c12);
-                          const int64_t c = c2;
-                          const int64_t d = (c3 + c15);
-                          C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
-                      }
-                    }
-                  }
-                else
-                {
-                  const int64_t polyc_count0 = polyc_min(5, ((SB - c1) - 1)) + 1;
-                  const int64_t polyc_count1 = polyc_min(15, ((SD - c3) - 1)) + 1;
-                  if (polyc_count0 > 0 && polyc_count1 > 0)
-                  {
-                    int64_t polyc_shift = 0;
-                    {
-                      const int64_t c15 = -(16 - polyc_count1);
-                      const int64_t d = (c3 + c15);
-                      if (d >= 0)
-                        polyc_shift = 16 - polyc_count1;
-                    }
-                    if (polyc_shift > 0 || polyc_count1 == 16)
-                    {
-                      const int64_t polyc_base = -polyc_shift;
-                      const int64_t polyc_own = polyc_shift;
-                      if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
-                      {
-                        float polyc_acc[6][16];
+                        float polyc_acc[6][8];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c15 = polyc_lane1 + polyc_base;
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
                               polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                             }
                           }
                         }
-                        for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
                         {
-                          for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c15 = polyc_lane1 + polyc_base;
-                                const int64_t a = (c0 + c6);
-                                const int64_t b = (c1 + c12);
-                                const int64_t c = c2;
-                                const int64_t d = (c3 + c15);
-                                const int64_t e = (c4 + c10);
-                                const int64_t f = (c5 + c11);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
-                              }
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t ab = ((c0 + c3) + c6);
+                              const int64_t cd = ((c1 + c4) + c8);
+                              const int64_t ef = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * B_t3120[(ef) * SC_SD + cd]));
                             }
                           }
                         }
@@ -430,58 +591,47 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c15 = polyc_lane1 + polyc_base;
-                              const int64_t a = (c0 + c6);
-                              const int64_t b = (c1 + c12);
-                              const int64_t c = c2;
-                              const int64_t d = (c3 + c15);
-                              if (polyc_lane1 >= polyc_own)
-                                C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t ab = ((c0 + c3) + c6);
+                              const int64_t cd = ((c1 + c4) + c8);
+                              C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
                       }
                       else
                       {
-                        float polyc_acc[6][16];
+                        float polyc_acc[6][8];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c15 = polyc_lane1 + polyc_base;
-                              const int64_t a = (c0 + c6);
-                              const int64_t b = (c1 + c12);
-                              const int64_t c = c2;
-                              const int64_t d = (c3 + c15);
-                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(((a) * SB + b) * SC + c) * SD + d] : 0.0f);
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t ab = ((c0 + c3) + c6);
+                              const int64_t cd = ((c1 + c4) + c8);
+                              polyc_acc[polyc_lane0][polyc_lane1] = C[(ab) * SC_SD + cd];
                             }
                           }
                         }
-                        for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
                         {
-                          for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c15 = polyc_lane1 + polyc_base;
-                                const int64_t a = (c0 + c6);
-                                const int64_t b = (c1 + c12);
-                                const int64_t c = c2;
-                                const int64_t d = (c3 + c15);
-                                const int64_t e = (c4 + c10);
-                                const int64_t f = (c5 + c11);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
-                              }
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t ab = ((c0 + c3) + c6);
+                              const int64_t cd = ((c1 + c4) + c8);
+                              const int64_t ef = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * B_t3120[(ef) * SC_SD + cd]));
                             }
                           }
                         }
@@ -489,296 +639,53 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
-                              const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c15 = polyc_lane1 + polyc_base;
-                              const int64_t a = (c0 + c6);
-                              const int64_t b = (c1 + c12);
-                              const int64_t c = c2;
-                              const int64_t d = (c3 + c15);
-                              if (polyc_lane1 >= polyc_own)
-                                C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t ab = ((c0 + c3) + c6);
+                              const int64_t cd = ((c1 + c4) + c8);
+                              C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
                       }
                     }
                     else
-                      if (polyc_count1 == 8)
+                      if (polyc_count1 > 8)
                       {
-                        if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
+                        for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
                         {
-                          float polyc_acc[6][8];
+                          const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                          const int64_t polyc_own = polyc_sub - polyc_base;
+                          if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c15 = polyc_lane1;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
-                            }
-                          }
-                          for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
-                          {
-                            for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
+                            float polyc_acc[6][8];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
                                 for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c15 = polyc_lane1;
-                                  const int64_t a = (c0 + c6);
-                                  const int64_t b = (c1 + c12);
-                                  const int64_t c = c2;
-                                  const int64_t d = (c3 + c15);
-                                  const int64_t e = (c4 + c10);
-                                  const int64_t f = (c5 + c11);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
-                                }
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c15 = polyc_lane1;
-                                const int64_t a = (c0 + c6);
-                                const int64_t b = (c1 + c12);
-                                const int64_t c = c2;
-                                const int64_t d = (c3 + c15);
-                                C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][8];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c15 = polyc_lane1;
-                                const int64_t a = (c0 + c6);
-                                const int64_t b = (c1 + c12);
-                                const int64_t c = c2;
-                                const int64_t d = (c3 + c15);
-                                polyc_acc[polyc_lane0][polyc_lane1] = C[(((a) * SB + b) * SC + c) * SD + d];
-                              }
-                            }
-                          }
-                          for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
-                          {
-                            for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c15 = polyc_lane1;
-                                  const int64_t a = (c0 + c6);
-                                  const int64_t b = (c1 + c12);
-                                  const int64_t c = c2;
-                                  const int64_t d = (c3 + c15);
-                                  const int64_t e = (c4 + c10);
-                                  const int64_t f = (c5 + c11);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
-                                }
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c15 = polyc_lane1;
-                                const int64_t a = (c0 + c6);
-                                const int64_t b = (c1 + c12);
-                                const int64_t c = c2;
-                                const int64_t d = (c3 + c15);
-                                C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 > 8)
-                        {
-                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                          {
-                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                            const int64_t polyc_own = polyc_sub - polyc_base;
-                            if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1 + polyc_base;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
-                              {
-                                for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1 + polyc_base;
-                                      const int64_t a = (c0 + c6);
-                                      const int64_t b = (c1 + c12);
-                                      const int64_t c = c2;
-                                      const int64_t d = (c3 + c15);
-                                      const int64_t e = (c4 + c10);
-                                      const int64_t f = (c5 + c11);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
-                                    }
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1 + polyc_base;
-                                    const int64_t a = (c0 + c6);
-                                    const int64_t b = (c1 + c12);
-                                    const int64_t c = c2;
-                                    const int64_t d = (c3 + c15);
-                                    if (polyc_lane1 >= polyc_own)
-                                      C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1 + polyc_base;
-                                    const int64_t a = (c0 + c6);
-                                    const int64_t b = (c1 + c12);
-                                    const int64_t c = c2;
-                                    const int64_t d = (c3 + c15);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(((a) * SB + b) * SC + c) * SD + d] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
-                              {
-                                for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1 + polyc_base;
-                                      const int64_t a = (c0 + c6);
-                                      const int64_t b = (c1 + c12);
-                                      const int64_t c = c2;
-                                      const int64_t d = (c3 + c15);
-                                      const int64_t e = (c4 + c10);
-                                      const int64_t f = (c5 + c11);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * B_t2310[(((c) * SE + e) * SF + f) * SD + d]));
-                                    }
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1 + polyc_base;
-                                    const int64_t a = (c0 + c6);
-                                    const int64_t b = (c1 + c12);
-                                    const int64_t c = c2;
-                                    const int64_t d = (c3 + c15);
-                                    if (polyc_lane1 >= polyc_own)
-                                      C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          if ((((1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * SD + 16 >= 0))))
-                          {
-                            float polyc_acc[6][16];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c15 = polyc_lane1;
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
                                   polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                 }
                               }
                             }
-                            for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
                             {
-                              for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1;
-                                    const int64_t a = (c0 + c6);
-                                    const int64_t b = (c1 + c12);
-                                    const int64_t c = c2;
-                                    const int64_t d = (c3 + c15);
-                                    const int64_t e = (c4 + c10);
-                                    const int64_t f = (c5 + c11);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * ((polyc_lane1 < polyc_count1) ? B_t2310[(((c) * SE + e) * SF + f) * SD + d] : 0.0f)));
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t ab = ((c0 + c3) + c6);
+                                  const int64_t cd = ((c1 + c4) + c8);
+                                  const int64_t ef = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * B_t3120[(ef) * SC_SD + cd]));
                                 }
                               }
                             }
@@ -786,58 +693,48 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c15 = polyc_lane1;
-                                  const int64_t a = (c0 + c6);
-                                  const int64_t b = (c1 + c12);
-                                  const int64_t c = c2;
-                                  const int64_t d = (c3 + c15);
-                                  if (polyc_lane1 < polyc_count1)
-                                    C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t ab = ((c0 + c3) + c6);
+                                  const int64_t cd = ((c1 + c4) + c8);
+                                  if (polyc_lane1 >= polyc_own)
+                                    C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            float polyc_acc[6][8];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c15 = polyc_lane1;
-                                  const int64_t a = (c0 + c6);
-                                  const int64_t b = (c1 + c12);
-                                  const int64_t c = c2;
-                                  const int64_t d = (c3 + c15);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(((a) * SB + b) * SC + c) * SD + d] : 0.0f);
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t ab = ((c0 + c3) + c6);
+                                  const int64_t cd = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(ab) * SC_SD + cd] : 0.0f);
                                 }
                               }
                             }
-                            for (int64_t c10 = 0; c10 <= polyc_min(7, ((SE - c4) - 1)); c10 += 1)
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
                             {
-                              for (int64_t c11 = 0; c11 <= polyc_min(255, ((SF - c5) - 1)); c11 += 1)
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1;
-                                    const int64_t a = (c0 + c6);
-                                    const int64_t b = (c1 + c12);
-                                    const int64_t c = c2;
-                                    const int64_t d = (c3 + c15);
-                                    const int64_t e = (c4 + c10);
-                                    const int64_t f = (c5 + c11);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(((a) * SB + b) * SE + e) * SF + f] * ((polyc_lane1 < polyc_count1) ? B_t2310[(((c) * SE + e) * SF + f) * SD + d] : 0.0f)));
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t ab = ((c0 + c3) + c6);
+                                  const int64_t cd = ((c1 + c4) + c8);
+                                  const int64_t ef = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * B_t3120[(ef) * SC_SD + cd]));
                                 }
                               }
                             }
@@ -845,22 +742,119 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c15 = polyc_lane1;
-                                  const int64_t a = (c0 + c6);
-                                  const int64_t b = (c1 + c12);
-                                  const int64_t c = c2;
-                                  const int64_t d = (c3 + c15);
-                                  if (polyc_lane1 < polyc_count1)
-                                    C[(((a) * SB + b) * SC + c) * SD + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1 + polyc_base;
+                                  const int64_t ab = ((c0 + c3) + c6);
+                                  const int64_t cd = ((c1 + c4) + c8);
+                                  if (polyc_lane1 >= polyc_own)
+                                    C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                         }
-                  }
+                      }
+                      else
+                      {
+                        if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t ab = ((c0 + c3) + c6);
+                                const int64_t cd = ((c1 + c4) + c8);
+                                const int64_t ef = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * ((polyc_lane1 < polyc_count1) ? B_t3120[(ef) * SC_SD + cd] : 0.0f)));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t ab = ((c0 + c3) + c6);
+                                const int64_t cd = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t ab = ((c0 + c3) + c6);
+                                const int64_t cd = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(ab) * SC_SD + cd] : 0.0f);
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t ab = ((c0 + c3) + c6);
+                                const int64_t cd = ((c1 + c4) + c8);
+                                const int64_t ef = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * ((polyc_lane1 < polyc_count1) ? B_t3120[(ef) * SC_SD + cd] : 0.0f)));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t ab = ((c0 + c3) + c6);
+                                const int64_t cd = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
                 }
               }
             }
@@ -876,15 +870,18 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
 int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int64_t SD, int64_t SC, const float *restrict A, const float *restrict B, float *restrict C)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SE) * polyc_extent(SF)) + (polyc_extent(SC) * polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SD)) + (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SC) * polyc_extent(SD)) + (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SC) * polyc_extent(SD) * polyc_extent(SE) * polyc_extent(SF));
+  const int64_t SA_SB = polyc_extent(SA) * polyc_extent(SB);
+  const int64_t SC_SD = polyc_extent(SC) * polyc_extent(SD);
+  const int64_t SE_SF = polyc_extent(SE) * polyc_extent(SF);
+  const int64_t polyc_work = (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SE) * polyc_extent(SF)) + (polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SC) * polyc_extent(SD)) + (polyc_extent(SA_SB) * polyc_extent(SC_SD)) + (polyc_extent(SA_SB) * polyc_extent(SC_SD) * polyc_extent(SE_SF));
   float *restrict A_t0213 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SE) * polyc_extent(SF)));
-  float *restrict B_t2310 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SC) * polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SD)));
+  float *restrict B_t3120 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SC) * polyc_extent(SD)));
   if (!A_t0213)
   {
     polyc_status = 1;
     goto polyc_done;
   }
-  if (!B_t2310)
+  if (!B_t3120)
   {
     polyc_status = 1;
     goto polyc_done;
@@ -893,11 +890,11 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_tensor_contraction_region0(&polyc_status, SE, SF, SD, SC, B, B_t2310);
+      polyc_tensor_contraction_region0(&polyc_status, SE, SF, SD, SC, B, B_t3120);
     }
     else
     {
-      polyc_tensor_contraction_region0(&polyc_status, SE, SF, SD, SC, B, B_t2310);
+      polyc_tensor_contraction_region0(&polyc_status, SE, SF, SD, SC, B, B_t3120);
     }
     if (polyc_work >= 32768)
     {
@@ -911,16 +908,16 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_tensor_contraction_region2(&polyc_status, SA, SE, SB, SF, SD, SC, C, A_t0213, B_t2310);
+      polyc_tensor_contraction_region2(&polyc_status, C, SA_SB, SC_SD, SE_SF, A_t0213, B_t3120);
     }
     else
     {
-      polyc_tensor_contraction_region2(&polyc_status, SA, SE, SB, SF, SD, SC, C, A_t0213, B_t2310);
+      polyc_tensor_contraction_region2(&polyc_status, C, SA_SB, SC_SD, SE_SF, A_t0213, B_t3120);
     }
   }
   polyc_done:
   free(A_t0213);
-  free(B_t2310);
+  free(B_t3120);
   return polyc_status;
 }
 
