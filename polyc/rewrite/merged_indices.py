@@ -13,8 +13,9 @@ gains long vector loops and register blocks that fill their lanes::
     B_t(e, f, c, d) = B(d, f, c, e)
     C_m(ab, cd) +=! A_t_m(ab, ef) * B_t_m(ef, cd)           a 576 x 576 x 576 product
 
-which runs in 1.0 ms where the six-deep nest took 1.5 (numpy's einsum, which makes the
-same copies and calls OpenBLAS: 1.3; Zen 5, 2 threads).
+which runs in 0.9 ms where the six-deep nest took 1.5 (numpy's einsum, which makes the
+same copies and calls OpenBLAS: 1.3; Zen 5, 2 threads; benchmarks/README.md, "Design
+measurements").
 
 The indices that can merge are those the statement uses only as whole dimensions of its
 tensors (not in ``h + r``, not as values), ranging over ``0:extent`` of every dimension
