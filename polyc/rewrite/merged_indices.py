@@ -237,8 +237,8 @@ class _Merging:
     def _view(self, read: ir.Read, group_of, names, ranges) -> ir.Read:
         """``read`` through a view with its groups' dimensions merged (``read`` itself
         where none merges)."""
-        tensor = self.tensors[read.tensor] if read.tensor in self.tensors else \
-            self.op.tensor(read.tensor)
+        copies = {t.name: t for t in self.copied.values()}
+        tensor = copies.get(read.tensor) or self.op.tensor(read.tensor)
         indices, shape = [], []
         for k, index in enumerate(read.indices):
             group = group_of.get(index.name) if isinstance(index, ir.Index) else None
@@ -255,10 +255,6 @@ class _Merging:
             self.views[key] = ir.Tensor(self._name(f"{tensor.name}_m"), tensor.type,
                                         tuple(shape), ir.VIEW, storage=tensor.name)
         return ir.Read(read.type, self.views[key].name, tuple(indices))
-
-    @property
-    def tensors(self) -> dict[str, ir.Tensor]:
-        return {t.name: t for t in self.copied.values()}
 
     def _size(self, factors: tuple[sz.SizeExpr, ...]) -> str:
         if factors not in self.derived:
