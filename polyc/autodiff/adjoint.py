@@ -154,11 +154,7 @@ class ReverseSweep:
     # ------------------------------------------------------------- names
 
     def fresh(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
+        return ir.fresh_name(base, self.taken)
 
     def _tensor(self, name: str, like: ir.Tensor) -> ir.Tensor:
         tensor = ir.Tensor(name, like.type, like.shape, ir.TEMPORARY)

@@ -291,6 +291,16 @@ def index_names(*exprs: Expr) -> frozenset[str]:
     return frozenset(e.name for expr in exprs for e in walk(expr) if isinstance(e, Index))
 
 
+def fresh_name(base: str, taken: set[str], separator: str = "_") -> str:
+    """``base``, else ``base<separator>1``, ``base<separator>2``, ...: the first not in
+    ``taken``, which it joins."""
+    name, k = base, 1
+    while name in taken:
+        name, k = f"{base}{separator}{k}", k + 1
+    taken.add(name)
+    return name
+
+
 def is_pure_reduction(statement: Statement) -> bool:
     """A reduction whose right-hand side does not read the tensor it accumulates into."""
     return statement.is_reduction and statement.tensor not in statement.tensors_read

@@ -116,8 +116,4 @@ def _same_ranges(statement: ir.Statement, earlier: ir.Statement, order: list[str
 
 
 def _fresh(base: str, op: ir.Op) -> str:
-    taken = set(op.tensors) | set(op.sizes)
-    name, k = base, 1
-    while name in taken:
-        name, k = f"{base}_{k}", k + 1
-    return name
+    return ir.fresh_name(base, set(op.tensors) | set(op.sizes))

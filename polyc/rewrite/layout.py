@@ -104,10 +104,7 @@ def transpose_window_outputs(op: ir.Op) -> ir.Op:
             continue
         order = sorted(range(len(stmt.indices)), key=lambda k: stmt.indices[k] not in windows)
         tensor = op.tensor(stmt.tensor)
-        name, k = f"{stmt.tensor}_w", 1
-        while name in taken:
-            name, k = f"{stmt.tensor}_w{k}", k + 1
-        taken.add(name)
+        name = ir.fresh_name(f"{stmt.tensor}_w", taken, separator="")
         temporaries.append(ir.Tensor(name, tensor.type, tuple(tensor.shape[k] for k in order),
                                      ir.TEMPORARY))
         indices = tuple(stmt.indices[k] for k in order)

@@ -264,9 +264,5 @@ class _Merging:
         return self.derived[factors].name
 
     def _name(self, wanted: str) -> str:
-        name, k = wanted, 1
-        while name in self.taken:
-            name, k = f"{wanted}{k}", k + 1
-        self.taken.add(name)
-        return name
+        return ir.fresh_name(wanted, self.taken, separator="")
 
