@@ -332,13 +332,17 @@ class ReverseSweep:
         value = ir.substitute_indices(value, inversion.values)
         ranges = tuple(ir.IndexRange(i, sz.const(0), extent)
                        for i, extent in zip(inversion.indices, tensor.shape)) + inversion.free
-        padded = pad_cotangent(value, inversion.guards, cotangent, ranges, self.tensors,
+        padded = pad_cotangent(value, inversion.guards, cotangent, ranges,
+                               frozenset(r.index for r in inversion.free), self.tensors,
                                self.params, self.context, self.fresh(f"{cotangent.name}_padded"),
                                self._indices(cotangent.rank)) \
             if inversion.guards and inversion.free else None  # a sum's guard costs per term
-        rhs = guarded(inversion.guards, value) if padded is None else self._padded_copy(padded)
+        if padded is None:
+            rhs, window = guarded(inversion.guards, value), inversion.free
+        else:
+            rhs, window = self._padded_copy(padded), padded.ranges[len(inversion.indices):]
         free = []
-        for index_range in inversion.free:  # a sum of equal terms is a product
+        for index_range in window:  # a sum of equal terms is a product
             if index_range.index in ir.index_names(rhs):
                 free.append(index_range)
             else:
@@ -353,6 +357,8 @@ class ReverseSweep:
     def _padded_copy(self, padded) -> ir.Expr:
         """``padded``'s term, its copy made once (the same copy serves every term that
         pads the cotangent by the same border)."""
+        if padded.copy is None:
+            return padded.value
         key = (padded.fill.rhs, padded.copy.shape)
         name = self.copies.get(key)
         if name is None:

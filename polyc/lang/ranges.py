@@ -17,6 +17,7 @@ index variables plus an offset that is a size expression.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from polyc.lang import ir
@@ -198,6 +199,36 @@ def bounding_box(dependent: DependentRange, ranges: dict[str, tuple[SizeExpr, Si
         greatest = interval_of(piece, ranges)[1]
         hi = greatest if hi is None else sz.smin(hi, greatest)
     return lo, hi
+
+
+def tightened(r: ir.IndexRange, kind: str, bound: LinearIndex) -> ir.IndexRange:
+    """``r`` with ``index >= bound`` (``"lower"``) or ``index < bound`` added. A range with
+    index-dependent bounds takes a bound in the sizes as one more argument of them: its
+    box is their bounding box (:func:`with_bounding_boxes`), which would drop a box
+    bound."""
+    if not bound.coefficients and r.is_box:  # a bound in the sizes: the box moves
+        if kind == "lower":
+            return dataclasses.replace(r, lo=sz.smax(r.lo, bound.offset))
+        return dataclasses.replace(r, hi=sz.smin(r.hi, bound.offset))
+    new = linear_expr(bound)
+    if kind == "lower":
+        old = r.lo_bound if r.lo_bound is not None else ir.SizeValue(INT64, r.lo)
+        return dataclasses.replace(r, lo_bound=ir.Call(INT64, "max", (old, new)))
+    old = r.hi_bound if r.hi_bound is not None else ir.SizeValue(INT64, r.hi)
+    return dataclasses.replace(r, hi_bound=ir.Call(INT64, "min", (old, new)))
+
+
+def with_bounding_boxes(domain: tuple[ir.IndexRange, ...]) -> tuple[ir.IndexRange, ...]:
+    """``domain`` with the box of each index-dependent range made its bounds' bounding
+    box over the other ranges' boxes."""
+    boxes = {r.index: (r.lo, r.hi) for r in domain}
+    result = []
+    for r in domain:
+        if not r.is_box:
+            lo, hi = bounding_box(range_bounds(r), boxes)
+            r = dataclasses.replace(r, lo=lo, hi=hi)
+        result.append(r)
+    return tuple(result)
 
 
 def range_bounds(r: ir.IndexRange) -> DependentRange:

@@ -51,8 +51,8 @@ import dataclasses
 
 from polyc.lang import ir
 from polyc.lang import sizes as sz
-from polyc.lang.ranges import (LinearIndex, affine_of, bounding_box, has_uneven_extent,
-                               linear_expr, linear_sum, negated, range_bounds, shifted)
+from polyc.lang.ranges import (LinearIndex, affine_of, has_uneven_extent, linear_sum,
+                               negated, shifted, tightened, with_bounding_boxes)
 from polyc.lang.types import INT64
 
 MAX_PIECES = 8
@@ -259,30 +259,9 @@ def _restricted(statement: ir.Statement, bounds, select: ir.Select, branch: ir.E
     domain = list(statement.domain)
     for index, kind, bound in bounds:
         position = next(k for k, r in enumerate(domain) if r.index == index)
-        domain[position] = _tightened(domain[position], kind, bound)
-    boxes = {r.index: (r.lo, r.hi) for r in domain}
-    for position, r in enumerate(domain):
-        if not r.is_box:  # the bounding box of a bound that moved
-            lo, hi = bounding_box(range_bounds(r), boxes)
-            domain[position] = dataclasses.replace(r, lo=lo, hi=hi)
+        domain[position] = tightened(domain[position], kind, bound)
     rhs = _simplified(ir.rewrite(statement.rhs, lambda e: branch if e is select else None))
-    return dataclasses.replace(statement, rhs=rhs, domain=tuple(domain))
-
-
-def _tightened(r: ir.IndexRange, kind: str, bound: LinearIndex) -> ir.IndexRange:
-    """``r`` with ``index >= bound`` (``"lower"``) or ``index < bound`` added. A range with
-    index-dependent bounds takes a bound in the sizes as one more argument of them: its
-    box is their bounding box (:func:`_restricted`), which would drop a box bound."""
-    if not bound.coefficients and r.is_box:  # a bound in the sizes: the box moves
-        if kind == "lower":
-            return dataclasses.replace(r, lo=sz.smax(r.lo, bound.offset))
-        return dataclasses.replace(r, hi=sz.smin(r.hi, bound.offset))
-    new = linear_expr(bound)
-    if kind == "lower":
-        old = r.lo_bound if r.lo_bound is not None else ir.SizeValue(INT64, r.lo)
-        return dataclasses.replace(r, lo_bound=ir.Call(INT64, "max", (old, new)))
-    old = r.hi_bound if r.hi_bound is not None else ir.SizeValue(INT64, r.hi)
-    return dataclasses.replace(r, hi_bound=ir.Call(INT64, "min", (old, new)))
+    return dataclasses.replace(statement, rhs=rhs, domain=with_bounding_boxes(tuple(domain)))
 
 
 def _simplified(expr: ir.Expr) -> ir.Expr:

@@ -1,11 +1,13 @@
 """polyc.grad: the API, exact adjoints, reductions, and second order."""
 import functools
 
+import islpy as isl
 import numpy as np
 import pytest
 
 import polyc
 from gradcheck import check_grad, f32
+from polyc.poly.program import isl_items
 
 MATMUL = "def matmul(float(M, K) A, float(K, N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
 CONV = """def conv(float(N, C, H, W) I, float(M, C, KH, KW) Wt) -> (O) {
@@ -35,17 +37,55 @@ def test_the_printed_backward_operator_is_the_operator():
     assert polyc.define(str(grad)).ir == grad.ir
 
 
-def test_borders_of_a_convolution_adjoint_read_a_zero_padded_cotangent():
+def test_borders_of_a_convolution_adjoint_bound_its_rows_and_pad_its_columns():
+    # rows: the window index kh bounded, so that no row of zeros is summed; columns (the
+    # innermost dimension, where a vector loop runs): a cotangent padded with zeros
     lines = str(polyc.grad(define(CONV))).splitlines()
     assert "float32(N, M, H - KH + 1, W - KW + 1) d_O" in lines[0]
     assert lines[1] == (
-        "  d_O_padded(i0, i1, i2, i3) = i2 - (KH - 1) >= 0 && i2 - (KH - 1) < H - KH + 1 && "
-        "i3 - (KW - 1) >= 0 && i3 - (KW - 1) < W - KW + 1 ? "
-        "d_O(i0, i1, i2 - (KH - 1), i3 - (KW - 1)) : 0.0 "
-        "where i0 in 0:N, i1 in 0:M, i2 in 0:max(0, H + KH - 1), i3 in 0:max(0, KW + W - 1)")
-    assert lines[2].startswith(
-        "  d_I(n, c, h, w) +=! d_O_padded(n, m, h - kh + (KH - 1), w - kw + (KW - 1)) "
-        "* Wt(m, c, kh, kw) where")
+        "  d_O_padded(i0, i1, i2, i3) = i3 - (KW - 1) >= 0 && i3 - (KW - 1) < W - KW + 1 ? "
+        "d_O(i0, i1, i2, i3 - (KW - 1)) : 0.0 "
+        "where i0 in 0:N, i1 in 0:M, i2 in 0:H - KH + 1, i3 in 0:KW + W - 1")
+    assert lines[2] == (
+        "  d_I(n, c, h, w) +=! d_O_padded(n, m, h - kh, w - kw + (KW - 1)) * Wt(m, c, kh, kw) "
+        "where n in 0:N, c in 0:C, h in 0:H, w in 0:W, m in 0:M, "
+        "kh in max(0, h + (KH - H)):min(KH, h + 1), kw in 0:KW")
+
+
+def test_a_channels_last_convolution_adjoint_pads_the_columns_its_register_block_runs_along():
+    # NHWC: the vector runs along c, which the cotangent's read lacks; the innermost index
+    # it has is w, along which a register block runs: w is padded, h bounded
+    text = str(polyc.grad(define(
+        "def conv(float(N, H, W, C) I, float(KH, KW, C, M) F) -> (O) {\n"
+        "  O(n, h, w, m) +=! I(n, h + kh, w + kw, c) * F(kh, kw, c, m)\n}"), wrt="I"))
+    assert "d_O(i0, i1, i2 - (KW - 1), i3)" in text
+    assert "d_O_padded(n, h - kh, w - kw + (KW - 1), m)" in text
+    assert "kh in max(0, h + (KH - H)):min(KH, h + 1), kw in 0:KW" in text
+
+
+def _summed_points(op, sizes: dict, tensor: str) -> int:
+    """The points of the update of ``tensor`` that has reduction indices, at ``sizes``."""
+    program = op.compilation().program
+    for part in isl_items(program.domain.get_set_list()):
+        stmt = program.statement(part.get_tuple_name())
+        if stmt.is_init or stmt.statement.tensor != tensor or \
+                not stmt.statement.reduction_indices:
+            continue
+        for k in range(part.dim(isl.dim_type.param)):
+            value = sizes[part.get_dim_name(isl.dim_type.param, k)]
+            part = part.fix_val(isl.dim_type.param, k, isl.Val(value))
+        return part.count_val().to_python()
+    raise AssertionError(f"no summed update of {tensor}")
+
+
+def test_a_convolution_adjoint_sums_no_row_of_zeros():
+    # rows bounded: the data gradient sums the forward's terms, plus the padded columns'
+    # zeros (W + KW - 1 columns of the padded cotangent against the forward's W - KW + 1)
+    sizes = dict(N=2, C=3, H=9, W=8, M=4, KH=3, KW=2)
+    forward = _summed_points(define(CONV), sizes, "O")
+    data = _summed_points(polyc.grad(define(CONV), wrt="I"), sizes, "d_I")
+    assert forward == 2 * 3 * 4 * 7 * 7 * 3 * 2
+    assert data == forward * 8 // 7
 
 
 def test_guards_stay_where_padding_would_not_do_their_job():
