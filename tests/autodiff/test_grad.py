@@ -4,6 +4,8 @@ import functools
 import islpy as isl
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 import polyc
 from gradcheck import check_grad, f32
@@ -175,6 +177,53 @@ def test_convolution_gradients_are_exact_at_the_borders():
         for s in range(2):
             expected[:, :, r:r + 4, s:s + 4] += np.einsum("nmhw,mc->nchw", d_o, w[:, :, r, s])
     np.testing.assert_allclose(d_x, expected, rtol=1e-4, atol=1e-4)
+
+
+_AXES = "nhwc"
+
+
+def _span(flipped: bool, k: int, extent: int, count: int) -> slice:
+    """The elements window position ``k`` reads for ``count`` outputs."""
+    start = extent - 1 - k if flipped else k
+    return slice(start, start + count)
+
+
+@pytest.mark.needs_cc
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(order=st.permutations(_AXES), flips=st.tuples(st.booleans(), st.booleans()),
+       extents=st.tuples(st.integers(1, 2), st.integers(1, 5), st.integers(1, 5),
+                         st.integers(1, 3)),
+       window=st.tuples(st.integers(1, 3), st.integers(1, 3)), seed=st.integers(0, 2**16))
+def test_window_adjoints_in_any_layout_are_exact(order, flips, extents, window, seed):
+    # a 2-D window over any order of (n, h, w, c), each window read forwards (h + kh) or
+    # flipped (h - kh + KH - 1): bounds and padding must give the exact adjoint wherever
+    # the innermost index the read has falls
+    sizes = dict(zip(_AXES, extents))
+    KH, KW = window
+    assume(sizes["h"] >= KH and sizes["w"] >= KW)
+    spans = {"n": "n", "c": "c",
+             "h": "h - kh + KH - 1" if flips[0] else "h + kh",
+             "w": "w - kw + KW - 1" if flips[1] else "w + kw"}
+    shape = ", ".join(a.upper() for a in order)
+    read = ", ".join(spans[a] for a in order)
+    source = (f"def f(float64({shape}) X, float64(KH, KW) F) -> (O) {{\n"
+              f"  O({', '.join(order)}) +=! X({read}) * F(kh, kw)\n}}")
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(tuple(sizes[a] for a in order))
+    f = rng.standard_normal((KH, KW))
+    out = {"n": sizes["n"], "c": sizes["c"], "h": sizes["h"] - KH + 1, "w": sizes["w"] - KW + 1}
+    d_o = rng.standard_normal(tuple(out[a] for a in order))
+    d_x, d_f = polyc.grad(define(source))(x, f, d_o)
+    expected_x, expected_f = np.zeros_like(x), np.zeros_like(f)
+    for kh in range(KH):
+        for kw in range(KW):
+            at = {"n": slice(None), "c": slice(None),
+                  "h": _span(flips[0], kh, KH, out["h"]), "w": _span(flips[1], kw, KW, out["w"])}
+            window_of = tuple(at[a] for a in order)
+            expected_x[window_of] += f[kh, kw] * d_o
+            expected_f[kh, kw] = np.sum(d_o * x[window_of])
+    np.testing.assert_allclose(d_x, expected_x, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(d_f, expected_f, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.needs_cc
