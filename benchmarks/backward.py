@@ -72,7 +72,8 @@ BACKWARD = (
              note="data and weight gradients"),
     Backward("conv2d data", BY_NAME["conv2d"],
              lambda x, f: _torch().nn.functional.conv2d(x, f), wrt=("I",),
-             note="the data gradient alone (wrt=I): reads a zero-padded cotangent"),
+             note="the data gradient alone (wrt=I): window rows bounded, columns read a "
+                  "zero-padded cotangent"),
     Backward("conv2d weight", BY_NAME["conv2d"],
              lambda x, f: _torch().nn.functional.conv2d(x, f), wrt=("F",),
              note="the weight gradient alone (wrt=F): computed with its windows outermost"),
