@@ -166,6 +166,7 @@ import datetime  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
+import resource  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
@@ -411,6 +412,7 @@ class Contestant:
         self.run = run
         self.outputs_of = outputs_of  # () -> list of numpy arrays to check
         self.times: list[float] = []
+        self.faults: list[int] = []  # page faults of the process during each timed call
         self.error: str | None = None
         self.check: str = ""
         self.rel_error: float = float("nan")
@@ -498,7 +500,21 @@ def visit(c: Contestant, warmups: int, calls: int) -> None:
     for _ in range(warmups):
         c.run()
     for _ in range(calls):
+        before = page_faults()
         c.times.append(timed(c.run))
+        c.faults.append(page_faults() - before)
+
+
+def page_faults() -> int:
+    """The process's page faults so far (minor: memory the kernel maps on first touch).
+    A buffer that the allocator gives back to the system and takes again faults on every
+    call, at about a microsecond per 4 KiB page on a VM: which contestant pays depends on
+    the sizes freed before, so the tables say where timed calls faulted."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def median_faults(c: Contestant) -> int:
+    return int(statistics.median(c.faults)) if c.faults else 0
 
 
 def pause() -> None:
@@ -632,7 +648,8 @@ def bench_one(bench, cache_dir: Path, rng_seed: int) -> dict:
     row["other_load"] = meter.cores()
     for c in contestants:
         row[c.name] = {"median_ms": median_ms(c), "times_s": c.times, "check": c.check,
-                       "rel_error": c.rel_error, "error": c.error}
+                       "rel_error": c.rel_error, "error": c.error,
+                       "page_faults": median_faults(c)}
     return row
 
 
@@ -947,6 +964,7 @@ def bench_backward(entry, rng_seed: int) -> dict:
     return {"kernel": entry.name, "size_text": bench.size_text(sizes), "rounds": rounds,
             "note": entry.note, "compile_s": None,
             "times": {c.name: median_ms(c) for c in contestants},
+            "faults": {c.name: median_faults(c) for c in contestants},
             "checks": {c.name: c.check or c.error for c in contestants}}
 
 
@@ -1049,6 +1067,18 @@ def print_backward(rows: list[dict]) -> None:
     for row in rows:
         if row["note"]:
             print(f"  {row['kernel']}: {row['note']}")
+    print_faults([(row["kernel"], row["faults"]) for row in rows])
+
+
+def print_faults(rows: list[tuple[str, dict]]) -> None:
+    """The contestants whose timed calls took page faults (median per call), by row."""
+    lines = [f"  {kernel}: " + ", ".join(f"{name} {count}" for name, count in faults.items()
+                                         if count)
+             for kernel, faults in rows if any(faults.values())]
+    if lines:
+        print("page faults per timed call (median; about 1 µs each on a VM, part of the "
+              "times above; the allocator's state decides who pays):")
+        print("\n".join(lines))
 
 
 def launcher_seconds(cache_dir: Path) -> tuple[float, str]:
@@ -1234,6 +1264,9 @@ def print_results(rows: list[dict], over: dict | None) -> None:
           "(0 = quiet machine; above ~0.2 the numbers are disturbed).")
     if not have_torch:
         print(f"torch: {TORCH_ERROR}, so its columns are left out.")
+    print_faults([(row["kernel"], {name: row[name].get("page_faults", 0)
+                                   for name in ("polyc", "numpy", "torch") if name in row})
+                  for row in rows])
 
     print()
     print("cold compile (fresh cache directory)")
