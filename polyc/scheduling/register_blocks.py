@@ -34,6 +34,9 @@ def register_block_members(members: list[Member], vector: Member, program: PolyP
     ``m`` had read eight lines 256 KiB apart per block (kronecker3 4.35 → 3.77 ms along
     ``n1``, its outer members then plain loops; measurements: benchmarks/README.md,
     "Design measurements"). Ties go to the outer member.
+
+    A sum over windows that no operand broadcasts (a pooling, a box filter) gets rows
+    all the same (:func:`_stencil_rows`) where its vector loads are contiguous.
     """
     reductions = [m for m in members if not m.coincident]
     if not reductions or not all(is_vector_reduction(m, program) for m in reductions):
@@ -68,7 +71,29 @@ def register_block_members(members: list[Member], vector: Member, program: PolyP
                               if uses(a, vector_index))
         if depth is not None and streamed_reused and depth > best_depth:
             best, best_depth = row, depth
+    if best is None and all(is_window(m, program) for m in reductions) and all(
+            _unit_stride(a, vector_index) for a in inputs if uses(a, vector_index)):
+        best = _stencil_rows(members, vector, name, statement)
     return None if best is None else (best, reductions)
+
+
+def _stencil_rows(members, vector, name: str, statement: ir.Statement):
+    """The rows of a register block for a sum over windows that no operand broadcasts
+    (``O(h, w) +=! I(h + kh, w + kw)``): the parallel member of the accumulator's layout
+    nearest the vector's. Its loads serve one accumulator each, but the sums stay in
+    registers across the window: accumulated in memory, each pass over a short row
+    waits on the store of the pass before. Only where the vector's loads are contiguous:
+    a stride-2 pool's block of gathers ran 2x slower than its loop over memory."""
+    rows = [m for m in members if m is not vector and m.coincident
+            and m.walks.get(name) in statement.indices]
+    return max(rows, key=lambda m: statement.indices.index(m.walks[name]), default=None)
+
+
+def _unit_stride(access, index: str) -> bool:
+    """Whether ``access`` walks ``index`` along its last dimension only, one element a step."""
+    dims = access.dims
+    return bool(dims) and dims[-1] is not None and dims[-1].coefficient(index) == 1 and all(
+        d is not None and d.coefficient(index) == 0 for d in dims[:-1])
 
 
 def is_window(member: Member, program: PolyProgram) -> bool:

@@ -422,6 +422,36 @@ def test_a_convolution_input_is_copied_with_its_channels_inside_the_image_rows()
     assert compiled(pooling).op.temporaries == ()
 
 
+STENCIL = """def box(float(N, H, W) I) -> (O) {
+  O(n, h, w) +=! I(n, h + r, w + s) where r in 0:3, s in 0:3
+}"""
+
+
+def test_a_window_sum_keeps_its_sums_in_registers(machine):
+    # No operand is invariant along the vector (nothing is reused across a block's rows),
+    # but a register block keeps each sum in registers across the window instead of
+    # adding each pass to memory: the rows are h, the output's index nearest w.
+    compilation = compiled(STENCIL, machine=machine)
+    assert f"float polyc_acc[{register_block(machine, 4)[0]}][" in compilation.c_source.text
+    assert register_rows(compilation.ast_text) == "H"
+    # a stride-2 window gathers along the vector: its loop over memory stays
+    strided = STENCIL.replace("w + s", "2 * w + s").replace(
+        "s in 0:3", "s in 0:3, w in 0:W / 2 - 1")
+    assert "polyc_acc" not in compiled(strided, machine=machine).c_source.text
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("op", ["+=!", "max=!"])
+def test_window_sums_in_registers_match_numpy(op):
+    # full and partial blocks along both the rows and the vector
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 37, 45)).astype(np.float32)
+    windows = np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), (3, 3), (1, 2))
+    expected = windows.sum(axis=(3, 4)) if op == "+=!" else windows.max(axis=(3, 4))
+    result = polyc.define(STENCIL.replace("+=!", op))(x)
+    np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
+
+
 FIXED_FILTER = """def conv(float(N, C, H, W) I, float(K, C, 3, 3) F) -> (O) {
   O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
 }"""

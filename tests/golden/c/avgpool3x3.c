@@ -91,46 +91,649 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
   {
     for (int64_t c1 = 0; c1 < C; c1 += 1)
     {
-      for (int64_t c2 = 0; c2 < (H - 2); c2 += 1)
+      for (int64_t c2 = 0; c2 < (H - 2); c2 += 1536)
       {
         for (int64_t c3 = 0; c3 < (W - 2); c3 += 256)
         {
           {
-            #pragma omp simd
-            for (int64_t c11 = 0; c11 <= polyc_min(255, ((W - c3) - 3)); c11 += 1)
+            if (!(((-1 * W + 18 >= 0))))
             {
-              const int64_t n = c0;
-              const int64_t c = c1;
-              const int64_t h = c2;
-              const int64_t w = (c3 + c11);
-              O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = 0.0f;
-            }
-            for (int64_t c9 = 0; c9 <= 2; c9 += 1)
-            {
-              for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+              for (int64_t c8 = 0; c8 <= polyc_min(1535, ((H - c2) - 3)); c8 += 1)
               {
                 #pragma omp simd
                 for (int64_t c11 = 0; c11 <= polyc_min(255, ((W - c3) - 3)); c11 += 1)
                 {
                   const int64_t n = c0;
                   const int64_t c = c1;
-                  const int64_t h = c2;
+                  const int64_t h = (c2 + c8);
                   const int64_t w = (c3 + c11);
-                  const int64_t kh = c9;
-                  const int64_t kw = c10;
-                  O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = (O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
+                  O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = 0.0f;
+                }
+              }
+            }
+            {
+              for (int64_t c8 = 0; c8 <= polyc_min(1535, ((H - c2) - 3)); c8 += 6)
+              {
+                for (int64_t c9 = 0; c9 <= polyc_min(255, ((W - c3) - 3)); c9 += 16)
+                {
+                  if (((((H - c2) - c8) - 3) >= 5) && ((((W - c3) - c9) - 3) >= 15))
+                    if ((((-1 * W + 18 >= 0))))
+                    {
+                      float polyc_acc[6][16];
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c12 = polyc_lane0;
+                            const int64_t c15 = polyc_lane1;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                      {
+                        for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c12 = polyc_lane0;
+                              const int64_t c15 = polyc_lane1;
+                              const int64_t n = c0;
+                              const int64_t c = c1;
+                              const int64_t h = ((c2 + c8) + c12);
+                              const int64_t w = ((c3 + c9) + c15);
+                              const int64_t kh = c10;
+                              const int64_t kw = c11;
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
+                            }
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c12 = polyc_lane0;
+                            const int64_t c15 = polyc_lane1;
+                            const int64_t n = c0;
+                            const int64_t c = c1;
+                            const int64_t h = ((c2 + c8) + c12);
+                            const int64_t w = ((c3 + c9) + c15);
+                            O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                    else
+                    {
+                      float polyc_acc[6][16];
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c12 = polyc_lane0;
+                            const int64_t c15 = polyc_lane1;
+                            const int64_t n = c0;
+                            const int64_t c = c1;
+                            const int64_t h = ((c2 + c8) + c12);
+                            const int64_t w = ((c3 + c9) + c15);
+                            polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w];
+                          }
+                        }
+                      }
+                      for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                      {
+                        for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c12 = polyc_lane0;
+                              const int64_t c15 = polyc_lane1;
+                              const int64_t n = c0;
+                              const int64_t c = c1;
+                              const int64_t h = ((c2 + c8) + c12);
+                              const int64_t w = ((c3 + c9) + c15);
+                              const int64_t kh = c10;
+                              const int64_t kw = c11;
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
+                            }
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c12 = polyc_lane0;
+                            const int64_t c15 = polyc_lane1;
+                            const int64_t n = c0;
+                            const int64_t c = c1;
+                            const int64_t h = ((c2 + c8) + c12);
+                            const int64_t w = ((c3 + c9) + c15);
+                            O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                  else
+                  {
+                    const int64_t polyc_count0 = polyc_min(5, (((H - c2) - c8) - 3)) + 1;
+                    const int64_t polyc_count1 = polyc_min(15, (((W - c3) - c9) - 3)) + 1;
+                    if (polyc_count0 > 0 && polyc_count1 > 0)
+                    {
+                      int64_t polyc_shift = 0;
+                      {
+                        const int64_t c15 = -(16 - polyc_count1);
+                        const int64_t w = ((c3 + c9) + c15);
+                        if (w >= 0)
+                          polyc_shift = 16 - polyc_count1;
+                      }
+                      if (polyc_shift > 0 || polyc_count1 == 16)
+                      {
+                        const int64_t polyc_base = -polyc_shift;
+                        const int64_t polyc_own = polyc_shift;
+                        if ((((-1 * W + 18 >= 0))))
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c15 = polyc_lane1 + polyc_base;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                          {
+                            for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c15 = polyc_lane1 + polyc_base;
+                                  const int64_t n = c0;
+                                  const int64_t c = c1;
+                                  const int64_t h = ((c2 + c8) + c12);
+                                  const int64_t w = ((c3 + c9) + c15);
+                                  const int64_t kh = c10;
+                                  const int64_t kw = c11;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
+                                }
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c15 = polyc_lane1 + polyc_base;
+                                const int64_t n = c0;
+                                const int64_t c = c1;
+                                const int64_t h = ((c2 + c8) + c12);
+                                const int64_t w = ((c3 + c9) + c15);
+                                if (polyc_lane1 >= polyc_own)
+                                  O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c15 = polyc_lane1 + polyc_base;
+                                const int64_t n = c0;
+                                const int64_t c = c1;
+                                const int64_t h = ((c2 + c8) + c12);
+                                const int64_t w = ((c3 + c9) + c15);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] : 0.0f);
+                              }
+                            }
+                          }
+                          for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                          {
+                            for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c15 = polyc_lane1 + polyc_base;
+                                  const int64_t n = c0;
+                                  const int64_t c = c1;
+                                  const int64_t h = ((c2 + c8) + c12);
+                                  const int64_t w = ((c3 + c9) + c15);
+                                  const int64_t kh = c10;
+                                  const int64_t kw = c11;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
+                                }
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c15 = polyc_lane1 + polyc_base;
+                                const int64_t n = c0;
+                                const int64_t c = c1;
+                                const int64_t h = ((c2 + c8) + c12);
+                                const int64_t w = ((c3 + c9) + c15);
+                                if (polyc_lane1 >= polyc_own)
+                                  O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 == 8)
+                        {
+                          if ((((-1 * W + 18 >= 0))))
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c15 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                            {
+                              for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_lane1;
+                                    const int64_t n = c0;
+                                    const int64_t c = c1;
+                                    const int64_t h = ((c2 + c8) + c12);
+                                    const int64_t w = ((c3 + c9) + c15);
+                                    const int64_t kh = c10;
+                                    const int64_t kw = c11;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
+                                  }
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c15 = polyc_lane1;
+                                  const int64_t n = c0;
+                                  const int64_t c = c1;
+                                  const int64_t h = ((c2 + c8) + c12);
+                                  const int64_t w = ((c3 + c9) + c15);
+                                  O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c15 = polyc_lane1;
+                                  const int64_t n = c0;
+                                  const int64_t c = c1;
+                                  const int64_t h = ((c2 + c8) + c12);
+                                  const int64_t w = ((c3 + c9) + c15);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w];
+                                }
+                              }
+                            }
+                            for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                            {
+                              for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_lane1;
+                                    const int64_t n = c0;
+                                    const int64_t c = c1;
+                                    const int64_t h = ((c2 + c8) + c12);
+                                    const int64_t w = ((c3 + c9) + c15);
+                                    const int64_t kh = c10;
+                                    const int64_t kw = c11;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
+                                  }
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c15 = polyc_lane1;
+                                  const int64_t n = c0;
+                                  const int64_t c = c1;
+                                  const int64_t h = ((c2 + c8) + c12);
+                                  const int64_t w = ((c3 + c9) + c15);
+                                  O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                          if (polyc_count1 > 8)
+                          {
+                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                            {
+                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                              const int64_t polyc_own = polyc_sub - polyc_base;
+                              if ((((-1 * W + 18 >= 0))))
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1 + polyc_base;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                    }
+                                  }
+                                }
+                                for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                                {
+                                  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_lane1 + polyc_base;
+                                        const int64_t n = c0;
+                                        const int64_t c = c1;
+                                        const int64_t h = ((c2 + c8) + c12);
+                                        const int64_t w = ((c3 + c9) + c15);
+                                        const int64_t kh = c10;
+                                        const int64_t kw = c11;
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
+                                      }
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1 + polyc_base;
+                                      const int64_t n = c0;
+                                      const int64_t c = c1;
+                                      const int64_t h = ((c2 + c8) + c12);
+                                      const int64_t w = ((c3 + c9) + c15);
+                                      if (polyc_lane1 >= polyc_own)
+                                        O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                              else
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1 + polyc_base;
+                                      const int64_t n = c0;
+                                      const int64_t c = c1;
+                                      const int64_t h = ((c2 + c8) + c12);
+                                      const int64_t w = ((c3 + c9) + c15);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] : 0.0f);
+                                    }
+                                  }
+                                }
+                                for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                                {
+                                  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_lane1 + polyc_base;
+                                        const int64_t n = c0;
+                                        const int64_t c = c1;
+                                        const int64_t h = ((c2 + c8) + c12);
+                                        const int64_t w = ((c3 + c9) + c15);
+                                        const int64_t kh = c10;
+                                        const int64_t kw = c11;
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
+                                      }
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1 + polyc_base;
+                                      const int64_t n = c0;
+                                      const int64_t c = c1;
+                                      const int64_t h = ((c2 + c8) + c12);
+                                      const int64_t w = ((c3 + c9) + c15);
+                                      if (polyc_lane1 >= polyc_own)
+                                        O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            if ((((-1 * W + 18 >= 0))))
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_lane1;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                              {
+                                for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1;
+                                      const int64_t n = c0;
+                                      const int64_t c = c1;
+                                      const int64_t h = ((c2 + c8) + c12);
+                                      const int64_t w = ((c3 + c9) + c15);
+                                      const int64_t kh = c10;
+                                      const int64_t kw = c11;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + ((polyc_lane1 < polyc_count1) ? I[(((n) * C + c) * H + h + kh) * W + kw + w] : 0.0f));
+                                    }
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_lane1;
+                                    const int64_t n = c0;
+                                    const int64_t c = c1;
+                                    const int64_t h = ((c2 + c8) + c12);
+                                    const int64_t w = ((c3 + c9) + c15);
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_lane1;
+                                    const int64_t n = c0;
+                                    const int64_t c = c1;
+                                    const int64_t h = ((c2 + c8) + c12);
+                                    const int64_t w = ((c3 + c9) + c15);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                              {
+                                for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1;
+                                      const int64_t n = c0;
+                                      const int64_t c = c1;
+                                      const int64_t h = ((c2 + c8) + c12);
+                                      const int64_t w = ((c3 + c9) + c15);
+                                      const int64_t kh = c10;
+                                      const int64_t kw = c11;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + ((polyc_lane1 < polyc_count1) ? I[(((n) * C + c) * H + h + kh) * W + kw + w] : 0.0f));
+                                    }
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_lane1;
+                                    const int64_t n = c0;
+                                    const int64_t c = c1;
+                                    const int64_t h = ((c2 + c8) + c12);
+                                    const int64_t w = ((c3 + c9) + c15);
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                    }
+                  }
                 }
               }
             }
           }
-          #pragma omp simd
-          for (int64_t c11 = 0; c11 <= polyc_min(255, ((W - c3) - 3)); c11 += 1)
+          for (int64_t c8 = 0; c8 <= polyc_min(1535, ((H - c2) - 3)); c8 += 1)
           {
-            const int64_t n = c0;
-            const int64_t c = c1;
-            const int64_t h = c2;
-            const int64_t w = (c3 + c11);
-            O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = (O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] / 9.0f);
+            #pragma omp simd
+            for (int64_t c11 = 0; c11 <= polyc_min(255, ((W - c3) - 3)); c11 += 1)
+            {
+              const int64_t n = c0;
+              const int64_t c = c1;
+              const int64_t h = (c2 + c8);
+              const int64_t w = (c3 + c11);
+              O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = (O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] / 9.0f);
+            }
           }
         }
       }
