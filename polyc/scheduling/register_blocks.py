@@ -89,6 +89,14 @@ def _stencil_rows(members, vector, name: str, statement: ir.Statement):
     return max(rows, key=lambda m: statement.indices.index(m.walks[name]), default=None)
 
 
+def reuses_nothing(name: str, vector_index: str, program: PolyProgram) -> bool:
+    """Whether every operand of statement ``name`` varies along ``vector_index``: its
+    register blocks (:func:`_stencil_rows`) reuse no load across their rows."""
+    statement = program.statement(name)
+    return all(uses(a, vector_index) for a in statement_accesses(statement, program.op)
+               if not a.is_write and a.tensor != statement.statement.tensor)
+
+
 def _unit_stride(access, index: str) -> bool:
     """Whether ``access`` walks ``index`` along its last dimension only, one element a step."""
     dims = access.dims

@@ -71,6 +71,23 @@ def test_first_visits_start_from_the_identity_and_the_init_nest_is_skipped():
     assert c.count("polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;") >= 1
 
 
+def test_a_window_sum_folds_at_every_width():
+    # no operand is invariant along the vector: the fold's conditions name no width
+    source = """def box(float(N, H, W) I) -> (O) {
+      O(n, h, w) +=! I(n, h + r, w + s) where r in 0:3, s in 0:3
+    }"""
+    compilation = compiled(source)
+    fold = folded_inits(compilation.schedule.tree, compilation.dependences,
+                        compilation.program)["S0"]
+    assert fold.vector_index == "w"
+    skipped, _ = set_to_c(fold.skipped_inits, {})
+    assert "W" not in skipped and "W" not in set_to_c(fold.first_visits, {})[0]
+    # ... where a product's output keeps the width condition (NARROW's D, above)
+    narrow = compiled(NARROW)
+    kept = folded_inits(narrow.schedule.tree, narrow.dependences, narrow.program)["S0"]
+    assert "D" in set_to_c(kept.skipped_inits, {})[0]
+
+
 def test_a_fold_is_taken_only_where_every_register_mark_forms_a_block(monkeypatch):
     # Code generation decides before writing any C: a fold whose register marks would
     # not all become blocks is not taken (its init nest runs), never undone afterwards.

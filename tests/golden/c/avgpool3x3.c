@@ -96,7 +96,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
         for (int64_t c3 = 0; c3 < (W - 2); c3 += 256)
         {
           {
-            if (!(((-1 * W + 18 >= 0))))
+            if (!((1)))
             {
               for (int64_t c8 = 0; c8 <= polyc_min(1535, ((H - c2) - 3)); c8 += 1)
               {
@@ -117,7 +117,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                 for (int64_t c9 = 0; c9 <= polyc_min(255, ((W - c3) - 3)); c9 += 16)
                 {
                   if (((((H - c2) - c8) - 3) >= 5) && ((((W - c3) - c9) - 3) >= 15))
-                    if ((((-1 * W + 18 >= 0))))
+                    if (((1)))
                     {
                       float polyc_acc[6][16];
                       {
@@ -246,7 +246,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        if ((((-1 * W + 18 >= 0))))
+                        if (((1)))
                         {
                           float polyc_acc[6][16];
                           {
@@ -364,7 +364,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                       else
                         if (polyc_count1 == 8)
                         {
-                          if ((((-1 * W + 18 >= 0))))
+                          if (((1)))
                           {
                             float polyc_acc[6][8];
                             {
@@ -484,7 +484,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                             {
                               const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                               const int64_t polyc_own = polyc_sub - polyc_base;
-                              if ((((-1 * W + 18 >= 0))))
+                              if (((1)))
                               {
                                 float polyc_acc[6][8];
                                 {
@@ -602,7 +602,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                           }
                           else
                           {
-                            if ((((-1 * W + 18 >= 0))))
+                            if (((1)))
                             {
                               float polyc_acc[6][16];
                               {
