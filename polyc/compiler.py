@@ -6,8 +6,9 @@
 
     canonical form    rewrite     selects on the indices split into domains, stores of
                                   what elements already hold dropped (poly), updates
-                                  merged, temporaries read once substituted, factors,
-                                  divisors and common values (optimize, canonicalize)
+                                  merged, temporaries read once or cheap substituted,
+                                  factors, divisors and common values (optimize,
+                                  canonicalize)
     layout copies     rewrite     indices that move together merged (a contraction as a
                                   matrix product; canonicalize), strided reused operands
                                   transposed, outputs ending in a window computed

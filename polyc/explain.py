@@ -424,14 +424,17 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
         merged = next((s.name for s in compiled.statements if s.tensor == statement.tensor
                        and s.name != statement.name and statement.rhs in ir.walk(s.rhs)),
                       None)
-        reader = next((s.name for s in written.statements
-                       if statement.tensor in s.tensors_read), None)
+        readers = [s.name for s in written.statements if statement.tensor in s.tensors_read]
         if not became and merged is not None:
             lines.append(f"  → gone: merged into the statement {merged} of its element "
                          f"(rewrite/merged_updates)")
-        elif not became and statement.tensor not in compiled.tensors and reader is not None:
-            lines.append(f"  → gone: its value substituted into {reader}, the statement "
+        elif not became and statement.tensor not in compiled.tensors and len(readers) == 1:
+            lines.append(f"  → gone: its value substituted into {readers[0]}, the statement "
                          f"that reads each element once (rewrite/read_once)")
+        elif not became and statement.tensor not in compiled.tensors and readers:
+            lines.append(f"  → gone: its value, cheap to compute, substituted into "
+                         f"{', '.join(readers)}, the statements that read it "
+                         f"(rewrite/read_once)")
         elif not became:
             lines.append("  → gone: a select its readers now split (rewrite/split_selects), "
                          "or a store of what the elements held (poly/redundant_stores)")
@@ -442,7 +445,7 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
     return (Part("\n".join(lines), "tc",
                  label="rewritten to a canonical form: selects on the indices split into "
                        "domains, updates of an element merged into one statement, "
-                       "temporaries read once substituted into their reader, "
+                       "temporaries read once or cheap substituted into their readers, "
                        "invariant factors and divisors scale the finished sum, "
                        "values two statements compute alike are computed once, "
                        "indices that move together merged into one "

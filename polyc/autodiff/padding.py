@@ -138,8 +138,9 @@ def pad_cotangent(value: ir.Expr, guards: tuple[ir.Expr, ...], cotangent: ir.Ten
     return Padded(ir.rewrite(value, lambda e: moved if e is seed else None), ranges, copy, fill)
 
 
-def _window_bounds(linear, cotangent: ir.Tensor, ranges: tuple[ir.IndexRange, ...],
-                   free: frozenset[str]) -> tuple[ir.IndexRange, ...]:
+def _window_bounds(linear: list[LinearIndex], cotangent: ir.Tensor,
+                   ranges: tuple[ir.IndexRange, ...], free: frozenset[str]
+                   ) -> tuple[ir.IndexRange, ...]:
     """``ranges`` with each window index bounded to keep its dimension of the cotangent's
     read inside: a dimension that moves with one reduction index ``r`` (coefficient ±1)
     and outer indices of the gradient (``h - r``: ``r in max(0, h - HO + 1):min(R, h +
@@ -174,8 +175,10 @@ def _within(ranges: tuple[ir.IndexRange, ...], names: str, params: str) -> isl.S
     parts = [f"{linear_to_isl(piece)} {op} {isl_name(r.index)}" if op == "<=" else
              f"{isl_name(r.index)} < {linear_to_isl(piece)}"
              for r in ranges if not r.is_box
-             for op, pieces in (("<=", bound_pieces(r.lo_bound, "max") if r.lo_bound else ()),
-                                ("<", bound_pieces(r.hi_bound, "min") if r.hi_bound else ()))
+             for op, pieces in (("<=", () if r.lo_bound is None else
+                                 bound_pieces(r.lo_bound, "max")),
+                                ("<", () if r.hi_bound is None else
+                                 bound_pieces(r.hi_bound, "min")))
              for piece in pieces]
     return isl.Set(f"{params} -> {{ [{names}] : {' and '.join(parts) or 'true'} }}")
 
@@ -201,7 +204,7 @@ def _inside(read: ir.Read, tensor: ir.Tensor, names: str, params: str) -> isl.Se
     return result
 
 
-def _inside_dim(form, extent, names: str, params: str) -> isl.Set:
+def _inside_dim(form: LinearIndex, extent: sz.SizeExpr, names: str, params: str) -> isl.Set:
     """The points where ``form`` lies in ``0:extent``."""
     return isl.Set(f"{params} -> {{ [{names}] : "
                    f"0 <= {linear_to_isl(form)} < {sz.to_isl(extent)} }}")

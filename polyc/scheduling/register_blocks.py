@@ -77,7 +77,8 @@ def register_block_members(members: list[Member], vector: Member, program: PolyP
     return None if best is None else (best, reductions)
 
 
-def _stencil_rows(members, vector, name: str, statement: ir.Statement):
+def _stencil_rows(members: list[Member], vector: Member, name: str,
+                  statement: ir.Statement) -> Member | None:
     """The rows of a register block for a sum over windows that no operand broadcasts
     (``O(h, w) +=! I(h + kh, w + kw)``): the parallel member of the accumulator's layout
     nearest the vector's. Its loads serve one accumulator each, but the sums stay in

@@ -46,7 +46,8 @@ def _vector_loops(op: polyc.Operator) -> list[str]:
 
 
 def test_a_producer_and_the_reduction_of_its_values_share_one_vector_loop():
-    op = polyc.define(CENTERED)
+    # the temporary as written (the canonical form recomputes a cheap value at its reads)
+    op = polyc.define(CENTERED, canonicalize=False)
     loops = _vector_loops(op)
     fused = [body for body in loops if "c[" in body and "polyc_acc" in body]
     assert len(loops) == 2 and fused  # the mean's loop; one for c and v together

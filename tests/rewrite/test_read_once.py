@@ -53,10 +53,25 @@ def test_chains_are_substituted_to_the_end():
         "  R(n) = s(n) where n in 0:N"]
 
 
+def test_a_cheap_value_read_several_times_is_computed_at_each_read():
+    # one operation, one element that varies with every index: recomputing it costs
+    # that operation and that load at each read, where the buffer costs a store and a load
+    assert _statements("""
+        c(n, d) = X(n, d) - s(n)
+        R(n) +=! c(n, d) * c(n, d)
+        O(n, d) = c(n, d) * G(n, d)
+    """) == [
+        "  R(n) +=! (X(n, d) - s(n)) * (X(n, d) - s(n)) where n in 0:N, d in 0:D",
+        "  O(n, d) = (X(n, d) - s(n)) * G(n, d) where n in 0:N, d in 0:D"]
+
+
 KEPT = [
     # read twice: stored once, read from the buffer
     "t(n, d) = exp(X(n, d))  O(n, d) = t(n, d) * t(n, d)",
     "t(n, d) = exp(X(n, d))  O(n, d) = t(n, d)  R(n) +=! t(n, d)",
+    # read twice, and two operations, or two whole elements, to compute at each read
+    "t(n, d) = X(n, d) * 2.0 + 1.0  O(n, d) = t(n, d) * t(n, d)",
+    "t(n, d) = X(n, d) + G(n, d)  O(n, d) = t(n, d)  R(n) +=! t(n, d)",
     # read once per point, but the point repeats along another index: recomputed there
     "t(n) = exp(s(n))  O(n, d) = t(n) * X(n, d)",
     # read at another element than the point's (a shift)

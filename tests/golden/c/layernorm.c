@@ -5,10 +5,9 @@
  * def layernorm(float32(N, D) X, float32(D) gamma, float32(D) beta, float32 eps) -> (float32 Y) {
  *   mu(n) +=! X(n, d) where n in 0:N, d in 0:D
  *   mu(n) = mu(n) / D where n in 0:N
- *   xc(n, d) = X(n, d) - mu(n) where n in 0:N, d in 0:D
- *   v(n) +=! xc(n, d) * xc(n, d) where n in 0:N, d in 0:D
+ *   v(n) +=! (X(n, d) - mu(n)) * (X(n, d) - mu(n)) where n in 0:N, d in 0:D
  *   v(n) = v(n) / D where n in 0:N
- *   Y(n, d) = xc(n, d) * gamma(d) / sqrt(v(n) + eps) + beta(d) where n in 0:N, d in 0:D
+ *   Y(n, d) = (X(n, d) - mu(n)) * gamma(d) / sqrt(v(n) + eps) + beta(d) where n in 0:N, d in 0:D
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -138,143 +137,126 @@ static inline void polyc_stream_fence(void) {
 #define polyc_status (*polyc_status_at)
 static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status_at, int64_t N, int64_t D, const float *restrict X, const float *restrict gamma, const float *restrict beta, float eps, float *restrict Y)
 {
+  #pragma omp for schedule(static) nowait
+  for (int64_t c0 = 0; c0 < N; c0 += 1)
   {
-    float *restrict xc = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(1) * polyc_extent(D)));
-    #pragma omp for schedule(static)
-    for (int64_t c0 = 0; c0 < N; c0 += 1)
+    float mu[1];
+    float v[1];
     {
-      if (xc)
       {
-        float mu[1];
-        float v[1];
+        const int64_t n = c0;
+        mu[0] = 0.0f;
+      }
+      {
+        const int64_t n = c0;
+        float polyc_acc = mu[0];
+        #pragma omp simd reduction(+:polyc_acc)
+        for (int64_t c1 = 0; c1 < D; c1 += 1)
         {
+          const int64_t d = c1;
+          polyc_acc = (polyc_acc + X[(n) * D + d]);
+        }
+        mu[0] = polyc_acc;
+      }
+      {
+        const int64_t n = c0;
+        mu[0] = (mu[0] / ((float)((D))));
+      }
+      {
+        const int64_t n = c0;
+        v[0] = 0.0f;
+      }
+      {
+        const int64_t n = c0;
+        float polyc_acc = v[0];
+        #pragma omp simd reduction(+:polyc_acc)
+        for (int64_t c1 = D; c1 < (2 * D); c1 += 1)
+        {
+          const int64_t d = ((-D) + c1);
+          polyc_acc = (polyc_acc + ((X[(n) * D + d] - mu[0]) * (X[(n) * D + d] - mu[0])));
+        }
+        v[0] = polyc_acc;
+      }
+      {
+        const int64_t n = c0;
+        v[0] = (v[0] / ((float)((D))));
+      }
+      if ((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D) >= 8388608)
+      {
+        for (int64_t polyc_chunk = (2 * D), polyc_end; polyc_chunk < (3 * D); polyc_chunk = polyc_end)
+        {
+          float *polyc_to;
           {
+            const int64_t c1 = polyc_chunk;
             const int64_t n = c0;
-            mu[0] = 0.0f;
+            const int64_t d = ((-2 * D) + c1);
+            polyc_to = &Y[(n) * D + d];
           }
+          const int64_t polyc_head = (int64_t)((uintptr_t)polyc_to & 63);
+          polyc_end = polyc_min((3 * D), polyc_chunk + (polyc_head ? polyc_max(1, (64 - polyc_head) / (int64_t)sizeof(float)) : 128));
+          if ((c0 + 1) < N)
           {
-            const int64_t n = c0;
-            float polyc_acc = mu[0];
-            #pragma omp simd reduction(+:polyc_acc)
-            for (int64_t c1 = 0; c1 < D; c1 += 1)
+            const int64_t polyc_next_row = (c0 + 1);
+            const int64_t polyc_last_start = (2 * D);
+            for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
             {
-              const int64_t d = c1;
-              polyc_acc = (polyc_acc + X[(n) * D + d]);
-            }
-            mu[0] = polyc_acc;
-          }
-          {
-            const int64_t n = c0;
-            mu[0] = (mu[0] / ((float)((D))));
-          }
-          {
-            const int64_t n = c0;
-            v[0] = 0.0f;
-          }
-          {
-            const int64_t n = c0;
-            float polyc_acc = v[0];
-            #pragma omp simd reduction(+:polyc_acc)
-            for (int64_t c1 = D; c1 < (2 * D); c1 += 1)
-            {
+              const int64_t c0 = polyc_next_row;
               {
-                const int64_t n = c0;
-                const int64_t d = ((-D) + c1);
-                xc[d] = (X[(n) * D + d] - mu[0]);
-              }
-              const int64_t d = ((-D) + c1);
-              polyc_acc = (polyc_acc + (xc[d] * xc[d]));
-            }
-            v[0] = polyc_acc;
-          }
-          {
-            const int64_t n = c0;
-            v[0] = (v[0] / ((float)((D))));
-          }
-          if ((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D) >= 8388608)
-          {
-            for (int64_t polyc_chunk = (2 * D), polyc_end; polyc_chunk < (3 * D); polyc_chunk = polyc_end)
-            {
-              float *polyc_to;
-              {
-                const int64_t c1 = polyc_chunk;
-                const int64_t n = c0;
-                const int64_t d = ((-2 * D) + c1);
-                polyc_to = &Y[(n) * D + d];
-              }
-              const int64_t polyc_head = (int64_t)((uintptr_t)polyc_to & 63);
-              polyc_end = polyc_min((3 * D), polyc_chunk + (polyc_head ? polyc_max(1, (64 - polyc_head) / (int64_t)sizeof(float)) : 128));
-              if ((c0 + 1) < N)
-              {
-                const int64_t polyc_next_row = (c0 + 1);
-                const int64_t polyc_last_start = (2 * D);
-                for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
+                const int64_t c1 = (0) + (polyc_line - polyc_last_start);
+                if (c1 < D)
                 {
-                  const int64_t c0 = polyc_next_row;
-                  {
-                    const int64_t c1 = (0) + (polyc_line - polyc_last_start);
-                    if (c1 < D)
-                    {
-                      const int64_t n = c0;
-                      const int64_t d = c1;
-                      __builtin_prefetch(&X[(n) * D + d], 0, 3);
-                    }
-                  }
+                  const int64_t n = c0;
+                  const int64_t d = c1;
+                  __builtin_prefetch(&X[(n) * D + d], 0, 3);
                 }
               }
-              _Alignas(64) float polyc_stage[128];
-              #pragma omp simd
-              for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)
-              {
-                const int64_t n = c0;
-                const int64_t d = ((-2 * D) + c1);
-                polyc_stage[c1 - polyc_chunk] = (((xc[d] * gamma[d]) / sqrtf((v[0] + eps))) + beta[d]);
-              }
-              polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
             }
-            polyc_stream_fence();
           }
-          else
+          _Alignas(64) float polyc_stage[128];
+          #pragma omp simd
+          for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)
           {
-            for (int64_t polyc_chunk = (2 * D), polyc_end; polyc_chunk < (3 * D); polyc_chunk = polyc_end)
+            const int64_t n = c0;
+            const int64_t d = ((-2 * D) + c1);
+            polyc_stage[c1 - polyc_chunk] = ((((X[(n) * D + d] - mu[0]) * gamma[d]) / sqrtf((v[0] + eps))) + beta[d]);
+          }
+          polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
+        }
+        polyc_stream_fence();
+      }
+      else
+      {
+        for (int64_t polyc_chunk = (2 * D), polyc_end; polyc_chunk < (3 * D); polyc_chunk = polyc_end)
+        {
+          polyc_end = polyc_min((3 * D), polyc_chunk + 128);
+          if ((c0 + 1) < N)
+          {
+            const int64_t polyc_next_row = (c0 + 1);
+            const int64_t polyc_last_start = (2 * D);
+            for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
             {
-              polyc_end = polyc_min((3 * D), polyc_chunk + 128);
-              if ((c0 + 1) < N)
+              const int64_t c0 = polyc_next_row;
               {
-                const int64_t polyc_next_row = (c0 + 1);
-                const int64_t polyc_last_start = (2 * D);
-                for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
+                const int64_t c1 = (0) + (polyc_line - polyc_last_start);
+                if (c1 < D)
                 {
-                  const int64_t c0 = polyc_next_row;
-                  {
-                    const int64_t c1 = (0) + (polyc_line - polyc_last_start);
-                    if (c1 < D)
-                    {
-                      const int64_t n = c0;
-                      const int64_t d = c1;
-                      __builtin_prefetch(&X[(n) * D + d], 0, 3);
-                    }
-                  }
+                  const int64_t n = c0;
+                  const int64_t d = c1;
+                  __builtin_prefetch(&X[(n) * D + d], 0, 3);
                 }
               }
-              #pragma omp simd
-              for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)
-              {
-                const int64_t n = c0;
-                const int64_t d = ((-2 * D) + c1);
-                Y[(n) * D + d] = (((xc[d] * gamma[d]) / sqrtf((v[0] + eps))) + beta[d]);
-              }
             }
+          }
+          #pragma omp simd
+          for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)
+          {
+            const int64_t n = c0;
+            const int64_t d = ((-2 * D) + c1);
+            Y[(n) * D + d] = ((((X[(n) * D + d] - mu[0]) * gamma[d]) / sqrtf((v[0] + eps))) + beta[d]);
           }
         }
       }
     }
-    if (!xc)
-    {
-      #pragma omp atomic write
-      polyc_status = 1;
-    }
-    free(xc);
   }
 }
 
@@ -283,7 +265,7 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
 int polyc_layernorm(int64_t N, int64_t D, const float *restrict X, const float *restrict gamma, const float *restrict beta, float eps, float *restrict Y)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D));
+  const int64_t polyc_work = (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D)) + (polyc_extent(N)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D)) + (polyc_extent(N)) + (polyc_extent(N) * polyc_extent(D));
   if (polyc_work >= 32768)
   {
     #pragma omp parallel
