@@ -440,6 +440,30 @@ def test_a_window_sum_keeps_its_sums_in_registers(machine):
     assert "polyc_acc" not in compiled(strided, machine=machine).c_source.text
 
 
+DEPTHWISE = """def dw(float(N, C, H, W) I, float(C, R, S) F) -> (O) {
+  O(n, c, h, w) +=! I(n, c, h + r, w + s) * F(c, r, s)
+}"""
+
+
+@pytest.mark.needs_cc
+def test_a_depthwise_convolution_keeps_its_sums_in_registers(machine):
+    # F(c, r, s) is broadcast along w but varies with c, as I does: no row of the usual
+    # kind shares a load; the window sum's block runs along h
+    compilation = compiled(DEPTHWISE, machine=machine)
+    assert f"float polyc_acc[{register_block(machine, 4)[0]}][" in compilation.c_source.text
+    assert register_rows(compilation.ast_text) == "H"
+
+
+@pytest.mark.needs_cc
+def test_a_depthwise_convolution_in_registers_matches_numpy():
+    rng = np.random.default_rng(6)
+    x, f = rng.standard_normal((2, 3, 19, 45)), rng.standard_normal((3, 3, 2))
+    expected = sum(x[:, :, r:r + 17, s:s + 44] * f[None, :, r, s, None, None]
+                   for r in range(3) for s in range(2))
+    result = polyc.define(DEPTHWISE)(x.astype(np.float32), f.astype(np.float32))
+    np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.needs_cc
 @pytest.mark.parametrize("op", ["+=!", "max=!"])
 def test_window_sums_in_registers_match_numpy(op):
