@@ -82,7 +82,8 @@ def _summed_points(op, sizes: dict, tensor: str) -> int:
 
 def test_a_convolution_adjoint_sums_no_row_of_zeros():
     # rows bounded: the data gradient sums the forward's terms, plus the padded columns'
-    # zeros (W + KW - 1 columns of the padded cotangent against the forward's W - KW + 1)
+    # zeros (each of the W input columns sums KW terms, the forward's W - KW + 1 output
+    # columns as many: W / (W - KW + 1) = 8 / 7 of the forward's points)
     sizes = dict(N=2, C=3, H=9, W=8, M=4, KH=3, KW=2)
     forward = _summed_points(define(CONV), sizes, "O")
     data = _summed_points(polyc.grad(define(CONV), wrt="I"), sizes, "d_I")

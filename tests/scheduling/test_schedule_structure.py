@@ -445,7 +445,6 @@ DEPTHWISE = """def dw(float(N, C, H, W) I, float(C, R, S) F) -> (O) {
 }"""
 
 
-@pytest.mark.needs_cc
 def test_a_depthwise_convolution_keeps_its_sums_in_registers(machine):
     # F(c, r, s) is broadcast along w but varies with c, as I does: no row of the usual
     # kind shares a load; the window sum's block runs along h
