@@ -38,6 +38,24 @@ empty sum comes out as ``factor * 0`` or ``0 / divisor`` (NaN for an infinite or
 factor, or a zero divisor: the mean of no values, where the term-wise form gives 0).
 Factors holding a data-dependent read
 (a gather) stay put: a hoisted gather would be evaluated even for an empty sum.
+
+A sum of terms with different invariant factors, one of them computed from another
+reduction, is split into a sum per term (terms with the same other factors share one),
+scaled and added once they are finished::
+
+    d_rstd(n) +=! d_Y(n, d) * gamma(d) * (X(n, d) - mu(n))
+    d_ss(n) = d_rstd(n) * ...
+    d_mu(n) +=! -(d_Y(n, d) * gamma(d) * rstd(n)) - d_ss(n) * (X(n, d) - mu(n))
+  →
+    d_mu_part(n) +=! d_Y(n, d) * gamma(d)
+    d_mu_part1(n) +=! X(n, d) - mu(n)
+    ...
+    d_mu(n) = -(rstd(n) * d_mu_part(n)) - d_ss(n) * d_mu_part1(n)
+
+As written, the second sum waits for the first (``d_ss`` needs ``d_rstd``: one more
+pass over each row); split, its partial sums read only what the first does, and move up
+beside it. A layer norm's backward (``polyc.grad_with_residuals``, 4096 × 1024, Zen 5
+VM, 2 threads): 1.57-1.72 → 1.35-1.45 ms. Rounding changes as for any reassociation.
 """
 from __future__ import annotations
 
@@ -52,6 +70,7 @@ SCALE_SUFFIX = "_scale"
 def hoist_invariant_factors(op: ir.Op) -> ir.Op:
     """``op`` with each sum's reduction-invariant factors and divisors moved into a
     scaling statement right after it (see the module docstring)."""
+    op = _split_sums_by_factor(op)
     statements: list[ir.Statement] = []
     for statement in op.statements:
         split = _split_invariant(statement, op.tensor(statement.tensor).type)
@@ -146,3 +165,99 @@ def _scale_statement(statement: ir.Statement, invariant: list[ir.Expr],
                         indices=statement.indices, op="=", init=False,
                         rhs=scaled, domain=output_ranges,
                         reduction_indices=(), span=statement.span)
+
+
+# ------------------------------------------------------- sums of terms with other factors
+
+
+def _split_sums_by_factor(op: ir.Op) -> ir.Op:
+    """``op`` with each sum whose terms have different invariant factors, one of them
+    computed from a reduction, split into one sum per term and their scaled total
+    (module docstring)."""
+    derived: set[str] = set()  # tensors computed, at some remove, from a reduction
+    taken = set(op.tensors) | set(op.sizes)
+    statements: list[ir.Statement] = []
+    temporaries: list[ir.Tensor] = []
+    for statement in op.statements:
+        split = _split_by_factor(statement, op.tensor(statement.tensor), derived, taken)
+        if split is None:
+            statements.append(statement)
+        else:
+            parts, total = split
+            temporaries += [tensor for tensor, _ in parts]
+            placed = -1
+            for _, part in parts:  # as early as what it reads allows (in term order):
+                # beside the sums it no longer waits for, where the scheduler fuses it
+                writers = [k for k, s in enumerate(statements)
+                           if s.tensor in part.tensors_read]
+                placed = max(max(writers, default=-1), placed) + 1
+                statements.insert(placed, part)
+            statements.append(total)
+        if statement.reduction_indices or statement.tensors_read & derived:
+            derived.add(statement.tensor)
+    if not temporaries:
+        return op
+    return dataclasses.replace(op, statements=tuple(statements),
+                               temporaries=op.temporaries + tuple(temporaries))
+
+
+def _split_by_factor(statement: ir.Statement, tensor: ir.Tensor, derived: set[str],
+                     taken: set[str]):
+    """``([(partial sum's tensor, its statement)], total)`` for ``statement``, or
+    ``None`` where it does not qualify."""
+    element = tensor.type
+    if not (statement.op == "+" and statement.init and statement.reduction_indices
+            and element.is_float and statement.rhs.type == element) or \
+            _output_ranges_need_reduction(statement):
+        return None
+    reduction = set(statement.reduction_indices)
+
+    def hoistable(expr: ir.Expr) -> bool:
+        return (not ir.index_names(expr) & reduction and not ir.has_gather(expr)
+                and statement.tensor not in ir.tensors_read(expr))
+
+    terms = []  # (invariant factors, the rest's product)
+    for negated, term in _signed_terms(statement.rhs):
+        factors, _ = _factors(term, divides=False)
+        if any(f.type != element for f in factors):
+            return None
+        invariant = [f for f in factors if hoistable(f)]
+        variant = [f for f in factors if not any(f is g for g in invariant)]
+        if not variant:
+            return None
+        terms.append(([_sign(element)] * negated + invariant, _product(variant)))
+    if len(terms) < 2 or not any(ir.tensors_read(f) & derived
+                                 for invariant, _ in terms for f in invariant):
+        return None  # no factor waits on another reduction: one sum serves
+    sums: dict[ir.Expr, tuple[ir.Tensor, ir.Statement]] = {}
+    for _, variant in terms:
+        if variant not in sums:
+            name = ir.fresh_name(f"{statement.tensor}_part", taken, separator="")
+            taken.add(name)
+            part = ir.Tensor(name, element, tensor.shape, ir.TEMPORARY)
+            sums[variant] = (part, dataclasses.replace(
+                statement, name=f"{statement.name}_part{len(sums)}", tensor=name,
+                rhs=variant))
+    at = tuple(ir.Index(INT64, i) for i in statement.indices)
+    total = None
+    for invariant, variant in terms:
+        read = ir.Read(element, sums[variant][0].name, at)
+        scaled = _product([f for f in invariant if not _is_sign(f)] + [read])
+        if sum(map(_is_sign, invariant)) % 2:
+            total = ir.Unary(element, "-", scaled) if total is None else \
+                ir.Binary(element, "-", total, scaled)
+        else:
+            total = scaled if total is None else ir.Binary(element, "+", total, scaled)
+    output_ranges = tuple(r for r in statement.domain if r.index in statement.indices)
+    return list(sums.values()), dataclasses.replace(
+        statement, op="=", init=False, rhs=total, domain=output_ranges,
+        reduction_indices=())
+
+
+def _signed_terms(expr: ir.Expr, negated: bool = False) -> list[tuple[bool, ir.Expr]]:
+    """The terms of ``expr`` read as a sum, each with whether it is subtracted."""
+    if isinstance(expr, ir.Binary) and expr.op in "+-" and \
+            expr.lhs.type == expr.type == expr.rhs.type:
+        return _signed_terms(expr.lhs, negated) + _signed_terms(
+            expr.rhs, negated != (expr.op == "-"))
+    return [(negated, expr)]

@@ -31,6 +31,38 @@ def test_a_scalar_factor_scales_the_finished_sum():
     assert names == ["S0", "S0_scale", "S1", "S2"]
 
 
+def test_a_sum_whose_terms_wait_on_another_reduction_splits_into_sums_per_term():
+    # d(n) scales its term and comes from the sum r: as written, the second sum must wait
+    # for r; split, its partial sums need only the inputs and move up beside r
+    source = """def f(float(N, D) X, float(N, D) G) -> (T) {
+      r(n) +=! X(n, d) * G(n, d)
+      q(n) = r(n) * 0.5
+      T(n) +=! G(n, d) - q(n) * X(n, d) - q(n) * X(n, d)
+    }"""
+    assert _statements(source) == [
+        "  T_part(n) +=! G(n, d) where n in 0:N, d in 0:D",
+        "  T_part1(n) +=! X(n, d) where n in 0:N, d in 0:D",
+        "  r(n) +=! X(n, d) * G(n, d) where n in 0:N, d in 0:D",
+        "  q(n) = r(n) * 0.5 where n in 0:N",
+        "  T(n) = T_part(n) - q(n) * T_part1(n) - q(n) * T_part1(n) where n in 0:N"]
+    # a factor that is an input waits on nothing: the sum stays whole
+    whole = "def f(float(N, D) X, float(N) s) -> (T) { T(n) +=! X(n, d) - s(n) * X(n, d) }"
+    assert _statements(whole) == [
+        "  T(n) +=! X(n, d) - s(n) * X(n, d) where n in 0:N, d in 0:D"]
+
+
+@pytest.mark.needs_cc
+def test_split_sums_compute_what_the_sum_did():
+    rng = np.random.default_rng(3)
+    X, G = rng.standard_normal((5, 19)), rng.standard_normal((5, 19))
+    op = polyc.define("""def f(double(N, D) X, double(N, D) G) -> (T) {
+      r(n) +=! X(n, d) * G(n, d)
+      T(n) +=! G(n, d) - r(n) * X(n, d)
+    }""")
+    r = (X * G).sum(axis=1)
+    np.testing.assert_allclose(op(X, G), (G - r[:, None] * X).sum(axis=1), rtol=1e-12)
+
+
 def test_factors_of_output_indices_leave_in_source_order():
     source = ("def f(float alpha, float(M, K) A, float(K, N) B, float(M) s) -> (C) "
               "{ C(m, n) +=! s(m) * A(m, k) * alpha * B(k, n) }")
