@@ -535,15 +535,20 @@ def _bounds(r: ir.IndexRange) -> tuple[ir.Expr, ...]:
 
 
 def _grouped(cotangents) -> list[tuple[ir.Read, ir.Expr]]:
-    """One summed cotangent per distinct read (``X(n, d)`` read twice gets one sum)."""
-    sums: dict[tuple, list] = {}
+    """One summed cotangent per distinct read (``X(n, d)`` read twice gets one sum).
+
+    Where every term is the same value (``(X - mu) * (X - mu)`` sends ``d * (X - mu)``
+    to each read of ``X``), its first two are ``2 * value``: ``a + a`` is ``2 * a``
+    exactly, and the value is computed once."""
+    terms: dict[tuple, list] = {}
     for item in cotangents:
-        key = (item.read.tensor, item.read.indices)
-        if key in sums:
-            sums[key][1] = add(sums[key][1], item.value)
-        else:
-            sums[key] = [item.read, item.value]
-    return [(read, value) for read, value in sums.values()]
+        terms.setdefault((item.read.tensor, item.read.indices), [item.read]).append(item.value)
+    result = []
+    for read, *values in terms.values():
+        if len(values) > 1 and all(v == values[0] for v in values):
+            values = [mul(const(2, values[0].type), values[0])] + values[2:]
+        result.append((read, reduce(add, values)))
+    return result
 
 
 def _factor_share(product: ir.Expr, zeros: ir.Expr, factor: ir.Expr) -> ir.Expr:

@@ -91,6 +91,15 @@ def test_a_convolution_adjoint_sums_no_row_of_zeros():
     assert data == forward * 8 // 7
 
 
+def test_a_read_whose_terms_are_one_value_gets_it_doubled():
+    # (X - m) * (X - m) sends d_T * (X - m) to each read of X: a + a is 2 * a exactly
+    text = str(polyc.grad(define(
+        "def sq(float(N, D) X, float(N) m) -> (T) "
+        "{ T(n) +=! (X(n, d) - m(n)) * (X(n, d) - m(n)) }")))
+    assert "d_X(n, d) = 2.0 * (d_T(n) * (X(n, d) - m(n))) where" in text
+    assert "d_m(n) +=! 2.0 * -(d_T(n) * (X(n, d) - m(n))) where" in text
+
+
 def test_guards_stay_where_padding_would_not_do_their_job():
     # the guard k < N - 1 also keeps X(k + 1) inside X: no padding of the cotangent helps
     text = str(polyc.grad(define("def f(float(N) X) -> (T) { T +=! X(k) * X(k + 1) }")))
