@@ -202,7 +202,8 @@ def _split_sums_by_factor(op: ir.Op) -> ir.Op:
 
 
 def _split_by_factor(statement: ir.Statement, tensor: ir.Tensor, derived: set[str],
-                     taken: set[str]):
+                     taken: set[str]
+                     ) -> tuple[list[tuple[ir.Tensor, ir.Statement]], ir.Statement] | None:
     """``([(partial sum's tensor, its statement)], total)`` for ``statement``, or
     ``None`` where it does not qualify."""
     element = tensor.type
@@ -256,7 +257,7 @@ def _split_by_factor(statement: ir.Statement, tensor: ir.Tensor, derived: set[st
 
 def _signed_terms(expr: ir.Expr, negated: bool = False) -> list[tuple[bool, ir.Expr]]:
     """The terms of ``expr`` read as a sum, each with whether it is subtracted."""
-    if isinstance(expr, ir.Binary) and expr.op in "+-" and \
+    if isinstance(expr, ir.Binary) and expr.op in ("+", "-") and \
             expr.lhs.type == expr.type == expr.rhs.type:
         return _signed_terms(expr.lhs, negated) + _signed_terms(
             expr.rhs, negated != (expr.op == "-"))
