@@ -40,10 +40,11 @@ from polyc.autodiff.derivatives import compare, conjunction, const, plus_size, s
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.guards import condition_to_isl
-from polyc.lang.ranges import (LinearIndex, affine_of, bound_pieces, linear_to_isl, negated,
-                               shifted, tightened, with_bounding_boxes)
+from polyc.lang.ranges import (LinearIndex, affine_of, linear_to_isl, negated, shifted,
+                               tightened, with_bounding_boxes)
 from polyc.lang.sizes import isl_name
 from polyc.lang.types import INT64
+from polyc.poly.program import range_constraints
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,8 @@ def pad_cotangent(value: ir.Expr, guards: tuple[ir.Expr, ...], cotangent: ir.Ten
                 not domain.is_subset(_inside(read, tensors[read.tensor], names, params)):
             return None
     ranges = _window_bounds(linear, cotangent, ranges, free)
-    domain = domain.intersect(_within(ranges, names, params))
+    bounds = " and ".join(c for r in ranges for c in range_constraints(r))
+    domain = domain.intersect(isl.Set(f"{params} -> {{ [{names}] : {bounds} }}"))
     inside = [domain.is_subset(_inside_dim(form, extent, names, params))
               for form, extent in zip(linear, cotangent.shape)]
     if all(inside):
@@ -168,19 +170,6 @@ def _window_bounds(linear: list[LinearIndex], cotangent: ir.Tensor,
         ranges[position] = tightened(tightened(ranges[position], "lower", lower), "upper",
                                      upper)
     return with_bounding_boxes(tuple(ranges))
-
-
-def _within(ranges: tuple[ir.IndexRange, ...], names: str, params: str) -> isl.Set:
-    """The points of ``ranges``' index-dependent bounds."""
-    parts = [f"{linear_to_isl(piece)} {op} {isl_name(r.index)}" if op == "<=" else
-             f"{isl_name(r.index)} < {linear_to_isl(piece)}"
-             for r in ranges if not r.is_box
-             for op, pieces in (("<=", () if r.lo_bound is None else
-                                 bound_pieces(r.lo_bound, "max")),
-                                ("<", () if r.hi_bound is None else
-                                 bound_pieces(r.hi_bound, "min")))
-             for piece in pieces]
-    return isl.Set(f"{params} -> {{ [{names}] : {' and '.join(parts) or 'true'} }}")
 
 
 def _factors(value: ir.Expr):

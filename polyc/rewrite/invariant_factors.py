@@ -95,19 +95,20 @@ def _split_invariant(statement: ir.Statement, element_type: ScalarType
     factors, quotients = _factors(statement.rhs, divides=element_type.is_float)
     if any(f.type != element_type for f in factors + quotients + [statement.rhs]):
         return None
-    reduction = set(statement.reduction_indices)
-
-    def hoistable(expr: ir.Expr) -> bool:
-        return (not ir.index_names(expr) & reduction and not ir.has_gather(expr)
-                and statement.tensor not in ir.tensors_read(expr))
-
-    invariant = [f for f in factors if hoistable(f)]
-    divisors = [q for q in quotients if hoistable(q.rhs)]
+    invariant = [f for f in factors if _hoistable(f, statement)]
+    divisors = [q for q in quotients if _hoistable(q.rhs, statement)]
     variant = [f for f in factors if not any(f is g for g in invariant)]
     if not (any(not _is_sign(f) for f in invariant) or divisors) or not variant or \
             len(divisors) != len(quotients):
         return None  # a sign alone does not move: it would add a statement for nothing
     return invariant, divisors, variant
+
+
+def _hoistable(expr: ir.Expr, statement: ir.Statement) -> bool:
+    """Whether ``expr`` may scale ``statement``'s finished sum: no reduction index
+    changes it, it holds no gather and it does not read the sum."""
+    return (not ir.index_names(expr) & set(statement.reduction_indices)
+            and not ir.has_gather(expr) and statement.tensor not in ir.tensors_read(expr))
 
 
 def _factors(expr: ir.Expr, divides: bool) -> tuple[list[ir.Expr], list[ir.Binary]]:
@@ -211,18 +212,12 @@ def _split_by_factor(statement: ir.Statement, tensor: ir.Tensor, derived: set[st
             and element.is_float and statement.rhs.type == element) or \
             _output_ranges_need_reduction(statement):
         return None
-    reduction = set(statement.reduction_indices)
-
-    def hoistable(expr: ir.Expr) -> bool:
-        return (not ir.index_names(expr) & reduction and not ir.has_gather(expr)
-                and statement.tensor not in ir.tensors_read(expr))
-
     terms = []  # (invariant factors, the rest's product)
     for negated, term in _signed_terms(statement.rhs):
         factors, _ = _factors(term, divides=False)
         if any(f.type != element for f in factors):
             return None
-        invariant = [f for f in factors if hoistable(f)]
+        invariant = [f for f in factors if _hoistable(f, statement)]
         variant = [f for f in factors if not any(f is g for g in invariant)]
         if not variant:
             return None

@@ -24,7 +24,7 @@ indices, that index the same tensors. An input whose dimensions of a candidate a
 adjacent (``A(a, e, b, f)``) is copied with them adjacent if the statement re-reads it
 (some output index does not index it, so the copy serves many reads), laid out in the
 order the register-blocked nest walks it (the output's groups, the reductions, the
-vector group: :func:`polyc.rewrite.layout._loop_order`); otherwise the candidate is
+vector group: :func:`polyc.rewrite.layout.loop_order`); otherwise the candidate is
 not merged.
 
 Only a pure reduction that defines its tensor (``+=!`` and the like, the tensor's only
