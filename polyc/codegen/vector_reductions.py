@@ -6,6 +6,7 @@ reduction, as numpy's do.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import cgen
@@ -72,40 +73,29 @@ def _jammed_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str
     tensor, target, current, value = emitter.accumulator(statement, emitter.exprs, scope)
     elem = tensor.type.compute_type
     nan_flags = elem.is_float and statement.op in ("max", "min")
-    accs = [f"polyc_acc{k}" for k in range(len(copies))]
-    nans = [f"polyc_nan{k}" for k in range(len(copies))]
-    compare = ">" if statement.op == "max" else "<"
+    accumulators = [_Accumulator(f"polyc_acc{k}", f"polyc_nan{k}" if nan_flags else None)
+                    for k in range(len(copies))]
     before, updates, after = [], [], []
-    for k, (copy, acc) in enumerate(zip(copies, accs)):
+    for k, (copy, accumulator) in enumerate(zip(copies, accumulators)):
         start = identity(statement.op, tensor.type) if shared and k else current
-        before.append(cgen.Statement(f"{elem.c_type} {acc}"))
-        load = [cgen.Statement(f"{acc} = {start}")]
-        if nan_flags:
-            before.append(cgen.Statement(f"int {nans[k]}"))
-            load.append(cgen.Statement(f"{nans[k]} = {acc} != {acc}"))
-        before.append(cgen.Block([copy, *outer, *load]))
-        if nan_flags:
-            update = _nan_tracking_update(statement.op, elem, acc, nans[k], value)
-        else:
-            update = [cgen.Statement(
-                f"{acc} = {combine(statement.op, tensor, acc, value)}")]
-        updates.append(cgen.Block([copy, *outer, *inner, *update]))
-    results = list(zip(copies, accs, nans))
+        code = _accumulated(statement.op, tensor, accumulator, start, value)
+        before += code.declared + [cgen.Block([copy, *outer, *code.load])]
+        updates.append(cgen.Block([copy, *outer, *inner, *code.update]))
+    results = [(copy, _result(accumulator.name, accumulator.nan, elem))
+               for copy, accumulator in zip(copies, accumulators)]
     if shared:  # one element: fold the accumulators into the first
-        total, nan_any = accs[0], " | ".join(nans)
-        for acc in accs[1:]:
+        compare = ">" if statement.op == "max" else "<"
+        total = accumulators[0].name
+        for accumulator in accumulators[1:]:
+            acc = accumulator.name
             total = (f"({acc} {compare} {total} ? {acc} : {total})" if nan_flags
                      else combine(statement.op, tensor, total, acc))
-        results = [(copies[0], total, f"({nan_any})")]
-    for copy, result, nan in results:
-        if nan_flags:
-            result = f"{nan} ? ({elem.c_type})NAN : {result}"
+        nan_any = " | ".join(accumulator.nan or "" for accumulator in accumulators)
+        results = [(copies[0], _result(total, f"({nan_any})" if nan_flags else None, elem))]
+    for copy, result in results:
         after.append(cgen.Block([copy, *outer, cgen.Statement(f"{target} = {result}")]))
-    clause = f"reduction({_reduction_clause(statement.op, elem)}:{', '.join(accs)})"
-    if nan_flags:
-        clause = f"reduction({statement.op}:{', '.join(accs)}) " \
-                 f"reduction(|:{', '.join(nans)})"
-    return cgen.Block(before + [cgen.Pragma(f"omp simd {clause}"),
+    clauses = _clauses([(statement.op, elem, accumulator) for accumulator in accumulators])
+    return cgen.Block(before + [cgen.Pragma(f"omp simd {clauses}"),
                                 emitter.loop(node, cgen.Block(updates), iterator)] + after)
 
 
@@ -127,6 +117,8 @@ def simd_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
     found = [(k, emitter.vector_reduction_call(call.user_get_expr(), iterator))
              for k, call in enumerate(calls)]
     found = [(k, parts) for k, parts in found if parts is not None]
+    if len(found) > 1:
+        return _several_reductions(emitter, node, iterator, calls, dict(found), scope)
     if len(found) != 1:
         return None
     position, (stmt, _, outer, inner) = found[0]
@@ -155,6 +147,104 @@ def simd_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
         loop,
         cgen.Statement(f"{target} = polyc_acc"),
     ])
+
+
+def _several_reductions(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
+                        calls: list, reductions: dict, scope: Scope):
+    """A SIMD loop whose body holds several reductions into elements that do not depend
+    on the loop (independent sums over one row, put in one loop by
+    :mod:`polyc.scheduling.vector_passes`), beside statements that touch none of them:
+    one accumulator each, every chain of additions running beside the others.
+
+    Before:  for (d...) { a[n] = a[n] + X[n*D+d]; b[n] = b[n] + X[n*D+d] * Y[n*D+d]; }
+    After:   float polyc_acc0; { polyc_acc0 = a[n]; }  float polyc_acc1; { ... }
+             #pragma omp simd reduction(+:polyc_acc0, polyc_acc1)
+             for (d...) { { polyc_acc0 = polyc_acc0 + X[n*D+d]; } { polyc_acc1 = ...; } }
+             { a[n] = polyc_acc0; }  { b[n] = polyc_acc1; }
+    """
+    statements = [emitter.called(call.user_get_expr())[0].statement for call in calls]
+    targets = [statements[k].tensor for k in reductions]
+    if len(set(targets)) != len(targets) or any(
+            _touches(statement, target) for k, statement in enumerate(statements)
+            if k not in reductions for target in targets):
+        return None
+    before, body, after, accumulators = [], [], [], []
+    for k, call in enumerate(calls):
+        if k not in reductions:
+            body.append(emitter.user(call.user_get_expr(), scope))
+            continue
+        stmt, _, outer, inner = reductions[k]
+        statement = stmt.statement
+        tensor, target, current, value = emitter.accumulator(statement, emitter.exprs, scope)
+        elem = tensor.type.compute_type
+        count = len(accumulators)
+        accumulator = _Accumulator(f"polyc_acc{count}", f"polyc_nan{count}" if (
+            elem.is_float and statement.op in ("max", "min")) else None)
+        accumulators.append((statement.op, elem, accumulator))
+        code = _accumulated(statement.op, tensor, accumulator, current, value)
+        before += code.declared + [cgen.Block([*outer, *code.load])]
+        body.append(cgen.Block([*outer, *inner, *code.update]))
+        after.append(cgen.Block([*outer, cgen.Statement(
+            f"{target} = {_result(accumulator.name, accumulator.nan, elem)}")]))
+    return cgen.Block(before + [cgen.Pragma(f"omp simd {_clauses(accumulators)}"),
+                                emitter.loop(node, cgen.Block(body), iterator)] + after)
+
+
+@dataclass(frozen=True)
+class _Accumulator:
+    """A reduction's scalar accumulator in a vector loop, and for a float max/min the flag
+    "saw a NaN" beside it (``nan``; ``None`` for any other reduction)."""
+
+    name: str
+    nan: str | None
+
+
+def _result(value: str, nan: str | None, elem: ty.ScalarType) -> str:
+    """The C of a reduction's result: the accumulated ``value``, NaN where ``nan`` says
+    one was seen."""
+    return value if nan is None else f"{nan} ? ({elem.c_type})NAN : {value}"
+
+
+@dataclass(frozen=True)
+class _AccumulatorCode:
+    """The C of an accumulator: its declarations, its load from ``start`` and one step."""
+
+    declared: list
+    load: list
+    update: list
+
+
+def _accumulated(op: str, tensor: ir.Tensor, accumulator: _Accumulator, start: str,
+                 value: str) -> _AccumulatorCode:
+    """The code of ``accumulator`` starting at ``start`` and combining ``value`` with ``op``
+    (a float max/min as :func:`_nan_tracking_update`)."""
+    elem = tensor.type.compute_type
+    acc, nan = accumulator.name, accumulator.nan
+    declared = [cgen.Statement(f"{elem.c_type} {acc}")]
+    load = [cgen.Statement(f"{acc} = {start}")]
+    if nan is None:
+        update = [cgen.Statement(f"{acc} = {combine(op, tensor, acc, value)}")]
+    else:
+        declared.append(cgen.Statement(f"int {nan}"))
+        load.append(cgen.Statement(f"{nan} = {acc} != {acc}"))
+        update = _nan_tracking_update(op, elem, acc, nan, value)
+    return _AccumulatorCode(declared, load, update)
+
+
+def _clauses(accumulators: list[tuple[str, ty.ScalarType, _Accumulator]]) -> str:
+    """The OpenMP reduction clauses of accumulators ``(op, element type, accumulator)``:
+    one per reduction identifier, in order of first use, then the NaN flags' ``|``."""
+    by_clause: dict[str, list[str]] = {}
+    nans = []
+    for op, elem, accumulator in accumulators:
+        clause = op if accumulator.nan is not None else _reduction_clause(op, elem)
+        by_clause.setdefault(clause, []).append(accumulator.name)
+        if accumulator.nan is not None:
+            nans.append(accumulator.nan)
+    if nans:
+        by_clause["|"] = nans
+    return " ".join(f"reduction({clause}:{', '.join(names)})"
+                    for clause, names in by_clause.items())
 
 
 def _nan_tracking_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,

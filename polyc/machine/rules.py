@@ -29,6 +29,14 @@ def register_block(machine: Machine, element_bytes: int) -> tuple[int, int]:
     return rows, 2 * lanes
 
 
+def joined_accumulators(machine: Machine) -> int:
+    """The most reductions one vector loop over a row keeps side by side
+    (:mod:`polyc.scheduling.vector_passes`): each holds a vector register across the
+    loop, and half the registers stay for the values the passes load and compute
+    (8 with 16 registers, 16 with 32)."""
+    return max(1, machine.vector_registers // 2)
+
+
 # ------------------------------------------------------------------ tile sizes
 
 def tile_budget(machine: Machine) -> int:

@@ -31,6 +31,7 @@ import islpy as isl
 
 from polyc.errors import InternalError
 from polyc.machine import Machine
+from polyc.machine.rules import joined_accumulators
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, isl_items, statement_names, statements_named
 from polyc.poly.relations import same_image
@@ -145,7 +146,8 @@ def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, paralle
         tree = fuse_vector_passes(tree, deps, VectorPasses(
             SIMD_MARK, SIMD_REDUCTION_MARK,
             keep_apart=lambda statements: writes_once(statements, program),
-            calls_out=lambda statements: calls_library(statements, program)))
+            calls_out=lambda statements: calls_library(statements, program),
+            accumulators=joined_accumulators(machine)))
         tree = mark_streamed_stores(tree, program, machine)
         tree = mark_row_prefetches(tree, program)
     if parallel:

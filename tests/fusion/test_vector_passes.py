@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polyc
+from polyc.machine.rules import joined_accumulators
 
 CENTERED = """def var2(float(N, D) X) -> (v) {
   m(n) +=! X(n, d) / D
@@ -107,3 +108,84 @@ def test_a_library_call_stays_apart_from_a_reduction():
     op = polyc.define(SOFTMAX)
     sums = [body for body in _vector_loops(op) if "polyc_acc + e[" in body]
     assert sums and not any("expf" in body for body in sums)
+
+
+STATISTICS = """def stats(float(N, D) X, float(N, D) Y) -> (s, q, mx, col) {
+  s(n) +=! X(n, d) * X(n, d)
+  scaled(n) = 2 * s(n)
+  q(n) +=! X(n, d) * Y(n, d)
+  mx(n) max=! Y(n, d)
+  col(d) +=! X(n, d) * Y(n, d)
+}"""
+DEPENDENT = """def dep(float(N, D) X) -> (v) {
+  m(n) +=! X(n, d)
+  s(n) = m(n) * 2
+  v(n) +=! (X(n, d) - s(n)) * (X(n, d) - s(n))
+}"""
+
+
+def test_independent_sums_of_a_row_share_one_loop_with_an_accumulator_each():
+    # Three sums over the row walk one d loop: their chains of additions overlap and
+    # the row is read once.
+    op = polyc.define(STATISTICS)
+    loops = [body for body in _vector_loops(op) if "polyc_acc" in body]
+    assert len(loops) == 1
+    text = op.compilation().c_source.text
+    assert "#pragma omp simd reduction(+:polyc_acc0, polyc_acc1) reduction(max:polyc_acc2) " \
+           "reduction(|:polyc_nan2)" in text
+    # The statement reading the first sum runs after the loop, not inside it.
+    assert text.index("scaled[0] = ") > text.index("reduction(+:polyc_acc0")
+
+
+@pytest.mark.needs_cc
+@settings(max_examples=20, deadline=None)
+@given(rows=st.integers(0, 7), cols=st.integers(0, 40), nan_at=st.integers(-1, 39),
+       seed=st.integers(0, 2 ** 16))
+def test_sums_sharing_a_loop_match_numpy(rows, cols, nan_at, seed):
+    rng = np.random.default_rng(seed)
+    X, Y = rng.standard_normal((2, rows, cols)).astype(np.float32)
+    if rows and 0 <= nan_at < cols:
+        Y[rows // 2, nan_at] = np.nan
+    x, y = X.astype(np.float64), Y.astype(np.float64)
+    s, q, mx, col = polyc.define(STATISTICS)(X, Y)
+    np.testing.assert_allclose(s, (x * x).sum(axis=1), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(q, (x * y).sum(axis=1), rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(mx, y.max(axis=1) if cols else np.full(rows, -np.inf))
+    np.testing.assert_allclose(col, (x * y).sum(axis=0), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.needs_cc
+def test_a_sum_waiting_on_another_through_a_statement_stays_apart():
+    op = polyc.define(DEPENDENT)
+    assert "polyc_acc1" not in op.compilation().c_source.text
+    assert len([body for body in _vector_loops(op) if "polyc_acc" in body]) == 2
+    X = np.random.default_rng(5).standard_normal((3, 13)).astype(np.float32)
+    x = X.astype(np.float64)
+    np.testing.assert_allclose(op(X), ((x - 2 * x.sum(axis=1, keepdims=True)) ** 2).sum(axis=1),
+                               rtol=1e-4)
+
+
+def test_whole_loop_nests_are_not_joined_across_another():
+    # Without fusion the nests stay nests: the two row sums, each a loop nest of its
+    # own, do not join across the loop nest between them.
+    source = """def apart(float(N, D) X, float(N, D) Y) -> (a, b, Z) {
+      a(n) +=! X(n, d)
+      Z(n, d) = Y(n, d) * 2
+      b(n) +=! X(n, d) * X(n, d)
+    }"""
+    text = polyc.define(source, fusion="min").compilation().c_source.text
+    assert "polyc_acc1" not in text
+
+
+def test_a_joined_loop_keeps_no_more_accumulators_than_the_machine_model_allows(machine):
+    # 20 independent sums over a row: each loop holds at most the rule's number of
+    # accumulators, and every sum is in some loop.
+    sums = 20
+    body = "\n".join(f"  s{k}(n) +=! X(n, d) * {k + 1}" for k in range(sums))
+    outputs = ", ".join(f"s{k}" for k in range(sums))
+    source = f"def many(float(N, D) X) -> ({outputs}) {{\n{body}\n}}"
+    text = polyc.define(source, machine=machine).compilation().c_source.text
+    limit = joined_accumulators(machine)
+    loops = re.findall(r"#pragma omp simd reduction\(\+:([^)]*)\)", text)
+    held = [len(names.split(",")) for names in loops]
+    assert max(held) == min(limit, sums) and sum(held) == sums

@@ -147,29 +147,41 @@ static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at
       }
       {
         const int64_t i = c0;
-        float polyc_acc = S[0];
-        #pragma omp simd reduction(+:polyc_acc)
-        for (int64_t c1 = 0; c1 < M; c1 += 1)
-        {
-          const int64_t j = c1;
-          polyc_acc = (polyc_acc + X[(i) * M + j]);
-        }
-        S[0] = polyc_acc;
-      }
-      {
-        const int64_t i = c0;
         Q[0] = 0.0f;
       }
       {
-        const int64_t i = c0;
-        float polyc_acc = Q[0];
-        #pragma omp simd reduction(+:polyc_acc)
+        float polyc_acc0;
+        {
+          const int64_t i = c0;
+          polyc_acc0 = S[0];
+        }
+        float polyc_acc1;
+        {
+          const int64_t i = c0;
+          polyc_acc1 = Q[0];
+        }
+        #pragma omp simd reduction(+:polyc_acc0, polyc_acc1)
         for (int64_t c1 = 0; c1 < M; c1 += 1)
         {
-          const int64_t j = c1;
-          polyc_acc = (polyc_acc + (X[(i) * M + j] * X[(i) * M + j]));
+          {
+            const int64_t i = c0;
+            const int64_t j = c1;
+            polyc_acc0 = (polyc_acc0 + X[(i) * M + j]);
+          }
+          {
+            const int64_t i = c0;
+            const int64_t j = c1;
+            polyc_acc1 = (polyc_acc1 + (X[(i) * M + j] * X[(i) * M + j]));
+          }
         }
-        Q[0] = polyc_acc;
+        {
+          const int64_t i = c0;
+          S[0] = polyc_acc0;
+        }
+        {
+          const int64_t i = c0;
+          Q[0] = polyc_acc1;
+        }
       }
       if ((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(M) >= 8388608)
       {

@@ -95,29 +95,41 @@ static __attribute__((noinline)) void polyc_int32_reductions_region0(int * polyc
     }
     {
       const int64_t i = c0;
-      int32_t polyc_acc = S[i];
-      #pragma omp simd reduction(+:polyc_acc)
-      for (int64_t c1 = 0; c1 < N; c1 += 1)
-      {
-        const int64_t j = c1;
-        polyc_acc = (polyc_acc + X[(i) * N + j]);
-      }
-      S[i] = polyc_acc;
-    }
-    {
-      const int64_t i = c0;
       Mx[i] = INT32_MIN;
     }
     {
-      const int64_t i = c0;
-      int32_t polyc_acc = Mx[i];
-      #pragma omp simd reduction(max:polyc_acc)
+      int32_t polyc_acc0;
+      {
+        const int64_t i = c0;
+        polyc_acc0 = S[i];
+      }
+      int32_t polyc_acc1;
+      {
+        const int64_t i = c0;
+        polyc_acc1 = Mx[i];
+      }
+      #pragma omp simd reduction(+:polyc_acc0) reduction(max:polyc_acc1)
       for (int64_t c1 = 0; c1 < N; c1 += 1)
       {
-        const int64_t j = c1;
-        polyc_acc = ((X[(i) * N + j]) > (polyc_acc) ? (X[(i) * N + j]) : (polyc_acc));
+        {
+          const int64_t i = c0;
+          const int64_t j = c1;
+          polyc_acc0 = (polyc_acc0 + X[(i) * N + j]);
+        }
+        {
+          const int64_t i = c0;
+          const int64_t j = c1;
+          polyc_acc1 = ((X[(i) * N + j]) > (polyc_acc1) ? (X[(i) * N + j]) : (polyc_acc1));
+        }
       }
-      Mx[i] = polyc_acc;
+      {
+        const int64_t i = c0;
+        S[i] = polyc_acc0;
+      }
+      {
+        const int64_t i = c0;
+        Mx[i] = polyc_acc1;
+      }
     }
   }
 }
