@@ -146,11 +146,10 @@ class LoopNestEmitter:
             block = decision_of(marks, TransposedBlock)
             if block is not None:
                 marks.discard(block)
-                fast = None if marks else transposed_block(self, block, node, depth)
+                fast = None if marks else transposed_block(self, block, node, depth, scope)
                 if fast is not None:
-                    condition, code = fast
-                    usual = self._marked(node, frozenset(marks), scope, depth)
-                    return cgen.If(condition, code, braced(usual))
+                    usual = fast.edges or self._marked(node, frozenset(marks), scope, depth)
+                    return cgen.If(fast.condition, fast.full, braced(usual))
             panels = {mark for mark in marks if isinstance(mark, Panel)}
             if panels:
                 return self._packed(panels, node, frozenset(marks - panels), scope, depth)

@@ -7,7 +7,12 @@ Under a :class:`~polyc.scheduling.marks.TransposedBlock` mark
     if (<both loops run the block's size>) {
       <the addresses of the block's first element, and of the next row of each side>
       polyc_transpose_32_16_16(dst, ld, src, ls);
-    } else { <the loops as usual> }
+    } else {                                  (a partial sub-tile at an edge)
+      <the same addresses>
+      for (<blocks of the edge's side over each loop's whole multiples of it>)
+        polyc_transpose_32_8_8(<the block's first element>, ld, <...>, ls);
+      for (<the rows>) for (<the columns no block copied in that row>) <the copy>
+    }
 
 The helper loads ``lanes`` source rows as vectors, transposes them in registers
 (``log2(lanes)`` rounds of two-source shuffles: round ``b`` swaps the off-diagonal
@@ -21,6 +26,7 @@ so any linearisation of either tensor works.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import cgen
@@ -35,7 +41,7 @@ from polyc.lang import types as ty
 from polyc.scheduling.marks import TransposedBlock
 
 if TYPE_CHECKING:
-    from polyc.codegen.loop_nest import LoopNestEmitter
+    from polyc.codegen.loop_nest import LoopNestEmitter, Scope
 
 
 def helper_name(element_bytes: int, size: int, lanes: int) -> str:
@@ -44,11 +50,12 @@ def helper_name(element_bytes: int, size: int, lanes: int) -> str:
 
 
 def transposed_block(emitter: LoopNestEmitter, block: TransposedBlock, node: isl.AstNode,
-                     depth: int | None) -> tuple[str, cgen.Generable] | None:
-    """``(condition, code)``: the block's copy where ``condition`` holds (its loops
-    run whole), for the loops of ``node`` (the marked band at schedule ``depth``);
-    ``None`` where isl's loops are not the two point loops of the mark's statement
-    with unit steps and bounds the inner loop does not take from the outer one."""
+                     depth: int | None, scope: Scope) -> TransposedCode | None:
+    """The block's copy for the loops of ``node`` (the marked band at schedule
+    ``depth``): a full block where its condition holds (its loops run whole), else the
+    edge blocks and the elements around them; ``None`` where isl's loops are not the
+    two point loops of the mark's statement with unit steps and bounds the inner loop
+    does not take from the outer one."""
     if depth is None:
         return None
     loops = []
@@ -68,10 +75,11 @@ def transposed_block(emitter: LoopNestEmitter, block: TransposedBlock, node: isl
         upper = exclusive_upper_bound(loop, iterator)
         if upper is None or emitter.expr(loop.for_get_inc()) != "1":
             return None
-        starts[iterator], ends[iterator] = loop.for_get_init(), upper
+        starts[iterator], ends[iterator] = emitter.expr(loop.for_get_init()), \
+            emitter.expr(upper)
     inner = loops[1]
-    if mentions(inner.for_get_init(), iterators[0]) or mentions(ends[iterators[1]],
-                                                                   iterators[0]):
+    if mentions(inner.for_get_init(), iterators[0]) or mentions(
+            exclusive_upper_bound(inner, iterators[1]), iterators[0]):
         return None
     statement = stmt.statement
     target = emitter.exprs.access(statement.tensor,
@@ -79,29 +87,66 @@ def transposed_block(emitter: LoopNestEmitter, block: TransposedBlock, node: isl
     source = emitter.exprs.expr(statement.rhs)
     element = c_type(emitter.program.op.tensor(statement.tensor).type)
 
-    def at(step_src: int, step_dst: int, assignments: list[str]) -> cgen.Block:
-        steps = {along_src: step_src, along_dst: step_dst}
+    def at(offsets: dict[str, str], assignments: list[str]) -> cgen.Block:
         code = [cgen.Initializer(cgen.Value("const int64_t", it),
-                                 f"{emitter.expr(starts[it])} + {steps[it]}")
+                                 f"{starts[it]} + {offsets.get(it, '0')}")
                 for it in iterators]
         code += [cgen.Initializer(cgen.Value("const int64_t", c_name(index)),
                                   emitter.expr(bound[index])) for index in stmt.indices]
         return cgen.Block(code + [cgen.Statement(a) for a in assignments])
 
-    code = cgen.Block([
-        cgen.Statement(f"{element} *polyc_dst"),
-        cgen.Statement(f"const {element} *polyc_src"),
-        cgen.Statement("int64_t polyc_ld, polyc_ls"),
-        at(0, 0, [f"polyc_dst = &{target}", f"polyc_src = &{source}"]),
-        at(1, 0, [f"polyc_ld = &{target} - polyc_dst"]),
-        at(0, 1, [f"polyc_ls = &{source} - polyc_src"]),
-        cgen.Statement(f"{helper_name(*block_shape(block))}"
-                       "(polyc_dst, polyc_ld, polyc_src, polyc_ls)"),
-    ])
-    emitter.transposed_blocks.add(block_shape(block))
-    condition = " && ".join(f"({emitter.expr(ends[it])}) - ({emitter.expr(starts[it])}) == "
-                            f"{block.size}" for it in iterators)
-    return condition, code
+    def copied(size: int, lanes: int, offsets: dict[str, str]) -> list:
+        """The block of ``size`` whose first element is ``offsets`` into the loops (none:
+        the first element, whose addresses the strides' code holds)."""
+        shape = (block.element_bytes, size, lanes)
+        emitter.transposed_blocks.add(shape)
+        moved = [at(offsets, [f"polyc_dst = &{target}", f"polyc_src = &{source}"])] \
+            if offsets else []
+        return moved + [cgen.Statement(f"{helper_name(*shape)}(polyc_dst, polyc_ld, "
+                                       "polyc_src, polyc_ls)")]
+
+    strides = [cgen.Statement(f"{element} *polyc_dst"),
+               cgen.Statement(f"const {element} *polyc_src"),
+               cgen.Statement("int64_t polyc_ld, polyc_ls"),
+               at({}, [f"polyc_dst = &{target}", f"polyc_src = &{source}"]),
+               at({along_src: "1"}, ["polyc_ld = &" + target + " - polyc_dst"]),
+               at({along_dst: "1"}, ["polyc_ls = &" + source + " - polyc_src"])]
+    full = cgen.Block(strides + copied(block.size, block.lanes, {}))
+    condition = " && ".join(f"({ends[it]}) - ({starts[it]}) == {block.size}"
+                            for it in iterators)
+    if not block.edge:
+        return TransposedCode(condition, full, None)
+    # Edge blocks over the whole multiples of their side, then the elements around
+    # them: the rows past the blocks' last whole, and in the others the columns past it.
+    outer, inner_it = iterators
+    edge = block.edge
+    extents = [f"polyc_whole{k} = (({ends[it]}) - ({starts[it]})) / {edge} * {edge}"
+               for k, it in enumerate(iterators)]
+    blocks = cgen.For("int64_t polyc_b0 = 0", "polyc_b0 < polyc_whole0", f"polyc_b0 += {edge}",
+                      cgen.For("int64_t polyc_b1 = 0", "polyc_b1 < polyc_whole1",
+                               f"polyc_b1 += {edge}", cgen.Block(copied(
+                                   edge, block.edge_lanes,
+                                   {outer: "polyc_b0", inner_it: "polyc_b1"}))))
+    first_column = (f"{outer} - ({starts[outer]}) < polyc_whole0 ? "
+                    f"({starts[inner_it]}) + polyc_whole1 : {starts[inner_it]}")
+    around = cgen.For(f"int64_t {outer} = {starts[outer]}", f"{outer} < {ends[outer]}",
+                      f"{outer} += 1",
+                      cgen.For(f"int64_t {inner_it} = {first_column}",
+                               f"{inner_it} < {ends[inner_it]}", f"{inner_it} += 1",
+                               emitter.user(node.user_get_expr(), scope)))
+    edges = cgen.Block(strides + [cgen.Statement(f"const int64_t {', '.join(extents)}"),
+                                  blocks, around])
+    return TransposedCode(condition, full, edges)
+
+
+@dataclass(frozen=True)
+class TransposedCode:
+    """A transposed copy's C: ``full`` where ``condition`` holds (the loops run a whole
+    block), ``edges`` elsewhere (``None``: the loops as usual)."""
+
+    condition: str
+    full: cgen.Generable
+    edges: cgen.Generable | None
 
 
 def block_shape(block: TransposedBlock) -> tuple[int, int, int]:

@@ -98,8 +98,10 @@ class TransposedBlock:
     """The point band below copies ``statement`` (``dst(..) = src(..)``) in square
     blocks of ``size`` × ``size`` elements of ``element_bytes``: along the member at
     ``src_member`` (a position in the band) ``src`` is contiguous, along ``dst_member``
-    ``dst``; a full block is transposed in vector registers of ``lanes`` lanes
-    (:mod:`polyc.scheduling.transposed_blocks`)."""
+    ``dst``; a full block is transposed in vector registers of ``lanes`` lanes. A
+    partial sub-tile at an edge is copied in blocks of ``edge`` × ``edge`` (of
+    ``edge_lanes`` lanes) where they fit, and element by element where they do not
+    (``edge`` 0: no edge blocks; :mod:`polyc.scheduling.transposed_blocks`)."""
 
     statement: str
     size: int
@@ -107,9 +109,12 @@ class TransposedBlock:
     element_bytes: int
     src_member: int
     dst_member: int
+    edge: int = 0
+    edge_lanes: int = 0
 
     def mark_name(self) -> str:
-        return f"transposed block {self.size}x{self.size}, {self.lanes} lanes"
+        edges = f", edges {self.edge}x{self.edge}" if self.edge else ""
+        return f"transposed block {self.size}x{self.size}, {self.lanes} lanes{edges}"
 
 
 def decision_mark(decision) -> isl.Id:

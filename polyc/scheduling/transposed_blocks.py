@@ -10,9 +10,13 @@ element); this pass marks that innermost
 band so that code generation (:mod:`polyc.codegen.transposed_blocks`) moves each
 full sub-tile as rows of vectors: it loads the source rows, transposes them in
 registers with two-source shuffles (log2 of the lanes rounds) and stores the
-destination rows; partial sub-tiles at the edges run the loops as before. The tbmm
-benchmark's copy of ``Y`` went from 21% to 15% of its time (Zen 4, 2 threads;
-benchmarks/README.md, "Design measurements").
+destination rows. A partial sub-tile at an edge is copied in blocks of half the
+side where they fit, and element by element around them: a tensor whose extent
+along one side is 8 (a convolution's batch, made innermost in its weight
+gradient's copy of ``d_O``) has no full sub-tile at all. The tbmm benchmark's copy
+of ``Y`` went from 21% to 15% of its time (Zen 4, 2 threads), the weight
+gradient's copy of ``d_O`` from 14% to 4% (Zen 5; benchmarks/README.md, "Design
+measurements").
 
 The block changes the order of the copy's instances inside the sub-tile, which is
 legal when isl proved both members of the band coincident (no dependence between
@@ -71,4 +75,9 @@ def transposed_block(members: list[Member], size: int, program: PolyProgram,
     lanes = min(size, machine.vector_bytes // element)
     if lanes < 2 or size % lanes:
         return None
-    return TransposedBlock(name, size, lanes, element, src_member, dst_member)
+    edge = size // 2
+    edge_lanes = min(edge, lanes)
+    if edge < 2 or edge % edge_lanes:
+        edge = edge_lanes = 0
+    return TransposedBlock(name, size, lanes, element, src_member, dst_member, edge,
+                           edge_lanes)

@@ -34,15 +34,20 @@ def test_a_transposition_is_blocked_as_the_machine_model_says(machine, element):
     assert block.size == size
     assert block.lanes == min(size, machine.vector_bytes // block.element_bytes)
     assert (block.src_member, block.dst_member) != (0, 0)
-    assert f"polyc_transpose_{8 * block.element_bytes}_{size}_{block.lanes}(" in \
-        op.compilation().c_source.text
+    text = op.compilation().c_source.text
+    assert f"polyc_transpose_{8 * block.element_bytes}_{size}_{block.lanes}(" in text
+    # A partial sub-tile at an edge is copied in blocks of half its side where they fit.
+    assert block.edge == size // 2 and block.edge_lanes == min(block.edge, block.lanes)
+    assert f"polyc_transpose_{8 * block.element_bytes}_{block.edge}_{block.edge_lanes}(" \
+        in text
 
 
 @pytest.mark.needs_cc
 @pytest.mark.parametrize("element", ["float", "double"])
-@pytest.mark.parametrize("shape", [(64, 48), (37, 53), (5, 3)])
+@pytest.mark.parametrize("shape", [(64, 48), (37, 53), (5, 3), (8, 54), (44, 24)])
 def test_blocked_transposition_values(machine, element, shape):
-    """Full blocks, partial blocks at both edges, and a copy smaller than one block."""
+    """Full blocks, partial blocks at both edges (with and without room for an edge
+    block, along either side), and a copy smaller than one block."""
     op = polyc.define(TRANSPOSE.format(t=element), machine=machine)
     dtype = np.float32 if element == "float" else np.float64
     A = np.random.default_rng(0).standard_normal(shape).astype(dtype)

@@ -80,6 +80,50 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
   return v;
 }
 
+/* Copies a 8 x 8 block: dst[c * ld + r] = src[r * ls + c]. */
+#if defined(__GNUC__) || defined(__clang__)
+#ifndef POLYC_SHUFFLE
+#if defined(__clang__)
+#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shuffle(a, b, (mask_type){__VA_ARGS__})
+#endif
+#endif
+typedef float polyc_transpose_32_8_8_v __attribute__((vector_size(32)));
+typedef int polyc_transpose_32_8_8_m __attribute__((vector_size(32)));
+static inline void polyc_transpose_32_8_8(float *restrict dst, int64_t ld,
+                          const float *restrict src, int64_t ls) {
+  for (int bi = 0; bi < 8; bi += 8)
+  for (int bj = 0; bj < 8; bj += 8) {
+    polyc_transpose_32_8_8_v r[8];
+    for (int i = 0; i < 8; i++) memcpy(&r[i], src + (bj + i) * ls + bi, sizeof r[i]);
+    for (int i = 0; i < 8; i++) if (!(i & 4)) {
+      polyc_transpose_32_8_8_v a = r[i], b = r[i + 4];
+      r[i] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 2, 3, 8, 9, 10, 11);
+      r[i + 4] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+    for (int i = 0; i < 8; i++) if (!(i & 2)) {
+      polyc_transpose_32_8_8_v a = r[i], b = r[i + 2];
+      r[i] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 8, 9, 4, 5, 12, 13);
+      r[i + 2] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+    for (int i = 0; i < 8; i++) if (!(i & 1)) {
+      polyc_transpose_32_8_8_v a = r[i], b = r[i + 1];
+      r[i] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 8, 2, 10, 4, 12, 6, 14);
+      r[i + 1] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 1, 9, 3, 11, 5, 13, 7, 15);
+    }
+    for (int i = 0; i < 8; i++)
+      memcpy(dst + (bi + i) * ld + bj, &r[i], sizeof r[i]);
+  }
+}
+#else
+static inline void polyc_transpose_32_8_8(float *restrict dst, int64_t ld,
+                          const float *restrict src, int64_t ls) {
+  for (int c = 0; c < 8; c++)
+    for (int r = 0; r < 8; r++) dst[c * ld + r] = src[r * ls + c];
+}
+#endif
+
 /* Copies a 16 x 16 block: dst[c * ld + r] = src[r * ls + c]. */
 #if defined(__GNUC__) || defined(__clang__)
 #ifndef POLYC_SHUFFLE
@@ -181,9 +225,55 @@ static __attribute__((noinline)) void polyc_conv2d_region0(int * polyc_status_at
               }
               else
               {
-                for (int64_t c10 = 0; c10 <= polyc_min(15, (((KW - c2) - c6) - 1)); c10 += 1)
+                float *polyc_dst;
+                const float *polyc_src;
+                int64_t polyc_ld, polyc_ls;
                 {
-                  for (int64_t c11 = 0; c11 <= polyc_min(15, (((C - c3) - c7) - 1)); c11 += 1)
+                  const int64_t c10 = 0 + 0;
+                  const int64_t c11 = 0 + 0;
+                  const int64_t t0 = c0;
+                  const int64_t t2 = c1;
+                  const int64_t t3 = ((c2 + c6) + c10);
+                  const int64_t t1 = ((c3 + c7) + c11);
+                  polyc_dst = &W1_t0231[(((t0) * KH + t2) * KW + t3) * C + t1];
+                  polyc_src = &W1[(((t0) * C + t1) * KH + t2) * KW + t3];
+                }
+                {
+                  const int64_t c10 = 0 + 1;
+                  const int64_t c11 = 0 + 0;
+                  const int64_t t0 = c0;
+                  const int64_t t2 = c1;
+                  const int64_t t3 = ((c2 + c6) + c10);
+                  const int64_t t1 = ((c3 + c7) + c11);
+                  polyc_ld = &W1_t0231[(((t0) * KH + t2) * KW + t3) * C + t1] - polyc_dst;
+                }
+                {
+                  const int64_t c10 = 0 + 0;
+                  const int64_t c11 = 0 + 1;
+                  const int64_t t0 = c0;
+                  const int64_t t2 = c1;
+                  const int64_t t3 = ((c2 + c6) + c10);
+                  const int64_t t1 = ((c3 + c7) + c11);
+                  polyc_ls = &W1[(((t0) * C + t1) * KH + t2) * KW + t3] - polyc_src;
+                }
+                const int64_t polyc_whole0 = (((polyc_min(15, (((KW - c2) - c6) - 1)) + 1)) - (0)) / 8 * 8, polyc_whole1 = (((polyc_min(15, (((C - c3) - c7) - 1)) + 1)) - (0)) / 8 * 8;
+                for (int64_t polyc_b0 = 0; polyc_b0 < polyc_whole0; polyc_b0 += 8)
+                  for (int64_t polyc_b1 = 0; polyc_b1 < polyc_whole1; polyc_b1 += 8)
+                  {
+                    {
+                      const int64_t c10 = 0 + polyc_b0;
+                      const int64_t c11 = 0 + polyc_b1;
+                      const int64_t t0 = c0;
+                      const int64_t t2 = c1;
+                      const int64_t t3 = ((c2 + c6) + c10);
+                      const int64_t t1 = ((c3 + c7) + c11);
+                      polyc_dst = &W1_t0231[(((t0) * KH + t2) * KW + t3) * C + t1];
+                      polyc_src = &W1[(((t0) * C + t1) * KH + t2) * KW + t3];
+                    }
+                    polyc_transpose_32_8_8(polyc_dst, polyc_ld, polyc_src, polyc_ls);
+                  }
+                for (int64_t c10 = 0; c10 < (polyc_min(15, (((KW - c2) - c6) - 1)) + 1); c10 += 1)
+                  for (int64_t c11 = c10 - (0) < polyc_whole0 ? (0) + polyc_whole1 : 0; c11 < (polyc_min(15, (((C - c3) - c7) - 1)) + 1); c11 += 1)
                   {
                     const int64_t t0 = c0;
                     const int64_t t2 = c1;
@@ -191,7 +281,6 @@ static __attribute__((noinline)) void polyc_conv2d_region0(int * polyc_status_at
                     const int64_t t1 = ((c3 + c7) + c11);
                     W1_t0231[(((t0) * KH + t2) * KW + t3) * C + t1] = W1[(((t0) * C + t1) * KH + t2) * KW + t3];
                   }
-                }
               }
             }
           }

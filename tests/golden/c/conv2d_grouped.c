@@ -80,6 +80,50 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
   return v;
 }
 
+/* Copies a 8 x 8 block: dst[c * ld + r] = src[r * ls + c]. */
+#if defined(__GNUC__) || defined(__clang__)
+#ifndef POLYC_SHUFFLE
+#if defined(__clang__)
+#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shuffle(a, b, (mask_type){__VA_ARGS__})
+#endif
+#endif
+typedef float polyc_transpose_32_8_8_v __attribute__((vector_size(32)));
+typedef int polyc_transpose_32_8_8_m __attribute__((vector_size(32)));
+static inline void polyc_transpose_32_8_8(float *restrict dst, int64_t ld,
+                          const float *restrict src, int64_t ls) {
+  for (int bi = 0; bi < 8; bi += 8)
+  for (int bj = 0; bj < 8; bj += 8) {
+    polyc_transpose_32_8_8_v r[8];
+    for (int i = 0; i < 8; i++) memcpy(&r[i], src + (bj + i) * ls + bi, sizeof r[i]);
+    for (int i = 0; i < 8; i++) if (!(i & 4)) {
+      polyc_transpose_32_8_8_v a = r[i], b = r[i + 4];
+      r[i] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 2, 3, 8, 9, 10, 11);
+      r[i + 4] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+    for (int i = 0; i < 8; i++) if (!(i & 2)) {
+      polyc_transpose_32_8_8_v a = r[i], b = r[i + 2];
+      r[i] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 8, 9, 4, 5, 12, 13);
+      r[i + 2] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+    for (int i = 0; i < 8; i++) if (!(i & 1)) {
+      polyc_transpose_32_8_8_v a = r[i], b = r[i + 1];
+      r[i] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 8, 2, 10, 4, 12, 6, 14);
+      r[i + 1] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 1, 9, 3, 11, 5, 13, 7, 15);
+    }
+    for (int i = 0; i < 8; i++)
+      memcpy(dst + (bi + i) * ld + bj, &r[i], sizeof r[i]);
+  }
+}
+#else
+static inline void polyc_transpose_32_8_8(float *restrict dst, int64_t ld,
+                          const float *restrict src, int64_t ls) {
+  for (int c = 0; c < 8; c++)
+    for (int r = 0; r < 8; r++) dst[c * ld + r] = src[r * ls + c];
+}
+#endif
+
 /* Copies a 16 x 16 block: dst[c * ld + r] = src[r * ls + c]. */
 #if defined(__GNUC__) || defined(__clang__)
 #ifndef POLYC_SHUFFLE
@@ -186,9 +230,59 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region0(int * polyc_s
                 }
                 else
                 {
-                  for (int64_t c13 = 0; c13 <= polyc_min(15, (((KW - c3) - c8) - 1)); c13 += 1)
+                  float *polyc_dst;
+                  const float *polyc_src;
+                  int64_t polyc_ld, polyc_ls;
                   {
-                    for (int64_t c14 = 0; c14 <= polyc_min(15, (((C - c4) - c9) - 1)); c14 += 1)
+                    const int64_t c13 = 0 + 0;
+                    const int64_t c14 = 0 + 0;
+                    const int64_t t0 = c0;
+                    const int64_t t1 = c1;
+                    const int64_t t3 = c2;
+                    const int64_t t4 = ((c3 + c8) + c13);
+                    const int64_t t2 = ((c4 + c9) + c14);
+                    polyc_dst = &W1_t01342[((((t0) * F + t1) * KH + t3) * KW + t4) * C + t2];
+                    polyc_src = &W1[((((t0) * F + t1) * C + t2) * KH + t3) * KW + t4];
+                  }
+                  {
+                    const int64_t c13 = 0 + 1;
+                    const int64_t c14 = 0 + 0;
+                    const int64_t t0 = c0;
+                    const int64_t t1 = c1;
+                    const int64_t t3 = c2;
+                    const int64_t t4 = ((c3 + c8) + c13);
+                    const int64_t t2 = ((c4 + c9) + c14);
+                    polyc_ld = &W1_t01342[((((t0) * F + t1) * KH + t3) * KW + t4) * C + t2] - polyc_dst;
+                  }
+                  {
+                    const int64_t c13 = 0 + 0;
+                    const int64_t c14 = 0 + 1;
+                    const int64_t t0 = c0;
+                    const int64_t t1 = c1;
+                    const int64_t t3 = c2;
+                    const int64_t t4 = ((c3 + c8) + c13);
+                    const int64_t t2 = ((c4 + c9) + c14);
+                    polyc_ls = &W1[((((t0) * F + t1) * C + t2) * KH + t3) * KW + t4] - polyc_src;
+                  }
+                  const int64_t polyc_whole0 = (((polyc_min(15, (((KW - c3) - c8) - 1)) + 1)) - (0)) / 8 * 8, polyc_whole1 = (((polyc_min(15, (((C - c4) - c9) - 1)) + 1)) - (0)) / 8 * 8;
+                  for (int64_t polyc_b0 = 0; polyc_b0 < polyc_whole0; polyc_b0 += 8)
+                    for (int64_t polyc_b1 = 0; polyc_b1 < polyc_whole1; polyc_b1 += 8)
+                    {
+                      {
+                        const int64_t c13 = 0 + polyc_b0;
+                        const int64_t c14 = 0 + polyc_b1;
+                        const int64_t t0 = c0;
+                        const int64_t t1 = c1;
+                        const int64_t t3 = c2;
+                        const int64_t t4 = ((c3 + c8) + c13);
+                        const int64_t t2 = ((c4 + c9) + c14);
+                        polyc_dst = &W1_t01342[((((t0) * F + t1) * KH + t3) * KW + t4) * C + t2];
+                        polyc_src = &W1[((((t0) * F + t1) * C + t2) * KH + t3) * KW + t4];
+                      }
+                      polyc_transpose_32_8_8(polyc_dst, polyc_ld, polyc_src, polyc_ls);
+                    }
+                  for (int64_t c13 = 0; c13 < (polyc_min(15, (((KW - c3) - c8) - 1)) + 1); c13 += 1)
+                    for (int64_t c14 = c13 - (0) < polyc_whole0 ? (0) + polyc_whole1 : 0; c14 < (polyc_min(15, (((C - c4) - c9) - 1)) + 1); c14 += 1)
                     {
                       const int64_t t0 = c0;
                       const int64_t t1 = c1;
@@ -197,7 +291,6 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region0(int * polyc_s
                       const int64_t t2 = ((c4 + c9) + c14);
                       W1_t01342[((((t0) * F + t1) * KH + t3) * KW + t4) * C + t2] = W1[((((t0) * F + t1) * C + t2) * KH + t3) * KW + t4];
                     }
-                  }
                 }
               }
             }
