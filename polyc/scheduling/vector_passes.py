@@ -30,7 +30,10 @@ their listed order); a vector pass is one of them that is a vector mark over a
 one-member band over the statements it runs. Each pass, in order, joins the
 earliest pass before it where
 
-* both walk the same values in each iteration of the loops outside,
+* both walk the same values in each iteration of the loops outside (the later
+  pass's member shifted by a constant first where that makes them the same: isl
+  may offset a pass, ``d + D``, to order it after another in a band they once
+  shared),
 * every dependence between them inside one iteration of those loops links
   instances at the same value (the consumer reads what this iteration produced,
   nothing from another iteration; so the joined loop still runs as one vector
@@ -56,7 +59,7 @@ anyway.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import islpy as isl
@@ -218,8 +221,10 @@ class _Joins:
             return None
         for earlier in range(later):
             head = groups[earlier]
-            if not all(child.vector is not None for child in head) or \
-                    not self._may_join(head, tail):
+            if not all(child.vector is not None for child in head):
+                continue
+            tail = self._aligned(head, groups[later])
+            if tail is None or not self._may_join(head, tail):
                 continue
             between = groups[earlier + 1:later]
             needed = self._closure(between, tail, backwards=True)
@@ -254,18 +259,42 @@ class _Joins:
         if reductions > self.passes.accumulators or \
                 reductions and any(loop.calls for loop in loops):
             return False
-        if not self._walked(head[0]).is_equal(self._walked(tail[0])):
-            return False
         if not self._depends(head, tail):
             return True
         same_value = same_image(isl.UnionMap.from_union_pw_aff(_members(loops)))
         return self.linked.intersect_domain(_statements(head)).intersect_range(
             _statements(tail)).is_subset(same_value)
 
-    def _walked(self, child: _Child) -> isl.UnionSet:
-        member = isl.UnionMap.from_union_pw_aff(child.vector.member)
+    def _aligned(self, head: list[_Child], tail: list[_Child]) -> list[_Child] | None:
+        """``tail`` with its loop walking the values ``head``'s walks in each iteration of
+        the loops outside: as it is, or shifted by a constant (isl may have offset a
+        pass's member, ``d + D``, to order it after another in a band they once
+        shared; alone in its child of the sequence, a pass's values order nothing
+        else); ``None`` where neither does."""
+        (child,) = tail
+        walked, target = self._walked(child.vector.member, child), self._walked(
+            head[0].vector.member, head[0])
+        if walked.is_equal(target):
+            return tail
+        if walked.n_set() != 1 or target.n_set() != 1:
+            return None
+        walked, target = isl.Set.from_union_set(walked), isl.Set.from_union_set(target)
+        last = walked.dim(isl.dim_type.set) - 1
+        if target.dim(isl.dim_type.set) != last + 1:
+            return None
+        shift = walked.dim_min(last).sub(target.dim_min(last))
+        if shift.n_piece() != 1:
+            return None
+        member = child.vector.member.sub(
+            isl.UnionPwAff.pw_aff_on_domain(child.statements, shift))
+        if not member.domain().is_equal(child.vector.member.domain()) or \
+                not self._walked(member, child).is_equal(target):
+            return None
+        return [replace(child, vector=replace(child.vector, member=member))]
+
+    def _walked(self, member: isl.UnionPwAff, child: _Child) -> isl.UnionSet:
         return self.outer.intersect_domain(child.statements).flat_range_product(
-            member).range()
+            isl.UnionMap.from_union_pw_aff(member)).range()
 
     def _depends(self, first: list[_Child], second: list[_Child]) -> bool:
         return any((a.index, b.index) in self.depends for a in first for b in second)

@@ -126,8 +126,9 @@ def test_row_sums_d_x_and_column_sums_run_in_one_parallel_loop_over_rows(machine
     one_walk = {writer[tensor] for tensor in ("a", "xs", "d_X", "d_gamma", "d_beta")}
     assert any(one_walk <= names for names in nests)
     for statement in default.program.statements:
-        if len(statement.indices) == 2:
-            assert separate[statement.name] & VECTOR <= kept[statement.name], statement.name
+        if len(statement.indices) == 2 and separate[statement.name] & VECTOR:
+            # a vector loop still (a column sum's may be a sum's loop it joined)
+            assert kept[statement.name] & VECTOR, statement.name
 
 
 @pytest.mark.needs_cc
@@ -169,8 +170,9 @@ def test_a_fusion_that_walks_column_sums_down_their_columns_runs_their_nest_unfu
                        for name, marks in marks_by_statement(c.schedule.tree).items()}
                       for c in (default, apart))
     for statement in default.program.statements:
-        if len(statement.indices) == 2:
-            assert separate[statement.name] & VECTOR <= kept[statement.name], statement.name
+        if len(statement.indices) == 2 and separate[statement.name] & VECTOR:
+            # a vector loop still (a column sum's may be a sum's loop it joined)
+            assert kept[statement.name] & VECTOR, statement.name
     assert len(outer_nests(default.schedule.tree)) < len(outer_nests(apart.schedule.tree))
 
 

@@ -1,6 +1,8 @@
 """Consecutive vector passes over one range fused into one loop
 (polyc/scheduling/vector_passes.py)."""
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -189,3 +191,20 @@ def test_a_joined_loop_keeps_no_more_accumulators_than_the_machine_model_allows(
     loops = re.findall(r"#pragma omp simd reduction\(\+:([^)]*)\)", text)
     held = [len(names.split(",")) for names in loops]
     assert max(held) == min(limit, sums) and sum(held) == sums
+
+
+def test_a_pass_isl_offset_by_a_constant_joins_the_passes_over_the_same_values():
+    # In the benchmark's layer norm backward isl schedules the column sums' pass at
+    # d + D, after the row sums' at d: alone in its child of the sequence, the pass is
+    # shifted back and joins them.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from kernels import BY_NAME
+
+    bench = BY_NAME["layernorm_backward"]
+    loops = _vector_loops(polyc.define(bench.source))
+    (joined,) = [body for body in loops if "d_gamma[d]" in body]
+    assert "d_beta[d]" in joined and "polyc_acc0 = (polyc_acc0 + " in joined
+    sizes = bench.tiny_sizes
+    args = bench.inputs(sizes, np.random.default_rng(3))
+    for got, expected in zip(polyc.define(bench.source)(*args), bench.reference(*args)):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
