@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import cgen
 
+from polyc.codegen import streaming
 from polyc.codegen.c_names import c_name, entry_parameters
 from polyc.lang import ir
 from polyc.machine.rules import PARALLEL_WORK_THRESHOLD
@@ -95,7 +96,8 @@ class Outliner:
             + [cgen.Value(ctype, variable) for variable, ctype in parameters])
         # In a block of its own: what the region declares may reuse a parameter's name.
         inner = body if isinstance(body, cgen.Block) else cgen.Block([body])
-        self.functions.append(cgen.FunctionBody(declaration, cgen.Block([inner])))
+        self.functions.append(cgen.FunctionBody(declaration, cgen.Block(
+            streaming.fenced([inner]))))
         arguments = ", ".join(["&polyc_status"] + [variable for variable, _ in parameters])
         call = cgen.Statement(f"{name}({arguments})")
         return cgen.If(f"polyc_work >= {PARALLEL_WORK_THRESHOLD}",

@@ -22,6 +22,14 @@ Whether to stream is decided per call: only when the output is at least the
 machine's streaming threshold (a quarter of the last-level cache), since a smaller
 one may still be in cache when its consumer reads it.
 
+Streaming stores are weakly ordered: other threads may see them late until the
+writing thread runs a store fence. A thread's own later loads see them in order,
+and no statement of the kernel reads a streamed output, so the fence runs once,
+where the code that streams ends: at the end of a parallel region's function, each
+thread's own stores before the region's closing barrier, and after the entry
+function's code for what streams outside regions. A fence after every streamed
+row cost a softmax 6% (Zen 5 VM; benchmarks/README.md, "Design measurements").
+
 Streaming pays for the operators that write a large output once (elementwise,
 layer norm, softmax). Stores written with intrinsics straight from registers were
 faster still, but need the loop body in vector code (measurements:
@@ -45,6 +53,8 @@ if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter
 
 STAGE_BYTES = 512  # one chunk: eight cache lines
+STREAM_CALL = "polyc_stream("
+FENCE = "polyc_stream_fence()"
 
 # Streaming stores through the compilers' builtins, not <immintrin.h>: that header
 # alone cost gcc about as long as a whole small kernel (measurements:
@@ -138,9 +148,14 @@ def staged_loop(iterator: str, lo: str, hi: str, element: ty.ScalarType, binding
             cgen.Statement(f"polyc_stream(polyc_to, polyc_stage, "
                            f"(polyc_end - polyc_chunk) * (int64_t)sizeof({ctype}))"),
         ]))
-    return cgen.If(f"{size_bytes} >= {threshold}",
-                   cgen.Block([staged, cgen.Statement("polyc_stream_fence()")]),
-                   braced(plain))
+    return cgen.If(f"{size_bytes} >= {threshold}", cgen.Block([staged]), braced(plain))
+
+
+def fenced(code) -> list:
+    """``code`` (a list of C) followed by the fence that makes its streaming stores
+    visible to other threads, where it streams (see the module docstring)."""
+    return code + [cgen.Statement(FENCE)] if any(STREAM_CALL in str(c) for c in code) \
+        else code
 
 
 def streamed_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str, plain,

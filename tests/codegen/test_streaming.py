@@ -4,6 +4,7 @@ The staged path runs only for outputs of a quarter of the L3 cache or more;
 tests force it on small arrays with a machine model whose L3 is one byte.
 """
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -65,6 +66,41 @@ def test_the_call_streams_only_outputs_of_a_quarter_of_l3_or_more():
     assert streaming_threshold(NAMED_MACHINES["zen3"]) == NAMED_MACHINES["zen3"].l3 // 4
     assert "polyc_stream_fence()" in text
     assert not _streamed(polyc.define(SOFTMAX, optimize=False))
+
+
+def _functions(text: str) -> dict[str, str]:
+    """The kernel's C functions by name (its entry and its regions), each its body."""
+    found = {}
+    for match in re.finditer(r"^(?:static .*\bvoid|int) (polyc_\w+)\([^;{]*\)\n\{", text,
+                             flags=re.M):
+        depth, end = 0, match.end() - 1
+        for end in range(match.end() - 1, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        found[match.group(1)] = text[match.end() - 1:end + 1]
+    return found
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_a_kernel_fences_its_streaming_stores_once_where_the_code_that_streams_ends(
+        parallel):
+    # A fence after every streamed row cost a softmax 6%: each thread fences once, at
+    # the end of its region's function (before the region's closing barrier), and
+    # code that streams outside a region fences at the end of the entry function.
+    text = polyc.define(SOFTMAX, machine="zen5", parallel=parallel).compilation() \
+        .c_source.text
+    streaming = {name: body for name, body in _functions(text).items()
+                 if "polyc_stream(polyc_to" in body}
+    assert streaming
+    for name, body in streaming.items():
+        assert body.count("polyc_stream_fence();") == 1, name
+        head = body[:body.index("polyc_stream_fence();")]
+        assert head.count("{") - head.count("}") == 1, name  # in no loop: the function's
+    if parallel:
+        assert all("_region" in name for name in streaming)
+    else:
+        assert list(streaming) == ["polyc_softmax"]
 
 
 def test_the_store_must_step_by_one_element_along_the_loop():

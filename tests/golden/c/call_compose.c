@@ -224,7 +224,6 @@ static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at
           }
           polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
         }
-        polyc_stream_fence();
       }
       else
       {
@@ -260,6 +259,7 @@ static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at
       }
     }
   }
+  polyc_stream_fence();
 }
 
 #undef polyc_status

@@ -159,7 +159,6 @@ static __attribute__((noinline)) void polyc_copy2d_region0(int * polyc_status_at
         }
         polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
       }
-      polyc_stream_fence();
     }
     else
     {
@@ -172,6 +171,7 @@ static __attribute__((noinline)) void polyc_copy2d_region0(int * polyc_status_at
       }
     }
   }
+  polyc_stream_fence();
 }
 
 #undef polyc_status

@@ -222,7 +222,6 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
           }
           polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
         }
-        polyc_stream_fence();
       }
       else
       {
@@ -258,6 +257,7 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
       }
     }
   }
+  polyc_stream_fence();
 }
 
 #undef polyc_status

@@ -161,7 +161,6 @@ static __attribute__((noinline)) void polyc_pow_fabs_region0(int * polyc_status_
         }
         polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
       }
-      polyc_stream_fence();
     }
     else
     {
@@ -174,6 +173,7 @@ static __attribute__((noinline)) void polyc_pow_fabs_region0(int * polyc_status_
       }
     }
   }
+  polyc_stream_fence();
 }
 
 #undef polyc_status

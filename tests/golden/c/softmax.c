@@ -229,7 +229,6 @@ static __attribute__((noinline)) void polyc_softmax_region0(int * polyc_status_a
               }
               polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
             }
-            polyc_stream_fence();
           }
           else
           {
@@ -273,6 +272,7 @@ static __attribute__((noinline)) void polyc_softmax_region0(int * polyc_status_a
     }
     free(e);
   }
+  polyc_stream_fence();
 }
 
 #undef polyc_status

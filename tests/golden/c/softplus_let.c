@@ -163,7 +163,6 @@ static __attribute__((noinline)) void polyc_softplus_let_region0(int * polyc_sta
         }
         polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
       }
-      polyc_stream_fence();
     }
     else
     {
@@ -176,6 +175,7 @@ static __attribute__((noinline)) void polyc_softplus_let_region0(int * polyc_sta
       }
     }
   }
+  polyc_stream_fence();
 }
 
 #undef polyc_status
