@@ -97,7 +97,7 @@ class Outliner:
         # In a block of its own: what the region declares may reuse a parameter's name.
         inner = body if isinstance(body, cgen.Block) else cgen.Block([body])
         self.functions.append(cgen.FunctionBody(declaration, cgen.Block(
-            streaming.fenced([inner]))))
+            streaming.fenced([inner], text))))
         arguments = ", ".join(["&polyc_status"] + [variable for variable, _ in parameters])
         call = cgen.Statement(f"{name}({arguments})")
         return cgen.If(f"polyc_work >= {PARALLEL_WORK_THRESHOLD}",

@@ -151,11 +151,10 @@ def staged_loop(iterator: str, lo: str, hi: str, element: ty.ScalarType, binding
     return cgen.If(f"{size_bytes} >= {threshold}", cgen.Block([staged]), braced(plain))
 
 
-def fenced(code) -> list:
-    """``code`` (a list of C) followed by the fence that makes its streaming stores
-    visible to other threads, where it streams (see the module docstring)."""
-    return code + [cgen.Statement(FENCE)] if any(STREAM_CALL in str(c) for c in code) \
-        else code
+def fenced(code: list, text: str) -> list:
+    """``code`` (a list of C whose text is ``text``) followed by the fence that makes its
+    streaming stores visible to other threads, where it streams (module docstring)."""
+    return code + [cgen.Statement(FENCE)] if STREAM_CALL in text else code
 
 
 def streamed_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str, plain,

@@ -93,7 +93,7 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     if placed:
         body += place_team(f"polyc_work >= {PARALLEL_WORK_THRESHOLD}")
     body += _allocate_temporaries(shared, emitter.exprs)
-    body += streaming.fenced([code])
+    body += streaming.fenced([code], str(code))
     if shared:
         body.append(cgen.Line("polyc_done:"))
         body += [cgen.Statement(f"free({c_name(t.name)})") for t in shared]

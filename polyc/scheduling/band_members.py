@@ -104,17 +104,21 @@ def unit_stride_score(member: Member, members: list[Member], program: PolyProgra
         work = 64.0 ** depth
         for access in statement_accesses(program.statement(name), program.op):
             weight = work * (2.0 if access.is_write else 1.0)
-            uses = [k for k, d in enumerate(access.dims)
-                    if d is None or d.coefficient(index) != 0]
-            last = access.dims[-1] if access.dims else None
-            if not uses:
+            if not any(d is None or d.coefficient(index) != 0 for d in access.dims):
                 score += 0.5 * weight
-            elif uses == [len(access.dims) - 1] and last is not None \
-                    and last.coefficient(index) == 1:
+            elif walks_unit_stride(access, index):
                 score += weight
             else:
                 score -= 2 * weight
     return score
+
+
+def walks_unit_stride(access, index: str) -> bool:
+    """Whether ``access`` walks ``index`` along its last (contiguous) dimension only, one
+    element a step."""
+    dims = access.dims
+    return bool(dims) and dims[-1] is not None and dims[-1].coefficient(index) == 1 and all(
+        d is not None and d.coefficient(index) == 0 for d in dims[:-1])
 
 
 def is_vector_reduction(member: Member, program: PolyProgram) -> bool:

@@ -152,7 +152,7 @@ def _fold(mark: isl.ScheduleNode, statement: str, init: str, deps: Dependences,
     # fold pay (module docstring): a condition on the sizes, tested at run time. Blocks
     # that reuse no operand across their rows (window sums) fold at every width.
     domain = _statement_set(program.domain, statement)
-    narrow = domain.params().universe(domain.params().get_space()) \
+    narrow = isl.Set.universe(domain.params().get_space()) \
         if reuses_nothing(statement, vector, program) else \
         _no_wider_than(domain, program.statement(statement).indices.index(vector),
                        lanes).gist(domain.params().intersect(program.context))

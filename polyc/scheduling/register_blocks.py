@@ -14,7 +14,7 @@ import islpy as isl
 from polyc.lang import ir
 from polyc.poly.program import PolyProgram, isl_items, statements_named
 from polyc.scheduling.band_members import (Member, is_vector_reduction, statement_accesses,
-                                           uses)
+                                           uses, walks_unit_stride)
 from polyc.scheduling.packing import row_factor
 
 
@@ -72,7 +72,7 @@ def register_block_members(members: list[Member], vector: Member, program: PolyP
         if depth is not None and streamed_reused and depth > best_depth:
             best, best_depth = row, depth
     if best is None and all(is_window(m, program) for m in reductions) and all(
-            _unit_stride(a, vector_index) for a in inputs if uses(a, vector_index)):
+            walks_unit_stride(a, vector_index) for a in inputs if uses(a, vector_index)):
         best = _stencil_rows(members, vector, name, statement)
     return None if best is None else (best, reductions)
 
@@ -96,13 +96,6 @@ def reuses_nothing(name: str, vector_index: str, program: PolyProgram) -> bool:
     statement = program.statement(name)
     return all(uses(a, vector_index) for a in statement_accesses(statement, program.op)
                if not a.is_write and a.tensor != statement.statement.tensor)
-
-
-def _unit_stride(access, index: str) -> bool:
-    """Whether ``access`` walks ``index`` along its last dimension only, one element a step."""
-    dims = access.dims
-    return bool(dims) and dims[-1] is not None and dims[-1].coefficient(index) == 1 and all(
-        d is not None and d.coefficient(index) == 0 for d in dims[:-1])
 
 
 def is_window(member: Member, program: PolyProgram) -> bool:

@@ -50,7 +50,7 @@ from polyc.poly.program import PolyProgram, statements_named, tensors_unwritten_
 from polyc.scheduling.band_members import (Member, band_footprints, band_members,
                                            is_vector_reduction, reuse_per_member,
                                            statement_accesses, tiling_matters,
-                                           unit_stride_score, uses)
+                                           unit_stride_score, uses, walks_unit_stride)
 from polyc.scheduling.cache_model import square_tile, tile_sizes
 from polyc.scheduling.distribute import group_order
 from polyc.scheduling.full_blocks import isolate_full_blocks
@@ -214,9 +214,7 @@ def _contiguous_members(members: list[Member], program: PolyProgram) -> list[int
             if index is None:
                 continue
             others = {m.walks.get(name) for m in members if m is not member} - {None}
-            if any(access.dims[-1] is not None and access.dims[-1].coefficient(index) == 1
-                   and all(d is not None and d.coefficient(index) == 0
-                           for d in access.dims[:-1])
+            if any(walks_unit_stride(access, index)
                    and any(d.coefficient(other) for d in access.dims[:-1] for other in others)
                    for access in statement_accesses(program.statement(name), program.op)
                    if len(access.dims) >= 2):
