@@ -173,8 +173,12 @@ def _coincident(partial: isl.MultiUnionPwAff, prefix: isl.UnionMap, deps: Depend
     """No dependence inside ``group`` links two instances that share the outer loops and
     differ in this member."""
     inside = deps.coincidence.intersect_domain(group).intersect_range(group)
-    same_outer = same_image(prefix)
-    member = isl.UnionMap.from_multi_union_pw_aff(partial)
+    if inside.is_empty():
+        return True
+    # Pairs of instances of ``group`` only: the pairs over every statement grow with
+    # the square of their number.
+    same_outer = same_image(prefix.intersect_domain(group))
+    member = isl.UnionMap.from_multi_union_pw_aff(partial).intersect_domain(group)
     same_member = same_image(member)
     carried = inside.intersect(same_outer).subtract(same_member)
     return carried.is_empty()
