@@ -7,8 +7,9 @@
     canonical form    rewrite     selects on the indices split into domains, stores of
                                   what elements already hold dropped (poly), updates
                                   merged, temporaries read once or cheap substituted,
-                                  factors, divisors and common values (optimize,
-                                  canonicalize)
+                                  factors, divisors and common values, divisions
+                                  by what a loop does not change as products with
+                                  its reciprocal (optimize, canonicalize)
     layout copies     rewrite     indices that move together merged (a contraction as a
                                   matrix product; canonicalize), strided reused operands
                                   transposed, outputs ending in a window computed
@@ -56,6 +57,7 @@ from polyc.rewrite.invariant_factors import hoist_invariant_factors
 from polyc.rewrite.merged_indices import merge_indices
 from polyc.rewrite.merged_updates import merge_updates
 from polyc.rewrite.read_once import substitute_read_once
+from polyc.rewrite.reciprocals import multiply_by_reciprocals
 from polyc.rewrite.split_selects import split_selects
 from polyc.rewrite.layout import (layout_copies, transpose_strided_operands,
                                   transpose_window_outputs)
@@ -145,8 +147,9 @@ def _c(c: Compilation) -> dict:
 
 PIPELINE: tuple[Stage, ...] = (
     Stage("canonical form",
-          lambda c: {"op": share_common_values(hoist_invariant_factors(substitute_read_once(
-              merge_updates(drop_redundant_stores(split_selects(c.op))))))},
+          lambda c: {"op": multiply_by_reciprocals(share_common_values(hoist_invariant_factors(
+              substitute_read_once(merge_updates(drop_redundant_stores(split_selects(
+                  c.op)))))))},
           lambda options: options.optimize and options.canonicalize),
     Stage("layout copies", _layout_copies, _optimizing),
     Stage("domains", lambda c: {"program": build_poly_program(c.op)}),

@@ -448,6 +448,8 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
                        "temporaries read once or cheap substituted into their readers, "
                        "invariant factors and divisors scale the finished sum, "
                        "values two statements compute alike are computed once, "
+                       "divisions by a value a loop does not change multiply by its "
+                       "reciprocal, "
                        "indices that move together merged into one "
                        "(canonicalize=False keeps the spelling)"),)
 

@@ -5,12 +5,12 @@
  * def attention(float32(B, Q, D) Qm, float32(B, S, D) Km, float32(B, S, E) Vm) -> (float32 O) {
  *   Km_t021(t0, t2, t1) = Km(t0, t1, t2) where t0 in 0:B, t2 in 0:D, t1 in 0:S
  *   sc(b, q, s) +=! Qm(b, q, d) * Km_t021(b, d, s) where b in 0:B, q in 0:Q, s in 0:S, d in 0:D
- *   sc(b, q, s) = sc(b, q, s) / sqrt(float32(D)) where b in 0:B, q in 0:Q, s in 0:S
+ *   sc(b, q, s) = sc(b, q, s) * (1.0 / sqrt(float32(D))) where b in 0:B, q in 0:Q, s in 0:S
  *   mx(b, q) max=! sc(b, q, s) where b in 0:B, q in 0:Q, s in 0:S
  *   p(b, q, s) = exp(sc(b, q, s) - mx(b, q)) where b in 0:B, q in 0:Q, s in 0:S
  *   z(b, q) +=! p(b, q, s) where b in 0:B, q in 0:Q, s in 0:S
  *   O(b, q, e) +=! p(b, q, s) * Vm(b, s, e) where b in 0:B, q in 0:Q, e in 0:E, s in 0:S
- *   O(b, q, e) = O(b, q, e) / z(b, q) where b in 0:B, q in 0:Q, e in 0:E
+ *   O(b, q, e) = O(b, q, e) * (1.0 / z(b, q)) where b in 0:B, q in 0:Q, e in 0:E
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -915,7 +915,7 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
             const int64_t b = c0;
             const int64_t q = (c1 + c5);
             const int64_t s = (c2 + c7);
-            sc[((b) * Q + q) * S + s] = (sc[((b) * Q + q) * S + s] / sqrtf(((float)((D)))));
+            sc[((b) * Q + q) * S + s] = (sc[((b) * Q + q) * S + s] * (1.0f / sqrtf(((float)((D))))));
           }
         }
       }
@@ -1608,7 +1608,7 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
             const int64_t b = c0;
             const int64_t q = (c1 + c5);
             const int64_t e = (c2 + c7);
-            O[((b) * Q + q) * E + e] = (O[((b) * Q + q) * E + e] / z[(b) * Q + q]);
+            O[((b) * Q + q) * E + e] = (O[((b) * Q + q) * E + e] * (1.0f / z[(b) * Q + q]));
           }
         }
       }

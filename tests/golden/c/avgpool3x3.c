@@ -4,7 +4,7 @@
  *
  * def avgpool3x3(float32(N, C, H, W) I) -> (float32 O) {
  *   O(n, c, h, w) +=! I(n, c, h + kh, w + kw) where n in 0:N, c in 0:C, h in 0:H - 2, w in 0:W - 2, kh in 0:3, kw in 0:3
- *   O(n, c, h, w) = O(n, c, h, w) / 9.0 where n in 0:N, c in 0:C, h in 0:H - 2, w in 0:W - 2
+ *   O(n, c, h, w) = O(n, c, h, w) * (1.0 / 9.0) where n in 0:N, c in 0:C, h in 0:H - 2, w in 0:W - 2
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -732,7 +732,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
               const int64_t c = c1;
               const int64_t h = (c2 + c8);
               const int64_t w = (c3 + c11);
-              O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = (O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] / 9.0f);
+              O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = (O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] * (1.0f / 9.0f));
             }
           }
         }

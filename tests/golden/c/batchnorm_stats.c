@@ -4,9 +4,9 @@
  *
  * def batchnorm_stats(float32(N, C, H, W) X) -> (float32 mean, float32 var) {
  *   mean(c) +=! X(n, c, h, w) where c in 0:C, n in 0:N, h in 0:H, w in 0:W
- *   mean(c) = mean(c) / (N * H * W) where c in 0:C
+ *   mean(c) = mean(c) * (1.0 / (N * H * W)) where c in 0:C
  *   var(c) +=! (X(n, c, h, w) - mean(c)) * (X(n, c, h, w) - mean(c)) where c in 0:C, n in 0:N, h in 0:H, w in 0:W
- *   var(c) = var(c) / (N * H * W) where c in 0:C
+ *   var(c) = var(c) * (1.0 / (N * H * W)) where c in 0:C
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -114,7 +114,7 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
     }
     {
       const int64_t c = c0;
-      mean[c] = (mean[c] / ((float)((((N) * (H)) * (W)))));
+      mean[c] = (mean[c] * (1.0f / ((float)((((N) * (H)) * (W))))));
     }
     {
       const int64_t c = c0;
@@ -139,7 +139,7 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
     }
     {
       const int64_t c = c0;
-      var[c] = (var[c] / ((float)((((N) * (H)) * (W)))));
+      var[c] = (var[c] * (1.0f / ((float)((((N) * (H)) * (W))))));
     }
   }
 }

@@ -5,7 +5,7 @@
  * def zscore(float32(N, M) X) -> (float32 Y) {
  *   S(i) +=! X(i, j) where i in 0:N, j in 0:M
  *   Q(i) +=! X(i, j) * X(i, j) where i in 0:N, j in 0:M
- *   Y(i, j) = (X(i, j) - S(i) / M) / sqrt(Q(i) / M - S(i) / M * (S(i) / M) + 1.0) where i in 0:N, j in 0:M
+ *   Y(i, j) = (X(i, j) - S(i) * (1.0 / M)) * (1.0 / sqrt(Q(i) * (1.0 / M) - S(i) * (1.0 / M) * (S(i) * (1.0 / M)) + 1.0)) where i in 0:N, j in 0:M
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -220,7 +220,7 @@ static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at
           {
             const int64_t i = c0;
             const int64_t j = ((-M) + c1);
-            polyc_stage[c1 - polyc_chunk] = ((X[(i) * M + j] - (S[0] / ((float)((M))))) / sqrtf((((Q[0] / ((float)((M)))) - ((S[0] / ((float)((M)))) * (S[0] / ((float)((M)))))) + 1.0f)));
+            polyc_stage[c1 - polyc_chunk] = ((X[(i) * M + j] - (S[0] * (1.0f / ((float)((M)))))) * (1.0f / sqrtf((((Q[0] * (1.0f / ((float)((M))))) - ((S[0] * (1.0f / ((float)((M))))) * (S[0] * (1.0f / ((float)((M))))))) + 1.0f))));
           }
           polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
         }
@@ -253,7 +253,7 @@ static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at
           {
             const int64_t i = c0;
             const int64_t j = ((-M) + c1);
-            Y[(i) * M + j] = ((X[(i) * M + j] - (S[0] / ((float)((M))))) / sqrtf((((Q[0] / ((float)((M)))) - ((S[0] / ((float)((M)))) * (S[0] / ((float)((M)))))) + 1.0f)));
+            Y[(i) * M + j] = ((X[(i) * M + j] - (S[0] * (1.0f / ((float)((M)))))) * (1.0f / sqrtf((((Q[0] * (1.0f / ((float)((M))))) - ((S[0] * (1.0f / ((float)((M))))) * (S[0] * (1.0f / ((float)((M))))))) + 1.0f))));
           }
         }
       }

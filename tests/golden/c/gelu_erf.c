@@ -3,7 +3,7 @@
  * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def gelu_erf(float32(N) X) -> (float32 O) {
- *   O(i) = 0.5 * X(i) * (1.0 + erf(X(i) / sqrt(2.0))) where i in 0:N
+ *   O(i) = 0.5 * X(i) * (1.0 + erf(X(i) * (1.0 / sqrt(2.0)))) where i in 0:N
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -91,7 +91,7 @@ static __attribute__((noinline)) void polyc_gelu_erf_region0(int * polyc_status_
   for (int64_t c0 = 0; c0 < N; c0 += 1)
   {
     const int64_t i = c0;
-    O[i] = ((0.5f * X[i]) * (1.0f + erff((X[i] / sqrtf(2.0f)))));
+    O[i] = ((0.5f * X[i]) * (1.0f + erff((X[i] * (1.0f / sqrtf(2.0f))))));
   }
 }
 

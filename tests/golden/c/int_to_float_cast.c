@@ -3,7 +3,7 @@
  * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def int_to_float_cast(int32(M, N) X) -> (float32 O) {
- *   O(i, j) = float32(X(i, j)) / 4.0 where i in 0:M, j in 0:N
+ *   O(i, j) = float32(X(i, j)) * (1.0 / 4.0) where i in 0:M, j in 0:N
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -155,7 +155,7 @@ static __attribute__((noinline)) void polyc_int_to_float_cast_region0(int * poly
         {
           const int64_t i = c0;
           const int64_t j = c1;
-          polyc_stage[c1 - polyc_chunk] = (((float)(X[(i) * N + j])) / 4.0f);
+          polyc_stage[c1 - polyc_chunk] = (((float)(X[(i) * N + j])) * (1.0f / 4.0f));
         }
         polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
       }
@@ -167,7 +167,7 @@ static __attribute__((noinline)) void polyc_int_to_float_cast_region0(int * poly
       {
         const int64_t i = c0;
         const int64_t j = c1;
-        O[(i) * N + j] = (((float)(X[(i) * N + j])) / 4.0f);
+        O[(i) * N + j] = (((float)(X[(i) * N + j])) * (1.0f / 4.0f));
       }
     }
   }

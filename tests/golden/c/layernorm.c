@@ -4,10 +4,10 @@
  *
  * def layernorm(float32(N, D) X, float32(D) gamma, float32(D) beta, float32 eps) -> (float32 Y) {
  *   mu(n) +=! X(n, d) where n in 0:N, d in 0:D
- *   mu(n) = mu(n) / D where n in 0:N
+ *   mu(n) = mu(n) * (1.0 / D) where n in 0:N
  *   v(n) +=! (X(n, d) - mu(n)) * (X(n, d) - mu(n)) where n in 0:N, d in 0:D
- *   v(n) = v(n) / D where n in 0:N
- *   Y(n, d) = (X(n, d) - mu(n)) * gamma(d) / sqrt(v(n) + eps) + beta(d) where n in 0:N, d in 0:D
+ *   v(n) = v(n) * (1.0 / D) where n in 0:N
+ *   Y(n, d) = (X(n, d) - mu(n)) * gamma(d) * (1.0 / sqrt(v(n) + eps)) + beta(d) where n in 0:N, d in 0:D
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -160,7 +160,7 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
       }
       {
         const int64_t n = c0;
-        mu[0] = (mu[0] / ((float)((D))));
+        mu[0] = (mu[0] * (1.0f / ((float)((D)))));
       }
       {
         const int64_t n = c0;
@@ -179,7 +179,7 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
       }
       {
         const int64_t n = c0;
-        v[0] = (v[0] / ((float)((D))));
+        v[0] = (v[0] * (1.0f / ((float)((D)))));
       }
       if ((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D) >= 8388608)
       {
@@ -218,7 +218,7 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
           {
             const int64_t n = c0;
             const int64_t d = ((-2 * D) + c1);
-            polyc_stage[c1 - polyc_chunk] = ((((X[(n) * D + d] - mu[0]) * gamma[d]) / sqrtf((v[0] + eps))) + beta[d]);
+            polyc_stage[c1 - polyc_chunk] = ((((X[(n) * D + d] - mu[0]) * gamma[d]) * (1.0f / sqrtf((v[0] + eps)))) + beta[d]);
           }
           polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
         }
@@ -251,7 +251,7 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
           {
             const int64_t n = c0;
             const int64_t d = ((-2 * D) + c1);
-            Y[(n) * D + d] = ((((X[(n) * D + d] - mu[0]) * gamma[d]) / sqrtf((v[0] + eps))) + beta[d]);
+            Y[(n) * D + d] = ((((X[(n) * D + d] - mu[0]) * gamma[d]) * (1.0f / sqrtf((v[0] + eps)))) + beta[d]);
           }
         }
       }

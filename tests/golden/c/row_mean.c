@@ -4,7 +4,7 @@
  *
  * def row_mean(float32(M, N) X) -> (float32 O) {
  *   O(i) +=! X(i, j) where i in 0:M, j in 0:N
- *   O(i) = O(i) / N where i in 0:M
+ *   O(i) = O(i) * (1.0 / N) where i in 0:M
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -106,7 +106,7 @@ static __attribute__((noinline)) void polyc_row_mean_region0(int * polyc_status_
     }
     {
       const int64_t i = c0;
-      O[i] = (O[i] / ((float)((N))));
+      O[i] = (O[i] * (1.0f / ((float)((N)))));
     }
   }
 }

@@ -6,7 +6,7 @@
  *   mx(n) max=! X(n, c) where n in 0:N, c in 0:C
  *   e(n, c) = exp(X(n, c) - mx(n)) where n in 0:N, c in 0:C
  *   s(n) +=! e(n, c) where n in 0:N, c in 0:C
- *   Y(n, c) = e(n, c) / s(n) where n in 0:N, c in 0:C
+ *   Y(n, c) = e(n, c) * (1.0 / s(n)) where n in 0:N, c in 0:C
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -225,7 +225,7 @@ static __attribute__((noinline)) void polyc_softmax_region0(int * polyc_status_a
               {
                 const int64_t n = c0;
                 const int64_t c = ((-2 * C) + c1);
-                polyc_stage[c1 - polyc_chunk] = (e[c] / s[0]);
+                polyc_stage[c1 - polyc_chunk] = (e[c] * (1.0f / s[0]));
               }
               polyc_stream(polyc_to, polyc_stage, (polyc_end - polyc_chunk) * (int64_t)sizeof(float));
             }
@@ -258,7 +258,7 @@ static __attribute__((noinline)) void polyc_softmax_region0(int * polyc_status_a
               {
                 const int64_t n = c0;
                 const int64_t c = ((-2 * C) + c1);
-                Y[(n) * C + c] = (e[c] / s[0]);
+                Y[(n) * C + c] = (e[c] * (1.0f / s[0]));
               }
             }
           }
