@@ -20,7 +20,8 @@ import islpy as isl
 
 from polyc.codegen.c_expr import ExprEmitter, combine, identity, isl_expr_to_c, set_to_c
 from polyc.codegen.c_names import braced, c_name, entry_name
-from polyc.codegen.isl_ast import exclusive_upper_bound, mentions, unparenthesized
+from polyc.codegen.isl_ast import (exclusive_upper_bound, mentions, statement_loops,
+                                   unparenthesized)
 from polyc.codegen.outlining import Outliner, kernel_variables
 from polyc.codegen.ast_build import loop_iterator
 from polyc.codegen.panels import pack_code
@@ -327,6 +328,10 @@ class LoopNestEmitter:
             return self.node(body, scope)
         children = body.block_get_children()
         code = [self.sequenced(children.get_at(k), scope) for k in range(len(children) - 1)]
+        # after the first pass that loops over the row (polyc.codegen.prefetch)
+        first = next((k for k in range(len(children) - 1)
+                      if statement_loops(children.get_at(k))), 0)
+        code[first + 1:first + 1] = prefetch.store_code()
         last = dataclasses.replace(scope, prefetch=prefetch)
         code.append(self.sequenced(children.get_at(len(children) - 1), last))
         return cgen.Block(code)

@@ -27,6 +27,14 @@ where the first pass that reads it does. This module writes the addresses.
 Spread over the last pass, the prefetches did better than issuing the whole row
 before the last pass or fetching two rows ahead (measurements:
 benchmarks/README.md, "Design measurements").
+
+An output that only the last pass stores (the decision's ``stores``) has no line in
+the cache when the last pass writes it, and each store waits for its line to come
+from memory. Its lines of the current row are fetched for writing right after the
+first pass that loops over the row (which reads the row from memory), so that they
+arrive while the passes between read the cache (:meth:`RowPrefetch.store_code`); where
+the last pass streams its stores past the cache (a size tested at run time,
+:mod:`polyc.codegen.streaming`), they are not fetched.
 """
 from __future__ import annotations
 
@@ -41,9 +49,10 @@ from polyc.codegen.c_names import c_name
 from polyc.codegen.isl_ast import (coefficient, exclusive_upper_bound, identifiers,
                                    mentions, single, statement_loops)
 from polyc.lang import ir
+from polyc.lang.types import INT64
 from polyc.machine.rules import PREFETCH_CHUNK_LINES, line_elements
-from polyc.scheduling.marks import (SIMD_MARK, PrefetchNextRow, decision_of, node_mark,
-                                    statement_calls)
+from polyc.scheduling.marks import (SIMD_MARK, PrefetchNextRow, StreamedStores, decision_of,
+                                    node_mark, statement_calls)
 
 if TYPE_CHECKING:
     from polyc.codegen.loop_nest import LoopNestEmitter
@@ -61,13 +70,14 @@ class PassFetch:
     end: str
     bindings: tuple[tuple[str, str], ...]
     addresses: tuple[str, ...]
+    for_writing: bool = False  # the last pass's own stores, fetched to be written
 
     def code(self) -> cgen.Generable:
         """The prefetches for the last pass's value ``polyc_line`` (in the next row)."""
         fetch = cgen.Block(
             [cgen.Initializer(cgen.Value("const int64_t", name), value)
              for name, value in self.bindings]
-            + [cgen.Statement(f"__builtin_prefetch(&{address}, 0, 3)")
+            + [cgen.Statement(f"__builtin_prefetch(&{address}, {int(self.for_writing)}, 3)")
                for address in self.addresses])
         return cgen.Block([
             cgen.Initializer(cgen.Value("const int64_t", self.iterator),
@@ -89,10 +99,27 @@ class RowPrefetch:
     row_end: str
     passes: tuple[PassFetch, ...]
     line_elements: int
+    stores: tuple[PassFetch, ...] = ()  # the last pass's stores in this row, for writing
+    stores_cached: str | None = None    # C: where the stores go through the cache
+
+    def store_code(self) -> list:
+        """The fetches, for writing, of the lines the last pass of this row stores: issued
+        after the first pass, which reads the row from memory; the passes between then
+        read the cache and leave the memory bus to these (module docstring)."""
+        code = [cgen.Block([
+            cgen.Initializer(cgen.Value("const int64_t", "polyc_last_start"), fetch.start),
+            cgen.For(f"int64_t polyc_line = {fetch.start}", f"polyc_line < {fetch.end}",
+                     f"polyc_line += {self.line_elements}", fetch.code())])
+                for fetch in self.stores]
+        if code and self.stores_cached is not None:
+            return [cgen.If(self.stores_cached, cgen.Block(code))]
+        return code
 
     def code(self, chunk_start: str, chunk_end: str, last_start: str) -> list:
         """The prefetches for the values ``[chunk_start, chunk_end)`` of the last pass,
         whose first value is ``last_start`` (C, evaluated in the current row)."""
+        if not self.passes:
+            return []
         line = cgen.Block([
             # the next row's values: the row's iterator, shadowed, is the next row
             cgen.Initializer(cgen.Value("const int64_t", self.row), "polyc_next_row"),
@@ -155,18 +182,36 @@ def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode, iterator: str,
                 fetches.append(fetch)
                 fetched |= set(tensors)
                 widths += [emitter.program.op.tensor(t).type.bits // 8 for t in tensors]
-    if not fetches:
+    stores = []
+    for call in statement_calls(last.for_get_body()) if decision.stores else ():
+        fetch = _pass_fetch(emitter, last, call, iterator, decision.stores, set(),
+                            for_writing=True)
+        if fetch is not None:
+            stores.append(fetch[0])
+            widths += [emitter.program.op.tensor(t).type.bits // 8 for t in fetch[1]]
+    if not fetches and not stores:
         return None
+    streamed = decision_of(marks, StreamedStores)
+    cached = None
+    if stores and streamed is not None and emitter.stream_threshold is not None:
+        size = stored_bytes(emitter, emitter.program.op.tensor(streamed.tensor))
+        cached = f"{size} < {emitter.stream_threshold}"
     return RowPrefetch(iterator, f"({iterator} + 1)", emitter.expr(row_end), tuple(fetches),
-                       line_elements(emitter.machine, min(widths)))
+                       line_elements(emitter.machine, min(widths)), tuple(stores), cached)
+
+
+def stored_bytes(emitter: LoopNestEmitter, tensor: ir.Tensor) -> str:
+    """C of the bytes ``tensor`` holds (what decides whether its stores stream)."""
+    return f"(int64_t)sizeof({tensor.type.c_type}) * {emitter.exprs.element_count(tensor.shape)}"
 
 
 def _pass_fetch(emitter: LoopNestEmitter, loop: isl.AstNode, call: isl.AstExpr, row: str,
-                tensors: tuple[str, ...], fetched: set[str]
+                tensors: tuple[str, ...], fetched: set[str], for_writing: bool = False
                 ) -> tuple[PassFetch, list[str]] | None:
     """What the last pass fetches of the reads of one statement ``call`` in a pass
-    ``loop``: the decided ``tensors`` not yet ``fetched`` that it reads at unit stride
-    along the loop and that vary with the ``row``; with the tensors; ``None`` for none."""
+    ``loop`` (``for_writing``: of its store, in the last pass itself): the decided
+    ``tensors`` not yet ``fetched`` that it reads (stores) at unit stride along the loop
+    and that vary with the ``row``; with the tensors; ``None`` for none."""
     pass_iterator = emitter.expr(loop.for_get_iterator())
     end = exclusive_upper_bound(loop, pass_iterator)
     stmt, bound = emitter.called(call)
@@ -175,7 +220,11 @@ def _pass_fetch(emitter: LoopNestEmitter, loop: isl.AstNode, call: isl.AstExpr, 
             loop.for_get_init(), end, *bound.values())):
         return None  # the pass's loop is not the row's child
     addresses, taken = {}, set()
-    for read in ir.walk(stmt.statement.rhs):
+    statement = stmt.statement
+    accessed = ([ir.Read(emitter.program.op.tensor(statement.tensor).type, statement.tensor,
+                         tuple(ir.Index(INT64, i) for i in statement.indices))]
+                if for_writing else ir.walk(statement.rhs))
+    for read in accessed:
         if not isinstance(read, ir.Read) or not read.indices:
             continue
         *outer, inner = read.indices
@@ -193,4 +242,4 @@ def _pass_fetch(emitter: LoopNestEmitter, loop: isl.AstNode, call: isl.AstExpr, 
         return None
     bindings = tuple((c_name(index), emitter.expr(arg)) for index, arg in bound.items())
     return PassFetch(pass_iterator, emitter.expr(loop.for_get_init()), emitter.expr(end),
-                     bindings, tuple(addresses)), sorted(taken)
+                     bindings, tuple(addresses), for_writing), sorted(taken)

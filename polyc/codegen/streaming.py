@@ -44,7 +44,7 @@ import islpy as isl
 
 from polyc.codegen.c_names import braced, c_name
 from polyc.codegen.isl_ast import coefficient, exclusive_upper_bound, mentions, single
-from polyc.codegen.prefetch import RowPrefetch
+from polyc.codegen.prefetch import RowPrefetch, stored_bytes
 from polyc.lang import ir
 from polyc.lang import types as ty
 from polyc.scheduling.marks import StreamedStores
@@ -179,8 +179,7 @@ def streamed_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str, pl
     lhs = tuple(ir.Index(ty.INT64, i) for i in statement.indices)
     bindings = [cgen.Initializer(cgen.Value("const int64_t", c_name(index)),
                                  emitter.expr(arg)) for index, arg in bound.items()]
-    size = (f"(int64_t)sizeof({tensor.type.c_type}) * "
-            f"{emitter.exprs.element_count(tensor.shape)}")
+    size = stored_bytes(emitter, tensor)
     emitter.streamed.add(tensor.name)
     return staged_loop(
         iterator, emitter.expr(node.for_get_init()), emitter.expr(upper), tensor.type,

@@ -85,12 +85,15 @@ class StreamedStores:
 @dataclass(frozen=True)
 class PrefetchNextRow:
     """The row loop below prefetches, during its last pass, what its earlier passes read
-    of ``tensors`` in the next row (:mod:`polyc.scheduling.row_prefetch`)."""
+    of ``tensors`` in the next row, and, for writing, what the last pass stores of
+    ``stores`` there (:mod:`polyc.scheduling.row_prefetch`)."""
 
     tensors: tuple[str, ...]
+    stores: tuple[str, ...] = ()
 
     def mark_name(self) -> str:
-        return "prefetch next row: " + ", ".join(self.tensors)
+        written = f"; for writing: {', '.join(self.stores)}" if self.stores else ""
+        return "prefetch next row: " + ", ".join(self.tensors) + written
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import polyc
 from corpus import CORPUS
+from polyc.machine.rules import streaming_threshold
 
 SOFTMAX = next(entry.source for entry in CORPUS if entry.name == "softmax")
 # The first pass walks D values of a row, the last E: a row's passes of different lengths.
@@ -36,10 +37,10 @@ def _c(source: str, **options) -> str:
 
 def test_the_last_pass_fetches_the_next_rows_first_pass_reads():
     text = _c(SOFTMAX)
-    fetches = re.findall(r"__builtin_prefetch\(&(\w+)\[", text)
+    fetches = re.findall(r"__builtin_prefetch\(&(\w+)\[[^;]*, 0, 3\)", text)
     assert fetches and set(fetches) == {"X"}  # the input, never the temporary e
     # in the last pass (the division), once per line of the next row, on rows that exist
-    last_pass = text[text.index("__builtin_prefetch"):]
+    last_pass = text[text.index(", 0, 3)"):]
     assert "/ s[0]" in last_pass and "exp" not in last_pass.split("/ s[0]")[0]
     assert "if ((c0 + 1) < N)" in text
     assert "const int64_t c0 = polyc_next_row;" in text
@@ -74,3 +75,31 @@ def test_softmax_with_prefetches_matches_numpy(rows, cols):
     expected = np.exp(X.astype(np.float64) - X.max(axis=1, keepdims=True))
     expected /= expected.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(op(X), expected, rtol=1e-5, atol=1e-7)
+
+
+# Y stored by an earlier pass, then scaled in place by the last: its lines are cached.
+SOFTMAX_IN_PLACE = """
+def softmax(float(N, D) X) -> (Y) {
+  m(n) max=! X(n, d)
+  Y(n, d) = exp(X(n, d) - m(n))
+  s(n) +=! Y(n, d)
+  Y(n, d) = Y(n, d) / s(n)
+}
+"""
+
+
+def test_an_output_only_the_last_pass_stores_is_fetched_for_writing(machine):
+    # Softmax's Y, stored by the last pass alone, is fetched for writing after the first
+    # pass (the maximum, which reads X from memory), before the exponentials; where its
+    # stores may stream past the cache, only when they do not.
+    text = _c(SOFTMAX, machine=machine)
+    writes = re.findall(r"__builtin_prefetch\(&(\w+)\[[^;]*, 1, 3\)", text)
+    assert writes == ["Y"]
+    at = text.index(", 1, 3)")
+    before = text[:at]
+    assert "reduction(max:" in before and "exp" not in before[before.rindex("reduction(max:"):]
+    assert "exp" in text[at:]
+    if machine.streaming_stores:
+        assert f"< {streaming_threshold(machine)})" in before[before.rindex("reduction(max:"):]
+    in_place = _c(SOFTMAX_IN_PLACE, machine=machine)
+    assert ", 1, 3)" not in in_place and ", 0, 3)" in in_place

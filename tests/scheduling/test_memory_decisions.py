@@ -32,7 +32,8 @@ def decided(source: str, kind: type, **options) -> tuple[set[str], str]:
     marks = marks_by_statement(compilation.schedule.tree)
     tensors = {tensor for values in marks.values() for mark in values
                if isinstance(mark, kind)
-               for tensor in (mark.tensors if kind is PrefetchNextRow else (mark.tensor,))}
+               for tensor in ((*mark.tensors, *mark.stores) if kind is PrefetchNextRow
+                              else (mark.tensor,))}
     return tensors, compilation.c_source.text
 
 
@@ -78,11 +79,15 @@ SOFTMAX_BACKWARD = """def softmax_backward(float(N, D) X, float(N, D) d_Y) -> (d
 }"""
 
 
-@pytest.mark.parametrize("source, tensors", [(SOFTMAX, {"X"}), (LAYERNORM, {"X"}),
-                                             (SOFTMAX_BACKWARD, {"X", "d_Y"}),
-                                             (ADD, set()), (ACCUMULATED, set())])
-def test_row_loops_prefetch_what_their_passes_read(source, tensors, machine):
+@pytest.mark.parametrize("source, tensors, stores", [
+    (SOFTMAX, {"X"}, {"Y"}), (LAYERNORM, {"X"}, {"Y"}),
+    (SOFTMAX_BACKWARD, {"X", "d_Y"}, {"d_X"}), (ADD, set(), set()),
+    (ACCUMULATED, set(), set())])
+def test_row_loops_prefetch_what_their_passes_read(source, tensors, stores, machine):
+    # and, for writing, the output their last pass alone stores
     decided_tensors, c = decided(source, PrefetchNextRow, machine=machine)
-    assert decided_tensors == tensors
-    fetched = set(re.findall(r"__builtin_prefetch\(&(\w+)\[", c))
+    assert decided_tensors == tensors | stores
+    fetched = set(re.findall(r"__builtin_prefetch\(&(\w+)\[[^;]*, 0, 3\)", c))
     assert fetched == tensors          # codegen fetches exactly the decided tensors
+    written = set(re.findall(r"__builtin_prefetch\(&(\w+)\[[^;]*, 1, 3\)", c))
+    assert written == stores

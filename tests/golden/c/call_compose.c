@@ -183,6 +183,22 @@ static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at
           Q[0] = polyc_acc1;
         }
       }
+      if ((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(M) < 8388608)
+      {
+        {
+          const int64_t polyc_last_start = M;
+          for (int64_t polyc_line = M; polyc_line < (2 * M); polyc_line += 16)
+          {
+            const int64_t c1 = (M) + (polyc_line - polyc_last_start);
+            if (c1 < (2 * M))
+            {
+              const int64_t i = c0;
+              const int64_t j = ((-M) + c1);
+              __builtin_prefetch(&Y[(i) * M + j], 1, 3);
+            }
+          }
+        }
+      }
       if ((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(M) >= 8388608)
       {
         for (int64_t polyc_chunk = M, polyc_end; polyc_chunk < (2 * M); polyc_chunk = polyc_end)

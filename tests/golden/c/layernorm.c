@@ -158,6 +158,22 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
         }
         mu[0] = polyc_acc;
       }
+      if ((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D) < 8388608)
+      {
+        {
+          const int64_t polyc_last_start = (2 * D);
+          for (int64_t polyc_line = (2 * D); polyc_line < (3 * D); polyc_line += 16)
+          {
+            const int64_t c1 = ((2 * D)) + (polyc_line - polyc_last_start);
+            if (c1 < (3 * D))
+            {
+              const int64_t n = c0;
+              const int64_t d = ((-2 * D) + c1);
+              __builtin_prefetch(&Y[(n) * D + d], 1, 3);
+            }
+          }
+        }
+      }
       {
         const int64_t n = c0;
         mu[0] = (mu[0] * (1.0f / ((float)((D)))));

@@ -166,6 +166,22 @@ static __attribute__((noinline)) void polyc_softmax_region0(int * polyc_status_a
             }
             mx[0] = polyc_nan ? (float)NAN : polyc_acc;
           }
+          if ((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(C) < 8388608)
+          {
+            {
+              const int64_t polyc_last_start = (2 * C);
+              for (int64_t polyc_line = (2 * C); polyc_line < (3 * C); polyc_line += 16)
+              {
+                const int64_t c1 = ((2 * C)) + (polyc_line - polyc_last_start);
+                if (c1 < (3 * C))
+                {
+                  const int64_t n = c0;
+                  const int64_t c = ((-2 * C) + c1);
+                  __builtin_prefetch(&Y[(n) * C + c], 1, 3);
+                }
+              }
+            }
+          }
           #pragma omp simd
           for (int64_t c1 = C; c1 < (2 * C); c1 += 1)
           {
