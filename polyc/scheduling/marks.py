@@ -85,8 +85,9 @@ class StreamedStores:
 @dataclass(frozen=True)
 class PrefetchNextRow:
     """The row loop below prefetches, during its last pass, what its earlier passes read
-    of ``tensors`` in the next row, and, for writing, what the last pass stores of
-    ``stores`` there (:mod:`polyc.scheduling.row_prefetch`)."""
+    of ``tensors`` in the next row; and, after its first pass, for writing, the lines of
+    ``stores`` that its last pass stores in the current row
+    (:mod:`polyc.scheduling.row_prefetch`)."""
 
     tensors: tuple[str, ...]
     stores: tuple[str, ...] = ()

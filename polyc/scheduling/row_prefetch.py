@@ -58,9 +58,9 @@ def _row_stores(passes: list[isl.ScheduleNode], row_walks: dict,
     """The output the last pass stores along its loop and the row, where no earlier pass
     reads or writes it: its lines are not in the cache when the last pass stores them,
     and each store waits for its line to be read from memory (a softmax spelled with its
-    exponentials in a row buffer: 1.48 against 1.20 ms with them stored into ``Y`` by
-    an earlier pass, 4096 × 1024, Intel Xeon, 2 threads; with the next row's lines
-    fetched for writing, 1.23)."""
+    exponentials in a row buffer: 1.30-1.37 against 1.05-1.10 ms with them stored into
+    ``Y`` by an earlier pass, 4096 × 1024, Intel Xeon, 2 threads; with the lines fetched
+    for writing after the first pass, 1.11-1.14: benchmarks/README.md)."""
     bands = _innermost_bands(passes[-1], program)
     names = statement_names(bands[0].get_domain()) if len(bands) == 1 else []
     if len(names) != 1:
