@@ -300,7 +300,8 @@ def fused_groups(program: PolyProgram, deps: Dependences, depths: dict[str, int]
             units.append([stmt.name])
     groups: list[tuple[list[str], isl.Schedule]] = []
     for unit in units:
-        if groups:
+        if groups and not shared_values(deps, groups[-1][0], unit, program).is_empty():
+            # (sharing no value, the unit never joins: reused_in_place; no isl schedule)
             joined = groups[-1][0] + unit
             tree = fused_group(program, deps, depths, joined)
             if (tree is not None and reused_in_place(tree, deps, groups[-1][0], unit, program)
@@ -336,6 +337,15 @@ def fused_group(program: PolyProgram, deps: Dependences, depths: dict[str, int],
     return tree
 
 
+def shared_values(deps: Dependences, group: list[str], unit: list[str],
+                  program: PolyProgram) -> isl.UnionMap:
+    """The flow and reuse dependences from ``group``'s statements to ``unit``'s: the
+    values ``unit`` reads that ``group`` writes or reads."""
+    return (deps.dep_flow.union(deps.dep_reuse)
+            .intersect_domain(statements_named(program.domain, group))
+            .intersect_range(statements_named(program.domain, unit)))
+
+
 def reused_in_place(tree: isl.Schedule, deps: Dependences, group: list[str],
                     unit: list[str], program: PolyProgram) -> bool:
     """Whether fusing ``unit`` into ``group`` (``tree``: their maximal fusion) reuses data
@@ -348,10 +358,7 @@ def reused_in_place(tree: isl.Schedule, deps: Dependences, group: list[str],
     band = tree.get_root().child(0)
     if band.get_type() != isl.schedule_node_type.band:
         return False
-    sources = statements_named(program.domain, group)
-    sinks = statements_named(program.domain, unit)
-    links = (deps.dep_flow.union(deps.dep_reuse)
-             .intersect_domain(sources).intersect_range(sinks))
+    links = shared_values(deps, group, unit, program)
     if links.is_empty():
         return False
     parallel = [k for k in range(band.band_n_member()) if band.band_member_get_coincident(k)]
