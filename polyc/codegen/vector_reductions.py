@@ -72,9 +72,8 @@ def _jammed_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str
     shared = not any(mentions(bound[i], row) for i in statement.indices)
     tensor, target, current, value = emitter.accumulator(statement, emitter.exprs, scope)
     elem = tensor.type.compute_type
-    nan_flags = elem.is_float and statement.op in ("max", "min")
-    accumulators = [_Accumulator(f"polyc_acc{k}", f"polyc_nan{k}" if nan_flags else None)
-                    for k in range(len(copies))]
+    accumulators = [_Accumulator.named(str(k), statement.op, elem) for k in range(len(copies))]
+    nan_flags = accumulators[0].nan is not None
     before, updates, after = [], [], []
     for k, (copy, accumulator) in enumerate(zip(copies, accumulators)):
         start = identity(statement.op, tensor.type) if shared and k else current
@@ -105,7 +104,7 @@ def simd_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
     the loop: keep the accumulator in a scalar and let OpenMP vectorise the reduction.
 
     Before:  for (k...) C[m*N+n] = C[m*N+n] + A[m*K+k] * B[k*N+n];
-    After:   float polyc_acc = C[m*N+n];
+    After:   float polyc_acc;  polyc_acc = C[m*N+n];
              #pragma omp simd reduction(+:polyc_acc)
              for (k...) polyc_acc = polyc_acc + A[m*K+k] * B[k*N+n];
              C[m*N+n] = polyc_acc;
@@ -133,19 +132,13 @@ def simd_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
     after = [emitter.user(call.user_get_expr(), scope) for call in calls[position + 1:]]
     tensor, target, current, value = emitter.accumulator(statement, emitter.exprs, scope)
     elem = tensor.type.compute_type
-    if elem.is_float and statement.op in ("max", "min"):
-        return cgen.Block(outer + _nan_tracking_reduction(
-            emitter, node, iterator, statement.op, elem, (before, inner, after),
-            (target, current, value)))
-    update = cgen.Statement(
-        f"polyc_acc = {combine(statement.op, tensor, 'polyc_acc', value)}")
-    loop = emitter.loop(node, cgen.Block(before + inner + [update] + after), iterator)
-    clause = _reduction_clause(statement.op, elem)
-    return cgen.Block(outer + [
-        cgen.Initializer(cgen.Value(elem.c_type, "polyc_acc"), current),
-        cgen.Pragma(f"omp simd reduction({clause}:polyc_acc)"),
+    accumulator = _Accumulator.named("", statement.op, elem)
+    code = _accumulated(statement.op, tensor, accumulator, current, value)
+    loop = emitter.loop(node, cgen.Block(before + inner + code.update + after), iterator)
+    return cgen.Block(outer + code.declared + code.load + [
+        cgen.Pragma(f"omp simd {_clauses([(statement.op, elem, accumulator)])}"),
         loop,
-        cgen.Statement(f"{target} = polyc_acc"),
+        cgen.Statement(f"{target} = {_result(accumulator.name, accumulator.nan, elem)}"),
     ])
 
 
@@ -177,9 +170,7 @@ def _several_reductions(emitter: LoopNestEmitter, node: isl.AstNode, iterator: s
         statement = stmt.statement
         tensor, target, current, value = emitter.accumulator(statement, emitter.exprs, scope)
         elem = tensor.type.compute_type
-        count = len(accumulators)
-        accumulator = _Accumulator(f"polyc_acc{count}", f"polyc_nan{count}" if (
-            elem.is_float and statement.op in ("max", "min")) else None)
+        accumulator = _Accumulator.named(str(len(accumulators)), statement.op, elem)
         accumulators.append((statement.op, elem, accumulator))
         code = _accumulated(statement.op, tensor, accumulator, current, value)
         before += code.declared + [cgen.Block([*outer, *code.load])]
@@ -197,6 +188,15 @@ class _Accumulator:
 
     name: str
     nan: str | None
+
+    @staticmethod
+    def named(suffix: str, op: str, elem: ty.ScalarType) -> _Accumulator:
+        """``polyc_acc<suffix>``, with ``polyc_nan<suffix>`` for a float max/min: two short
+        dependence chains per vector instead of one long one (compare, merge the masks,
+        blend), faster in a row of floats (benchmarks/README.md, "Design
+        measurements"); the result is NaN if the element or any value was, as numpy's."""
+        nan = f"polyc_nan{suffix}" if elem.is_float and op in ("max", "min") else None
+        return _Accumulator(f"polyc_acc{suffix}", nan)
 
 
 def _result(value: str, nan: str | None, elem: ty.ScalarType) -> str:
@@ -247,27 +247,6 @@ def _clauses(accumulators: list[tuple[str, ty.ScalarType, _Accumulator]]) -> str
                     for clause, names in by_clause.items())
 
 
-def _nan_tracking_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
-                            op: str, elem: ty.ScalarType, body: tuple[list, list, list],
-                            access: tuple[str, str, str]):
-    """A float max/min reduction as OpenMP's own ``max``/``min`` plus an ``|`` of
-    "saw a NaN": two short dependence chains per vector instead of one long one
-    (compare, merge the masks, blend), faster in a row of floats (measurements:
-    benchmarks/README.md, "Design measurements"). The result is NaN if the element
-    or any value was, as with numpy's max and min.
-    """
-    target, current, value = access
-    before, inner, after = body
-    update = inner + _nan_tracking_update(op, elem, "polyc_acc", "polyc_nan", value)
-    return [
-        cgen.Initializer(cgen.Value(elem.c_type, "polyc_acc"), current),
-        cgen.Initializer(cgen.Value("int", "polyc_nan"), "polyc_acc != polyc_acc"),
-        cgen.Pragma(f"omp simd reduction({op}:polyc_acc) reduction(|:polyc_nan)"),
-        emitter.loop(node, cgen.Block(before + update + after), iterator),
-        cgen.Statement(f"{target} = polyc_nan ? ({elem.c_type})NAN : polyc_acc"),
-    ]
-
-
 def _touches(statement: ir.Statement, tensor: str) -> bool:
     """Whether ``statement`` writes or reads ``tensor``."""
     return statement.tensor == tensor or tensor in statement.tensors_read
@@ -283,7 +262,8 @@ def _nan_tracking_update(op: str, elem: ty.ScalarType, acc: str, nan: str, value
 
 
 def _reduction_clause(op: str, elem: ty.ScalarType) -> str:
-    """The OpenMP reduction identifier (float max/min take ``_nan_tracking_reduction``)."""
+    """The OpenMP reduction identifier (a float max/min with a NaN flag takes its own
+    operator: :func:`_clauses`)."""
     if elem.kind == "bool":
         return "||" if op in ("+", "max") else "&&"
     return op

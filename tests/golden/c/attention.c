@@ -938,8 +938,10 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
       {
         const int64_t b = c0;
         const int64_t q = c1;
-        float polyc_acc = mx[(b) * Q + q];
-        int polyc_nan = polyc_acc != polyc_acc;
+        float polyc_acc;
+        int polyc_nan;
+        polyc_acc = mx[(b) * Q + q];
+        polyc_nan = polyc_acc != polyc_acc;
         #pragma omp simd reduction(max:polyc_acc) reduction(|:polyc_nan)
         for (int64_t c2 = 0; c2 < S; c2 += 1)
         {
@@ -966,7 +968,8 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
       {
         const int64_t b = c0;
         const int64_t q = c1;
-        float polyc_acc = z[(b) * Q + q];
+        float polyc_acc;
+        polyc_acc = z[(b) * Q + q];
         #pragma omp simd reduction(+:polyc_acc)
         for (int64_t c2 = S; c2 < (2 * S); c2 += 1)
         {

@@ -100,7 +100,8 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
       for (int64_t c2 = 0; c2 < N; c2 += 1)
       {
         const int64_t c = c0;
-        float polyc_acc = mean[c];
+        float polyc_acc;
+        polyc_acc = mean[c];
         #pragma omp simd reduction(+:polyc_acc)
         for (int64_t c3 = 0; c3 < W; c3 += 1)
         {
@@ -125,7 +126,8 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
       for (int64_t c2 = 0; c2 < N; c2 += 1)
       {
         const int64_t c = c0;
-        float polyc_acc = var[c];
+        float polyc_acc;
+        polyc_acc = var[c];
         #pragma omp simd reduction(+:polyc_acc)
         for (int64_t c3 = 0; c3 < W; c3 += 1)
         {

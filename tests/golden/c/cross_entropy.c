@@ -101,8 +101,10 @@ static __attribute__((noinline)) void polyc_cross_entropy_region0(int * polyc_st
     }
     {
       const int64_t b = c0;
-      float polyc_acc = mx[b];
-      int polyc_nan = polyc_acc != polyc_acc;
+      float polyc_acc;
+      int polyc_nan;
+      polyc_acc = mx[b];
+      polyc_nan = polyc_acc != polyc_acc;
       #pragma omp simd reduction(max:polyc_acc) reduction(|:polyc_nan)
       for (int64_t c1 = 0; c1 < C; c1 += 1)
       {
@@ -119,7 +121,8 @@ static __attribute__((noinline)) void polyc_cross_entropy_region0(int * polyc_st
     }
     {
       const int64_t b = c0;
-      float polyc_acc = s[b];
+      float polyc_acc;
+      polyc_acc = s[b];
       #pragma omp simd reduction(+:polyc_acc)
       for (int64_t c1 = C; c1 < (2 * C); c1 += 1)
       {

@@ -149,7 +149,8 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
       }
       {
         const int64_t n = c0;
-        float polyc_acc = mu[0];
+        float polyc_acc;
+        polyc_acc = mu[0];
         #pragma omp simd reduction(+:polyc_acc)
         for (int64_t c1 = 0; c1 < D; c1 += 1)
         {
@@ -184,7 +185,8 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
       }
       {
         const int64_t n = c0;
-        float polyc_acc = v[0];
+        float polyc_acc;
+        polyc_acc = v[0];
         #pragma omp simd reduction(+:polyc_acc)
         for (int64_t c1 = D; c1 < (2 * D); c1 += 1)
         {

@@ -151,8 +151,10 @@ static __attribute__((noinline)) void polyc_log_softmax_region0(int * polyc_stat
       }
       {
         const int64_t n = c0;
-        float polyc_acc = mx[0];
-        int polyc_nan = polyc_acc != polyc_acc;
+        float polyc_acc;
+        int polyc_nan;
+        polyc_acc = mx[0];
+        polyc_nan = polyc_acc != polyc_acc;
         #pragma omp simd reduction(max:polyc_acc) reduction(|:polyc_nan)
         for (int64_t c1 = 0; c1 < C; c1 += 1)
         {
@@ -185,7 +187,8 @@ static __attribute__((noinline)) void polyc_log_softmax_region0(int * polyc_stat
       }
       {
         const int64_t n = c0;
-        float polyc_acc = s[0];
+        float polyc_acc;
+        polyc_acc = s[0];
         #pragma omp simd reduction(+:polyc_acc)
         for (int64_t c1 = C; c1 < (2 * C); c1 += 1)
         {

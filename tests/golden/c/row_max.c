@@ -94,8 +94,10 @@ static __attribute__((noinline)) void polyc_row_max_region0(int * polyc_status_a
     }
     {
       const int64_t i = c0;
-      float polyc_acc = O[i];
-      int polyc_nan = polyc_acc != polyc_acc;
+      float polyc_acc;
+      int polyc_nan;
+      polyc_acc = O[i];
+      polyc_nan = polyc_acc != polyc_acc;
       #pragma omp simd reduction(max:polyc_acc) reduction(|:polyc_nan)
       for (int64_t c1 = 0; c1 < N; c1 += 1)
       {

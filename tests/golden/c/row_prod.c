@@ -94,7 +94,8 @@ static __attribute__((noinline)) void polyc_row_prod_region0(int * polyc_status_
     }
     {
       const int64_t i = c0;
-      float polyc_acc = O[i];
+      float polyc_acc;
+      polyc_acc = O[i];
       #pragma omp simd reduction(*:polyc_acc)
       for (int64_t c1 = 0; c1 < N; c1 += 1)
       {
