@@ -102,6 +102,19 @@ class Stage:
     applies: Callable[[Options], bool] = lambda options: True
 
 
+# The canonical form's rewrites, in the order they run.
+CANONICAL_FORM: tuple[Callable[[ir.Op], ir.Op], ...] = (
+    split_selects, drop_redundant_stores, merge_updates, substitute_read_once,
+    hoist_invariant_factors, share_common_values, multiply_by_reciprocals)
+
+
+def _canonical_form(c: Compilation) -> dict:
+    op = c.op
+    for rewrite in CANONICAL_FORM:
+        op = rewrite(op)
+    return {"op": op}
+
+
 def _optimizing(options: Options) -> bool:
     return options.optimize
 
@@ -146,10 +159,7 @@ def _c(c: Compilation) -> dict:
 
 
 PIPELINE: tuple[Stage, ...] = (
-    Stage("canonical form",
-          lambda c: {"op": multiply_by_reciprocals(share_common_values(hoist_invariant_factors(
-              substitute_read_once(merge_updates(drop_redundant_stores(split_selects(
-                  c.op)))))))},
+    Stage("canonical form", _canonical_form,
           lambda options: options.optimize and options.canonicalize),
     Stage("layout copies", _layout_copies, _optimizing),
     Stage("domains", lambda c: {"program": build_poly_program(c.op)}),
