@@ -18,6 +18,8 @@
     dependences       poly        flow, anti, output and reuse relations
     schedule          scheduling  fusion, tiling, register blocks, jams, streamed stores,
                                   row prefetches, parallel marks (legality proven)
+    packed copies     scheduling  layout copies that only packed panels read dropped:
+                                  the panels copy from the source (optimize; proven)
     thread partition  scheduling  thread boxes of register-blocked nests (optimize,
                                   parallel; proven)
     ast               codegen     isl's AST of the (partitioned) schedule
@@ -63,7 +65,9 @@ from polyc.rewrite.layout import (layout_copies, transpose_strided_operands,
                                   transpose_window_outputs)
 from polyc.scheduling.contraction import contract_temporaries
 from polyc.scheduling.folding import folded_inits
-from polyc.scheduling.schedule import Schedule, compute_schedule
+from polyc.scheduling.packed_copies import CopiesInPanels, read_copies_in_panels
+from polyc.scheduling.schedule import (Schedule, check_legality, check_parallel,
+                                      compute_schedule)
 from polyc.scheduling.threads import check_partitions, partition_nests
 
 
@@ -77,6 +81,8 @@ class Compilation:
     program: PolyProgram | None = None
     dependences: Dependences | None = None
     schedule: Schedule | None = None
+    # the layout copies dropped after scheduling: packed panels transpose their sources
+    copies_in_panels: CopiesInPanels | None = None
     # the schedule tree the AST is built from: thread boxes made explicit, and each
     # partitioned nest's box (polyc.scheduling.threads)
     partitioned: isl.Schedule | None = None
@@ -131,6 +137,16 @@ def _schedule(c: Compilation) -> dict:
                                          machine=c.options.machine)}
 
 
+def _packed_copies(c: Compilation) -> dict:
+    dropped = read_copies_in_panels(c.op, c.schedule)
+    if dropped is None:
+        return {}
+    check_legality(dropped.schedule.schedule_map, dropped.dependences, dropped.program)
+    check_parallel(dropped.schedule.tree, dropped.dependences, dropped.program)
+    return {"op": dropped.op, "program": dropped.program, "dependences": dropped.dependences,
+            "schedule": dropped.schedule, "copies_in_panels": dropped}
+
+
 def _partition(c: Compilation) -> dict:
     uneven = frozenset(s.name for s in c.program.statements
                        if has_uneven_extent(s.statement))
@@ -165,6 +181,7 @@ PIPELINE: tuple[Stage, ...] = (
     Stage("domains", lambda c: {"program": build_poly_program(c.op)}),
     Stage("dependences", lambda c: {"dependences": compute_dependences(c.program)}),
     Stage("schedule", _schedule),
+    Stage("packed copies", _packed_copies, _optimizing),
     Stage("thread partition", _partition,
           lambda options: options.optimize and options.parallel),
     Stage("ast", _ast),

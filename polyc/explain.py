@@ -380,6 +380,7 @@ def explain(operator, args=()) -> Explanation:
         Section("schedule", TITLES["schedule"], (
             Part(summary.outline or "(no bands)", "schedule",
                  label="bands, outermost first, with the marks above them"),
+            *_dropped_copies(compilation),
             Part(texts["schedule"], "yaml", label="isl schedule tree", collapsed=True))),
         Section("space", TITLES["space"],
                 (Part(str(space), svg=space.svg),) if space is not None
@@ -452,6 +453,16 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
                        "reciprocal, "
                        "indices that move together merged into one "
                        "(canonicalize=False keeps the spelling)"),)
+
+
+def _dropped_copies(compilation) -> tuple[Part, ...]:
+    """The layout copies dropped after scheduling (:mod:`polyc.scheduling.packed_copies`)."""
+    dropped = compilation.copies_in_panels
+    if dropped is None:
+        return ()
+    return (Part(dropped.describe(), "tc",
+                 label="layout copies that only packed panels read, dropped (the schedule "
+                       "proven legal without them)"),)
 
 
 def _dependence_parts(deps_text: str, graph) -> tuple[Part, ...]:

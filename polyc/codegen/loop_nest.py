@@ -200,7 +200,7 @@ class LoopNestEmitter:
         code = []
         for panel in usable:
             code += pack_code(panel, self.statements[panel.statement].statement, self.exprs,
-                              self.machine)
+                              self.machine, self.transposed_blocks)
         panels = {**scope.panels, **{panel.operand: panel for panel in usable}}
         code.append(self._marked(node, marks, dataclasses.replace(scope, panels=panels), depth))
         return cgen.Block(code)

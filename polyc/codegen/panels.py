@@ -1,5 +1,5 @@
 """The C of panel packing (:mod:`polyc.scheduling.packing`): the copy into a tile's panel
-buffer, and the reads of full register blocks that go to it.
+buffer, and the reads of register blocks that go to it.
 
 For ``pack S0 B: n@1+128/32, k@2+128`` (matmul, float32), in ``B``'s own order::
 
@@ -18,7 +18,8 @@ and a full block's read ``B[(k) * N + n]`` becomes
 ``polyc_panel_B[(((n - c8 - c1) / 32) * 128 + (k - c2)) * 32 + c8]``, where ``c8``
 is the block's vector lane: ``n - c8`` is the block's first column, a whole number of
 blocks from the tile's first, ``c1``. Only elements inside the statement's index
-ranges are copied: full blocks read no others.
+ranges are copied: full blocks read no others, edge blocks read the lanes inside as well
+and mask the others (:mod:`polyc.codegen.register_block`).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ import islpy as isl
 from polyc.codegen.ast_build import loop_iterator
 from polyc.codegen.c_expr import ExprEmitter
 from polyc.codegen.c_names import braced, c_name
+from polyc.codegen.transposed_blocks import helper_name
 from polyc.lang import ir
 from polyc.machine import Machine
 from polyc.machine.rules import PREFETCH_ROWS, line_elements
@@ -44,7 +46,7 @@ def buffer_name(panel: Panel) -> str:
 
 
 def pack_code(panel: Panel, statement: ir.Statement, exprs: ExprEmitter,
-              machine: Machine) -> list:
+              machine: Machine, transposes: set | None = None) -> list:
     """The declaration of the panel buffer and the loops that fill it. The loops walk
     the operand's dimensions in its own order (rows of the source read whole); a
     blocked panel's vector dimension as blocks of lanes."""
@@ -57,7 +59,7 @@ def pack_code(panel: Panel, statement: ir.Statement, exprs: ExprEmitter,
     name = buffer_name(panel)
     if panel.lanes:
         copy = _blocked_copy(panel, operand, value, statement, exprs,
-                             exprs.tensors[panel.operand].type.bits // 8, machine)
+                             exprs.tensors[panel.operand].type.bits // 8, machine, transposes)
     else:
         copy = _row_major_copy(panel, operand, value, statement, exprs)
     # Read through a restrict pointer: read straight from the array, gcc no longer
@@ -98,7 +100,8 @@ def _row_major_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.St
 
 
 def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Statement,
-                  exprs: ExprEmitter, element_bytes: int, machine: Machine):
+                  exprs: ExprEmitter, element_bytes: int, machine: Machine,
+                  transposes: set | None):
     """The copy into a blocked panel: the vector dimension as blocks of lanes; where
     the source's rows (its index before the vector one) are copied a block at a time,
     each whole block first prefetches its lines :data:`PREFETCH_ROWS` rows ahead."""
@@ -131,6 +134,12 @@ def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Stat
         # "Design measurements").
         whole = cgen.For("int64_t polyc_lane = 0", f"polyc_lane < {lanes}",
                          "polyc_lane += 1", braced(body))
+        transposing = None
+        if body is not copy and transposes is not None:
+            transposing = _transposing(panel, indices, value, statement, exprs,
+                                       element_bytes, machine, transposes)
+        if transposing is not None:
+            whole = transposing("0", str(lanes))
         if body is copy:
             whole = cgen.Module([cgen.Pragma("omp simd"), whole])
             ahead = _prefetch_ahead(panel, indices, position, value, statement, exprs,
@@ -146,6 +155,8 @@ def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Stat
                 "int64_t polyc_lane = 0", f"polyc_lane < {lanes}", "polyc_lane += 1",
                 cgen.If("polyc_lane >= polyc_first && polyc_lane < polyc_last",
                         braced(body)))])
+        elif transposing is not None:
+            part = transposing("polyc_first", "polyc_last")
         else:
             part = cgen.For("int64_t polyc_lane = polyc_first", "polyc_lane < polyc_last",
                             "polyc_lane += 1", braced(body))
@@ -162,6 +173,71 @@ def _blocked_copy(panel: Panel, operand: ir.Expr, value: str, statement: ir.Stat
             cgen.For("int64_t polyc_block = polyc_start / " + str(lanes),
                      f"polyc_block * {lanes} < polyc_end", "polyc_block += 1", block)])
     return body
+
+
+def _transposing(panel: Panel, indices: list[str], value: str, statement: ir.Statement,
+                 exprs: ExprEmitter, element_bytes: int, machine: Machine, transposes: set):
+    """The copy of a block's lanes from ``first`` to ``last`` (C expressions) through
+    vector transposes, as a function of them, where the source walks the panel's last
+    dimension along its rows (its last index, unit stride) and the block's lanes across
+    them (tbmm's ``Y(b, n, k)`` packed along ``n``): squares of a vector's lanes on each
+    side, each moved by the helper of :mod:`polyc.codegen.transposed_blocks` (rows
+    loaded as vectors, shuffled, stored as the panel's rows); the lanes past the last
+    whole square, and the steps past the last whole one, element by element. ``None``
+    where the shapes do not fit (another order, lanes not a whole number of vectors)."""
+    vector, last = panel.dims[0], panel.dims[-1]
+    side = machine.vector_bytes // element_bytes
+    if (len(panel.dims) < 2 or len(indices) < 2 or indices[-1] != last.index
+            or indices.index(vector.index) != len(indices) - 2 or side < 2
+            or panel.lanes % side):
+        return None
+    shape = (element_bytes, side, side)
+    k = len(panel.dims) - 1
+    low, high = _bounds(last, statement, exprs)
+    offset = "polyc_block"
+    for j, dim in enumerate(panel.dims[1:], 1):
+        offset = f"({offset}) * {dim.extent} + polyc_p{j}"
+    element = exprs.tensors[panel.operand].type.c_type
+    name = buffer_name(panel)
+
+    def at(lane: str) -> list:
+        return ([cgen.Initializer(cgen.Value("const int64_t", c_name(vector.index)),
+                                  f"{loop_iterator(vector.depth)} + polyc_block * "
+                                  f"{panel.lanes} + {lane}")]
+                + [cgen.Initializer(cgen.Value("const int64_t", c_name(dim.index)),
+                                    f"{loop_iterator(dim.depth)} + polyc_p{j}")
+                   for j, dim in enumerate(panel.dims[1:], 1)])
+
+    def code(first: str, last_lane: str) -> cgen.Block:
+        transposes.add(shape)
+        squares = cgen.Block([
+            cgen.Statement(f"const {element} *polyc_src"),
+            cgen.Statement("int64_t polyc_ls"),
+            cgen.Block(at("polyc_group") + [cgen.Statement(f"polyc_src = &{value}")]),
+            cgen.Block(at("polyc_group + 1")
+                       + [cgen.Statement(f"polyc_ls = &{value} - polyc_src")]),
+            cgen.Statement(f"{helper_name(*shape)}(&{name}[({offset}) * {panel.lanes} + "
+                           f"polyc_group], {panel.lanes}, polyc_src, polyc_ls)")])
+        # the elements no square copied: the steps past the squares' last in their
+        # lanes, every step in the lanes past the last square
+        rest = cgen.For(
+            f"int64_t polyc_lane = {first}", f"polyc_lane < {last_lane}", "polyc_lane += 1",
+            cgen.For(f"int64_t polyc_p{k} = polyc_lane < polyc_squared ? polyc_rest : {low}",
+                     f"polyc_p{k} < {high}", f"polyc_p{k} += 1", cgen.Block(at("polyc_lane") + [
+                         cgen.Statement(f"{name}[({offset}) * {panel.lanes} + polyc_lane] = "
+                                        f"{value}")])))
+        return cgen.Block([
+            cgen.Initializer(cgen.Value("const int64_t", "polyc_squared"),
+                             f"({first}) + (({last_lane}) - ({first})) / {side} * {side}"),
+            cgen.Initializer(cgen.Value("const int64_t", "polyc_rest"),
+                             f"({low}) + (({high}) - ({low})) / {side} * {side}"),
+            cgen.For(f"int64_t polyc_group = {first}", "polyc_group < polyc_squared",
+                     f"polyc_group += {side}",
+                     cgen.For(f"int64_t polyc_p{k} = {low}", f"polyc_p{k} < polyc_rest",
+                              f"polyc_p{k} += {side}", squares)),
+            rest])
+
+    return code
 
 
 def _prefetch_ahead(panel: Panel, indices: list[str], position: dict[str, int], value: str,

@@ -1,7 +1,8 @@
 """Register blocks: a reduction loop around a ``register`` nest keeps the block of
 outputs in a local array across the loop (unroll-and-jam with scalar replacement),
-full blocks reading packed panels (:mod:`polyc.scheduling.packing`), edge blocks masked,
-moved back or narrowed so that they keep constant trip counts.
+reading packed panels (:mod:`polyc.scheduling.packing`); edge blocks masked, moved back
+or narrowed so that they keep constant trip counts (all but the moved-back ones read the
+panels too: their lanes stay within the block's columns).
 """
 from __future__ import annotations
 
@@ -97,24 +98,25 @@ def register_blocked(emitter: LoopNestEmitter, loop: isl.AstNode, iterator: str,
                                _trip_count(emitter, trip))
               for level, trip in enumerate(trips)]
     nonempty = " && ".join(f"polyc_count{level} > 0" for level in range(len(trips)))
-    edge = _emit_register_block(emitter, block, _MASKED, scope)
-    shift = _vector_shift(emitter, block)
-    if shift is not None:
-        edge = cgen.Block(shift + [_unmasked_edge(emitter, block, edge, scope)])
+    edge = _unmasked_edge(emitter, block, _emit_register_block(emitter, block, _MASKED, scope),
+                          scope)
     return cgen.If(" && ".join(full), _emit_register_block(emitter, block, _FULL, scope),
                    cgen.Block(counts + [cgen.If(nonempty, braced(edge))]))
 
 
 def _unmasked_edge(emitter: LoopNestEmitter, block: _RegisterBlock, masked,
                    scope: Scope):
-    """An edge block without masked loads where it can be had (``polyc_shift`` set):
+    """An edge block without masked loads where it can be had:
 
-    * all columns, or moved back by ``polyc_shift`` lanes: the full-width block;
-    * exactly half the columns (16 against 32): one half-width block that owns
-      all its lanes, so it stores them without a condition;
-    * more than half the columns, where it may not move back (the first block of
-      a narrow extent, e.g. 24 columns against 32): half-width blocks, the last
-      one moved back over its neighbour's columns (24 = 16 + 16 moved by 8);
+    * all columns (the edge is in the rows), or exactly half of them (16 against
+      32): a full- or half-width block that owns all its lanes, so it stores them
+      without a condition;
+    * where the block may move back (``RegisterBlock.edge_moves_back``): moved back
+      by ``polyc_shift`` lanes, the full-width block (not where it must stay within
+      its columns, ``edge_within_columns``); more than half the columns where it may
+      not move back that far (the first block of a narrow extent, e.g. 24 columns
+      against 32): half-width blocks, the last one moved back over its neighbour's
+      columns (24 = 16 + 16 moved by 8);
     * otherwise ``masked``.
 
     The exact half is common (16 channels, 16 float32 lanes of AVX-512) and is a
@@ -124,32 +126,58 @@ def _unmasked_edge(emitter: LoopNestEmitter, block: _RegisterBlock, masked,
     extents (24) run as before (measurements: benchmarks/README.md, "Design
     measurements").
     """
-    level = block.simd_levels.index(True)
+    levels = [k for k, simd in enumerate(block.simd_levels) if simd]
+    if len(levels) != 1:
+        return masked
+    level = levels[0]
     width, count = block.trips[level].trip, f"polyc_count{level}"
-    full_width = cgen.Block([
-        cgen.Initializer(cgen.Value("const int64_t", "polyc_base"), "-polyc_shift"),
-        cgen.Initializer(cgen.Value("const int64_t", "polyc_own"), "polyc_shift"),
-        _emit_register_block(emitter, block, _SHIFTED, scope)])
+    moves = _moved_index(block) is not None
     narrow = braced(masked)
     if width % 2 == 0:
         half = width // 2
-        halves = cgen.For(
-            "int64_t polyc_sub = 0", f"polyc_sub < {count}", f"polyc_sub += {half}",
-            cgen.Block([
-                cgen.Initializer(cgen.Value("const int64_t", "polyc_base"),
-                                 f"polyc_min(polyc_sub, {count} - {half})"),
-                cgen.Initializer(cgen.Value("const int64_t", "polyc_own"),
-                                 "polyc_sub - polyc_base"),
-                _emit_register_block(emitter, block, _SHIFTED, scope, vector_width=half)]))
-        narrow = cgen.If(f"{count} > {half}", braced(halves), narrow)
+        if moves:
+            halves = cgen.For(
+                "int64_t polyc_sub = 0", f"polyc_sub < {count}", f"polyc_sub += {half}",
+                cgen.Block([
+                    cgen.Initializer(cgen.Value("const int64_t", "polyc_base"),
+                                     f"polyc_min(polyc_sub, {count} - {half})"),
+                    cgen.Initializer(cgen.Value("const int64_t", "polyc_own"),
+                                     "polyc_sub - polyc_base"),
+                    _emit_register_block(emitter, block, _SHIFTED, scope,
+                                         vector_width=half)]))
+            narrow = cgen.If(f"{count} > {half}", braced(halves), narrow)
         exact = _emit_register_block(emitter, block, _OWNED, scope, vector_width=half)
         narrow = cgen.If(f"{count} == {half}", braced(exact), narrow)
-    return cgen.If(f"polyc_shift > 0 || {count} == {width}", full_width, narrow)
+    narrow = cgen.If(f"{count} == {width}", braced(
+        _emit_register_block(emitter, block, _OWNED, scope)), narrow)
+    if not moves or block.decision.edge_within_columns:
+        return narrow
+    moved_back = cgen.Block([
+        cgen.Initializer(cgen.Value("const int64_t", "polyc_base"), "-polyc_shift"),
+        cgen.Initializer(cgen.Value("const int64_t", "polyc_own"), "polyc_shift"),
+        _emit_register_block(emitter, block, _SHIFTED, scope)])
+    return cgen.Block(_vector_shift(emitter, block, level) + [
+        cgen.If("polyc_shift > 0", moved_back, narrow)])
 
 
-def _vector_shift(emitter: LoopNestEmitter, block: _RegisterBlock) -> list | None:
-    """C that sets ``polyc_shift`` for a block whose one vector level falls short: the
-    number of lanes the block may move back so that it is full again (0: it may not).
+def _moved_index(block: _RegisterBlock) -> str | None:
+    """The one index of the block's statement that its vector level moves, where the
+    block may move back along it (``RegisterBlock.edge_moves_back``), and where that
+    index's value depends on no other level of the block; ``None`` otherwise."""
+    levels = [k for k, simd in enumerate(block.simd_levels) if simd]
+    if not block.decision.edge_moves_back or len(levels) != 1:
+        return None
+    moved, bound = block.vector_indices, block.bound
+    if len(moved) != 1 or any(mentions(bound[moved[0]], it)
+                              for it in block.iterators if it != block.iterators[levels[0]]):
+        return None
+    return moved[0]
+
+
+def _vector_shift(emitter: LoopNestEmitter, block: _RegisterBlock, level: int) -> list:
+    """C that sets ``polyc_shift`` for a block whose vector level (``level``) falls
+    short: the number of lanes the block may move back so that it is full again (0: it
+    may not).
 
     The moved block recomputes columns of the block before it but stores only its
     own, so it runs the full-width loop without masks. Tiling proved the move legal
@@ -159,23 +187,14 @@ def _vector_shift(emitter: LoopNestEmitter, block: _RegisterBlock) -> list | Non
     time), and the columns it does not own read only read-only tensors (no race with
     the thread that owns them); their accumulators start at 0, not from the output.
     """
-    levels = [k for k, simd in enumerate(block.simd_levels) if simd]
-    if not block.decision.edge_moves_back or len(levels) != 1:
-        return None
-    level = levels[0]
-    iterator, bound = block.iterators[level], block.bound
-    moved = block.vector_indices
-    if len(moved) != 1 or any(mentions(bound[moved[0]], it)
-                              for it in block.iterators if it != iterator):
-        return None
-    index = moved[0]
+    iterator, index = block.iterators[level], _moved_index(block)
     statement = block.stmt.statement
     low = emitter.exprs.size(statement.range_of(index).lo)
     shift = f"{block.trips[level].trip} - polyc_count{level}"
     first = cgen.Block([
         cgen.Initializer(cgen.Value("const int64_t", iterator), f"-({shift})"),
         cgen.Initializer(cgen.Value("const int64_t", c_name(index)),
-                         emitter.expr(bound[index])),
+                         emitter.expr(block.bound[index])),
         cgen.If(f"{c_name(index)} >= {low}", cgen.Statement(f"polyc_shift = {shift}"))])
     return [cgen.Statement("int64_t polyc_shift = 0"), first]
 
@@ -187,8 +206,9 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
     otherwise a row past the edge repeats the last row, and a vector lane past it
     reads zeros (``_MASKED``), or (``_SHIFTED``) the block's columns start at
     ``polyc_base`` and it stores only the lanes from ``polyc_own`` on, the others
-    recomputing a neighbour's columns, or (``_OWNED``, narrowed to exactly the
-    columns left) it owns every lane. ``vector_width`` narrows the vector level."""
+    recomputing a neighbour's columns, or (``_OWNED``, exactly as wide as the columns
+    left, narrowed or not) it owns every lane. ``vector_width`` narrows the vector
+    level."""
     stmt, statement = block.stmt, block.stmt.statement
     tensor = emitter.program.op.tensor(statement.tensor)
     elem = tensor.type.compute_type
@@ -203,7 +223,9 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
         exprs = exprs.masked(frozenset(block.vector_indices), store_condition)
     elif mode == _SHIFTED:
         store_condition = f"{vector_lanes[0][0]} >= polyc_own"
-    elif mode == _FULL:
+    if mode != _SHIFTED or vector_width is not None:
+        # its lanes stay within the block's columns (a narrowed block's base is not
+        # negative): a packed panel holds what they read, a masked lane reading 0
         exprs = _panel_reads(emitter, block, exprs, scope)
     tensor, target, current, value = emitter.accumulator(statement, exprs, scope)
     if mode == _SHIFTED:  # lanes it does not own start at 0: no read of them
@@ -260,9 +282,10 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
 
 def _panel_reads(emitter: LoopNestEmitter, block: _RegisterBlock, exprs: ExprEmitter,
                  scope: Scope) -> ExprEmitter:
-    """``exprs``, but the reads of a full block that go to packed panels do: those of
-    the block's statement, in panels blocked along an index that one level of the
-    block walks, as wide as that level; a row factor's panel, the whole factor."""
+    """``exprs``, but the reads of a block whose lanes stay within its columns that go
+    to packed panels do: those of the block's statement, in panels blocked along an
+    index that one level of the block walks, as wide as that level; a row factor's
+    panel, the whole factor."""
     reads, factors, bound = {}, {}, block.bound
     statement = block.stmt.statement
     for operand, panel in scope.panels.items():

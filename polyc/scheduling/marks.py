@@ -38,12 +38,16 @@ class RegisterBlock:
     the vector index may move back over its neighbour's columns, recomputing them
     without storing them (proven by tiling: the instances along that index are an
     interval independent of the statement's other indices, and what the recomputed
-    columns read is read-only while the loops run)."""
+    columns read is read-only while the loops run). ``edge_within_columns``: it moves
+    back only within its own columns (halves of the block), never before its first:
+    its panels are the only copy of what it reads that runs along its lanes
+    (:mod:`polyc.scheduling.packed_copies`)."""
 
     rows: int
     columns: int
     reductions: int
     edge_moves_back: bool = False
+    edge_within_columns: bool = False
 
     def mark_name(self) -> str:
         return "register"

@@ -49,8 +49,9 @@ buffer's dimensions outermost first, each ``index@depth+extent`` (the tile's
 first ``index`` is the iterator ``c<depth>`` of the tile loop), the vector
 dimension first, split into blocks of 32 lanes that go innermost. A row factor's
 panel names the factor's text in parentheses: ``pack S0 (alpha * A(m, k)): m@0+128,
-k@2+128``, unblocked, row-major. Only full register blocks read the panel; edge
-blocks read the tensor itself.
+k@2+128``, unblocked, row-major. Full register blocks read the panel, and so do
+edge blocks whose lanes stay within their columns; a block moved back over its
+neighbour's columns reads the tensor itself.
 """
 from __future__ import annotations
 

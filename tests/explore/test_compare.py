@@ -27,10 +27,13 @@ def test_default_variants_agree(comparison):
     assert [v.name for v in comparison.variants] == ["fused", "unfused", "no-opt"]
     assert comparison.consistent
     assert comparison.variant("fused").options == {"fusion": "max"}
-    # fc_relu reads W(n, m) across b: polyc first copies it transposed (nest L0)
-    assert len(comparison.variant("fused").schedule.nests) == 2
-    # unfused: the copy of W, the initialisation, the contraction, the epilogue
-    assert len(comparison.variant("unfused").schedule.nests) == 4
+    # fc_relu reads W(n, m) across b: polyc copies it transposed (nest L0), or, where
+    # the machine's register block packs it per tile, the panels transpose it
+    copies = sum(s.name.startswith("L")
+                 for s in polyc.define(FC_RELU, fusion="max").compilation().op.statements)
+    assert len(comparison.variant("fused").schedule.nests) == 1 + copies
+    # unfused: the initialisation, the contraction, the epilogue (and the copy)
+    assert len(comparison.variant("unfused").schedule.nests) == 3 + copies
     assert not comparison.variant("no-opt").schedule.tiled
     assert all(v.seconds > 0 and len(v.times) == 3 for v in comparison.variants)
 

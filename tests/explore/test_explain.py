@@ -147,10 +147,13 @@ def test_fusion_strategies_and_temporaries():
     separate = softmax.with_options(fusion="min").explain((64, 32)).section("fusion")
     assert "6 loop nests" in separate
     assert "row_sum: float32(N), full size = 64 elements, 256 B" in separate
-    unfused = explain(polyc.define(FC_RELU, fusion="min"), ()).section("fusion")
-    assert "4 loop nests" in unfused           # the transposed copy of W comes first
+    # I(m, b), broadcast along the register block's rows, is copied transposed first
+    fc_relu = FC_RELU.replace("float(B, M) I", "float(M, B) I").replace(
+        "I(b, m) * W(n, m)", "I(m, b) * W(n, m)")
+    unfused = explain(polyc.define(fc_relu, fusion="min"), ()).section("fusion")
+    assert "4 loop nests" in unfused
     assert "loop nest 1: L0" in unfused and "loop nest 4: S1" in unfused
-    assert "W_t10: float32(M, N), full size" in unfused
+    assert "I_t10: float32(B, M), full size" in unfused
 
 
 def test_python_form_shows_python_source():

@@ -81,7 +81,8 @@ def check_explanations(outputs):
 def check_printed_sections(outputs):
     text = "\n".join(outputs["text"])
     assert "int polyc_fc_relu(int64_t B, int64_t M, int64_t N" in text
-    assert "loop nest 2: S0_init, S0, S1" in text   # nest 1 copies W transposed
+    # nest 1 copies W transposed, unless the panels of the register block transpose it
+    assert re.search(r"loop nest [12]: S0_init, S0, S1", text)
     assert "output    O: float32(B, N)  = (4096, 1024)" in text
     assert "polyc compare: softmax" in text
     assert re.search(COMPILER_STATS, text)

@@ -111,11 +111,11 @@ def test_iteration_space_errors():
 
 def test_schedule_summary_loop_nests():
     fc_relu = polyc.define("""
-    def fc_relu(float(B, M) I, float(N, M) W, float(N) bias) -> (O) {
-      O(b, n) +=! I(b, m) * W(n, m)
+    def fc_relu(float(M, B) I, float(M, N) W, float(N) bias) -> (O) {
+      O(b, n) +=! I(m, b) * W(m, n)
       O(b, n) = fmax(O(b, n) + bias(n), 0)
     }""")
-    # The first nest (L0) copies W transposed: it is read across b with n in front.
+    # The first nest (L0) copies I transposed: it is read across n with b in front.
     for fusion, nests in (("max", [("L0",), ("S0_init", "S0", "S1")]),
                           ("min", [("L0",), ("S0_init",), ("S0",), ("S1",)])):
         compilation = fc_relu.with_options(fusion=fusion).compilation()

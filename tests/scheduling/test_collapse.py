@@ -44,15 +44,16 @@ def test_the_innermost_loop_is_never_collapsed():
 
 
 def test_a_tiled_transposing_copy_collapses_its_tile_loops_only():
-    # The copy of `Y(b, n, k)` with n last is tiled along n and k: its three tile loops
-    # are shared out together, its sub-tile loops (two; full sub-tiles are transposed
-    # blocks) and the code of the edges (two loops over half-size blocks, two over the
-    # elements around them) stay inside.
-    source = """def tbmm(float(B, M, K) X, float(B, N, K) Y) -> (Z) {
-      Z(b, m, n) +=! X(b, m, k) * Y(b, n, k)
+    # The copy of `X(b, k, m)` with k last (the register block broadcasts X along its
+    # rows m) is tiled along m and k: its three tile loops are shared out together, its
+    # sub-tile loops (two; full sub-tiles are transposed blocks) and the code of the
+    # edges (two loops over half-size blocks, two over the elements around them) stay
+    # inside.
+    source = """def f(float(B, K, M) X, float(B, K, N) Y) -> (Z) {
+      Z(b, m, n) +=! X(b, k, m) * Y(b, k, n)
     }"""
     text = compiled(source).c_source.text
-    copy = text[:text.index("Y_t021[((t0) * K + t2) * N + t1] = Y[")]
+    copy = text[:text.index("X_t021[((t0) * M + t2) * K + t1] = X[")]
     copy = copy[copy.rindex("#pragma omp for"):]
     assert "collapse(3)" in copy and copy.count("for (") == 3 + 2 + 2 + 2
 

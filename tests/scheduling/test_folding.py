@@ -30,8 +30,10 @@ def test_the_register_mark_carries_the_block_that_folding_reads(machine):
     marks = summarize_schedule(compilation.schedule, compilation.program).marks
     blocks = [mark for mark in marks if isinstance(mark, RegisterBlock)]
     rows, columns = register_block(machine, 4)
-    # one reduction loop (r); X and W read-only, d's range a box: the edge may move back
-    assert blocks == [RegisterBlock(rows, columns, 1, edge_moves_back=True)]
+    # one reduction loop (r); X and W read-only, d's range a box: the edge may move
+    # back, within its columns (W's panel transposes W: polyc.scheduling.packed_copies)
+    assert blocks == [RegisterBlock(rows, columns, 1, edge_moves_back=True,
+                                    edge_within_columns=True)]
     fold = folded_inits(compilation.schedule.tree, compilation.dependences,
                         compilation.program)["S0"]
     assert fold.lanes == columns

@@ -3,8 +3,7 @@
  * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def attention(float32(B, Q, D) Qm, float32(B, S, D) Km, float32(B, S, E) Vm) -> (float32 O) {
- *   Km_t021(t0, t2, t1) = Km(t0, t1, t2) where t0 in 0:B, t2 in 0:D, t1 in 0:S
- *   sc(b, q, s) +=! Qm(b, q, d) * Km_t021(b, d, s) where b in 0:B, q in 0:Q, s in 0:S, d in 0:D
+ *   sc(b, q, s) +=! Qm(b, q, d) * Km(b, s, d) where b in 0:B, q in 0:Q, s in 0:S, d in 0:D
  *   sc(b, q, s) = sc(b, q, s) * (1.0 / sqrt(float32(D))) where b in 0:B, q in 0:Q, s in 0:S
  *   mx(b, q) max=! sc(b, q, s) where b in 0:B, q in 0:Q, s in 0:S
  *   p(b, q, s) = exp(sc(b, q, s) - mx(b, q)) where b in 0:B, q in 0:Q, s in 0:S
@@ -129,50 +128,6 @@ static inline void polyc_transpose_32_8_8(float *restrict dst, int64_t ld,
 }
 #endif
 
-/* Copies a 16 x 16 block: dst[c * ld + r] = src[r * ls + c]. */
-#if defined(__GNUC__) || defined(__clang__)
-#ifndef POLYC_SHUFFLE
-#if defined(__clang__)
-#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
-#else
-#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shuffle(a, b, (mask_type){__VA_ARGS__})
-#endif
-#endif
-typedef float polyc_transpose_32_16_8_v __attribute__((vector_size(32)));
-typedef int polyc_transpose_32_16_8_m __attribute__((vector_size(32)));
-static inline void polyc_transpose_32_16_8(float *restrict dst, int64_t ld,
-                          const float *restrict src, int64_t ls) {
-  for (int bi = 0; bi < 16; bi += 8)
-  for (int bj = 0; bj < 16; bj += 8) {
-    polyc_transpose_32_16_8_v r[8];
-    for (int i = 0; i < 8; i++) memcpy(&r[i], src + (bj + i) * ls + bi, sizeof r[i]);
-    for (int i = 0; i < 8; i++) if (!(i & 4)) {
-      polyc_transpose_32_16_8_v a = r[i], b = r[i + 4];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 0, 1, 2, 3, 8, 9, 10, 11);
-      r[i + 4] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 4, 5, 6, 7, 12, 13, 14, 15);
-    }
-    for (int i = 0; i < 8; i++) if (!(i & 2)) {
-      polyc_transpose_32_16_8_v a = r[i], b = r[i + 2];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 0, 1, 8, 9, 4, 5, 12, 13);
-      r[i + 2] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 2, 3, 10, 11, 6, 7, 14, 15);
-    }
-    for (int i = 0; i < 8; i++) if (!(i & 1)) {
-      polyc_transpose_32_16_8_v a = r[i], b = r[i + 1];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 0, 8, 2, 10, 4, 12, 6, 14);
-      r[i + 1] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 1, 9, 3, 11, 5, 13, 7, 15);
-    }
-    for (int i = 0; i < 8; i++)
-      memcpy(dst + (bi + i) * ld + bj, &r[i], sizeof r[i]);
-  }
-}
-#else
-static inline void polyc_transpose_32_16_8(float *restrict dst, int64_t ld,
-                          const float *restrict src, int64_t ls) {
-  for (int c = 0; c < 16; c++)
-    for (int r = 0; r < 16; r++) dst[c * ld + r] = src[r * ls + c];
-}
-#endif
-
 
 
 // polyc-link: -lmvec
@@ -180,113 +135,7 @@ static inline void polyc_transpose_32_16_8(float *restrict dst, int64_t ld,
 float expf(float);
 
 #define polyc_status (*polyc_status_at)
-static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status_at, int64_t B, int64_t D, int64_t S, const float *restrict Km, float *restrict Km_t021)
-{
-  #pragma omp for collapse(3) schedule(static) nowait
-  for (int64_t c0 = 0; c0 < B; c0 += 1)
-  {
-    for (int64_t c1 = 0; c1 < D; c1 += 256)
-    {
-      for (int64_t c2 = 0; c2 < S; c2 += 256)
-      {
-        for (int64_t c4 = 0; c4 <= polyc_min(255, ((D - c1) - 1)); c4 += 16)
-        {
-          for (int64_t c5 = 0; c5 <= polyc_min(255, ((S - c2) - 1)); c5 += 16)
-          {
-            if (((polyc_min(15, (((D - c1) - c4) - 1)) + 1)) - (0) == 16 && ((polyc_min(15, (((S - c2) - c5) - 1)) + 1)) - (0) == 16)
-            {
-              float *polyc_dst;
-              const float *polyc_src;
-              int64_t polyc_ld, polyc_ls;
-              {
-                const int64_t c7 = 0 + 0;
-                const int64_t c8 = 0 + 0;
-                const int64_t t0 = c0;
-                const int64_t t2 = ((c1 + c4) + c7);
-                const int64_t t1 = ((c2 + c5) + c8);
-                polyc_dst = &Km_t021[((t0) * D + t2) * S + t1];
-                polyc_src = &Km[((t0) * S + t1) * D + t2];
-              }
-              {
-                const int64_t c7 = 0 + 1;
-                const int64_t c8 = 0 + 0;
-                const int64_t t0 = c0;
-                const int64_t t2 = ((c1 + c4) + c7);
-                const int64_t t1 = ((c2 + c5) + c8);
-                polyc_ld = &Km_t021[((t0) * D + t2) * S + t1] - polyc_dst;
-              }
-              {
-                const int64_t c7 = 0 + 0;
-                const int64_t c8 = 0 + 1;
-                const int64_t t0 = c0;
-                const int64_t t2 = ((c1 + c4) + c7);
-                const int64_t t1 = ((c2 + c5) + c8);
-                polyc_ls = &Km[((t0) * S + t1) * D + t2] - polyc_src;
-              }
-              polyc_transpose_32_16_8(polyc_dst, polyc_ld, polyc_src, polyc_ls);
-            }
-            else
-            {
-              float *polyc_dst;
-              const float *polyc_src;
-              int64_t polyc_ld, polyc_ls;
-              {
-                const int64_t c7 = 0 + 0;
-                const int64_t c8 = 0 + 0;
-                const int64_t t0 = c0;
-                const int64_t t2 = ((c1 + c4) + c7);
-                const int64_t t1 = ((c2 + c5) + c8);
-                polyc_dst = &Km_t021[((t0) * D + t2) * S + t1];
-                polyc_src = &Km[((t0) * S + t1) * D + t2];
-              }
-              {
-                const int64_t c7 = 0 + 1;
-                const int64_t c8 = 0 + 0;
-                const int64_t t0 = c0;
-                const int64_t t2 = ((c1 + c4) + c7);
-                const int64_t t1 = ((c2 + c5) + c8);
-                polyc_ld = &Km_t021[((t0) * D + t2) * S + t1] - polyc_dst;
-              }
-              {
-                const int64_t c7 = 0 + 0;
-                const int64_t c8 = 0 + 1;
-                const int64_t t0 = c0;
-                const int64_t t2 = ((c1 + c4) + c7);
-                const int64_t t1 = ((c2 + c5) + c8);
-                polyc_ls = &Km[((t0) * S + t1) * D + t2] - polyc_src;
-              }
-              const int64_t polyc_whole0 = (((polyc_min(15, (((D - c1) - c4) - 1)) + 1)) - (0)) / 8 * 8, polyc_whole1 = (((polyc_min(15, (((S - c2) - c5) - 1)) + 1)) - (0)) / 8 * 8;
-              for (int64_t polyc_b0 = 0; polyc_b0 < polyc_whole0; polyc_b0 += 8)
-                for (int64_t polyc_b1 = 0; polyc_b1 < polyc_whole1; polyc_b1 += 8)
-                {
-                  {
-                    const int64_t c7 = 0 + polyc_b0;
-                    const int64_t c8 = 0 + polyc_b1;
-                    const int64_t t0 = c0;
-                    const int64_t t2 = ((c1 + c4) + c7);
-                    const int64_t t1 = ((c2 + c5) + c8);
-                    polyc_dst = &Km_t021[((t0) * D + t2) * S + t1];
-                    polyc_src = &Km[((t0) * S + t1) * D + t2];
-                  }
-                  polyc_transpose_32_8_8(polyc_dst, polyc_ld, polyc_src, polyc_ls);
-                }
-              for (int64_t c7 = 0; c7 < (polyc_min(15, (((D - c1) - c4) - 1)) + 1); c7 += 1)
-                for (int64_t c8 = c7 - (0) < polyc_whole0 ? (0) + polyc_whole1 : 0; c8 < (polyc_min(15, (((S - c2) - c5) - 1)) + 1); c8 += 1)
-                {
-                  const int64_t t0 = c0;
-                  const int64_t t2 = ((c1 + c4) + c7);
-                  const int64_t t1 = ((c2 + c5) + c8);
-                  Km_t021[((t0) * D + t2) * S + t1] = Km[((t0) * S + t1) * D + t2];
-                }
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
-static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status_at, int64_t B, int64_t Q, int64_t D, int64_t S, const float *restrict Qm, float *restrict sc, float *restrict Km_t021)
+static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status_at, int64_t B, int64_t Q, int64_t D, int64_t S, const float *restrict Qm, const float *restrict Km, float *restrict sc)
 {
   #pragma omp for collapse(3) schedule(static) nowait
   for (int64_t c0 = 0; c0 < B; c0 += 1)
@@ -312,51 +161,82 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
           }
           for (int64_t c3 = 0; c3 < D; c3 += 512)
           {
-            _Alignas(64) float polyc_panel_Km_t021_storage[32768];
-            float *restrict polyc_panel_Km_t021 = polyc_panel_Km_t021_storage;
+            _Alignas(64) float polyc_panel_Km_storage[32768];
+            float *restrict polyc_panel_Km = polyc_panel_Km_storage;
             {
               for (int64_t polyc_p1 = polyc_max(0, 0 - c0); polyc_p1 < polyc_min(1, B - c0); polyc_p1 += 1)
               {
-                for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, D - c3); polyc_p2 += 1)
+                const int64_t polyc_start = polyc_max(0, 0 - c2);
+                const int64_t polyc_end = polyc_min(64, S - c2);
+                for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
                 {
-                  const int64_t polyc_start = polyc_max(0, 0 - c2);
-                  const int64_t polyc_end = polyc_min(64, S - c2);
-                  for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                  const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                  const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                  if (polyc_first == 0 && polyc_last == 16)
                   {
-                    const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                    const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                    if (polyc_first == 0 && polyc_last == 16)
                     {
-                      {
-                        if (polyc_p2 + 8 < polyc_min(512, D - c3))
+                      const int64_t polyc_squared = (0) + ((16) - (0)) / 8 * 8;
+                      const int64_t polyc_rest = (polyc_max(0, 0 - c3)) + ((polyc_min(512, D - c3)) - (polyc_max(0, 0 - c3))) / 8 * 8;
+                      for (int64_t polyc_group = 0; polyc_group < polyc_squared; polyc_group += 8)
+                        for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_rest; polyc_p2 += 8)
                         {
-                          const int64_t s = c2 + polyc_block * 16;
-                          const int64_t b = c0 + polyc_p1;
-                          const int64_t d = c3 + polyc_p2 + 8;
-                          __builtin_prefetch(&Km_t021[((b) * D + d) * S + s] + 0, 0, 3);
+                          const float *polyc_src;
+                          int64_t polyc_ls;
+                          {
+                            const int64_t s = c2 + polyc_block * 16 + polyc_group;
+                            const int64_t b = c0 + polyc_p1;
+                            const int64_t d = c3 + polyc_p2;
+                            polyc_src = &Km[((b) * S + s) * D + d];
+                          }
+                          {
+                            const int64_t s = c2 + polyc_block * 16 + polyc_group + 1;
+                            const int64_t b = c0 + polyc_p1;
+                            const int64_t d = c3 + polyc_p2;
+                            polyc_ls = &Km[((b) * S + s) * D + d] - polyc_src;
+                          }
+                          polyc_transpose_32_8_8(&polyc_panel_Km[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_group], 16, polyc_src, polyc_ls);
                         }
-                        #pragma omp simd
-                        for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                        {
-                          const int64_t s = c2 + polyc_block * 16 + polyc_lane;
-                          const int64_t b = c0 + polyc_p1;
-                          const int64_t d = c3 + polyc_p2;
-                          polyc_panel_Km_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Km_t021[((b) * D + d) * S + s];
-                        }
-                      }
-                    }
-                    else
-                    {
-                      #pragma omp simd
                       for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                        if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                        for (int64_t polyc_p2 = polyc_lane < polyc_squared ? polyc_rest : polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, D - c3); polyc_p2 += 1)
                         {
                           const int64_t s = c2 + polyc_block * 16 + polyc_lane;
                           const int64_t b = c0 + polyc_p1;
                           const int64_t d = c3 + polyc_p2;
-                          polyc_panel_Km_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Km_t021[((b) * D + d) * S + s];
+                          polyc_panel_Km[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Km[((b) * S + s) * D + d];
                         }
                     }
+                  }
+                  else
+                  {
+                    const int64_t polyc_squared = (polyc_first) + ((polyc_last) - (polyc_first)) / 8 * 8;
+                    const int64_t polyc_rest = (polyc_max(0, 0 - c3)) + ((polyc_min(512, D - c3)) - (polyc_max(0, 0 - c3))) / 8 * 8;
+                    for (int64_t polyc_group = polyc_first; polyc_group < polyc_squared; polyc_group += 8)
+                      for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_rest; polyc_p2 += 8)
+                      {
+                        const float *polyc_src;
+                        int64_t polyc_ls;
+                        {
+                          const int64_t s = c2 + polyc_block * 16 + polyc_group;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t d = c3 + polyc_p2;
+                          polyc_src = &Km[((b) * S + s) * D + d];
+                        }
+                        {
+                          const int64_t s = c2 + polyc_block * 16 + polyc_group + 1;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t d = c3 + polyc_p2;
+                          polyc_ls = &Km[((b) * S + s) * D + d] - polyc_src;
+                        }
+                        polyc_transpose_32_8_8(&polyc_panel_Km[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_group], 16, polyc_src, polyc_ls);
+                      }
+                    for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                      for (int64_t polyc_p2 = polyc_lane < polyc_squared ? polyc_rest : polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, D - c3); polyc_p2 += 1)
+                      {
+                        const int64_t s = c2 + polyc_block * 16 + polyc_lane;
+                        const int64_t b = c0 + polyc_p1;
+                        const int64_t d = c3 + polyc_p2;
+                        polyc_panel_Km[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Km[((b) * S + s) * D + d];
+                      }
                   }
                 }
               }
@@ -394,7 +274,7 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                           const int64_t q = ((c1 + c5) + c8);
                           const int64_t s = ((c2 + c6) + c10);
                           const int64_t d = (c3 + c7);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km_t021[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
                         }
                       }
                     }
@@ -445,7 +325,7 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                           const int64_t q = ((c1 + c5) + c8);
                           const int64_t s = ((c2 + c6) + c10);
                           const int64_t d = (c3 + c7);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km_t021[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
                         }
                       }
                     }
@@ -471,17 +351,8 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                   const int64_t polyc_count1 = polyc_min(15, (((S - c2) - c6) - 1)) + 1;
                   if (polyc_count0 > 0 && polyc_count1 > 0)
                   {
-                    int64_t polyc_shift = 0;
+                    if (polyc_count1 == 16)
                     {
-                      const int64_t c10 = -(16 - polyc_count1);
-                      const int64_t s = ((c2 + c6) + c10);
-                      if (s >= 0)
-                        polyc_shift = 16 - polyc_count1;
-                    }
-                    if (polyc_shift > 0 || polyc_count1 == 16)
-                    {
-                      const int64_t polyc_base = -polyc_shift;
-                      const int64_t polyc_own = polyc_shift;
                       if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
                       {
                         float polyc_acc[6][16];
@@ -492,7 +363,7 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t c10 = polyc_lane1;
                               polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                             }
                           }
@@ -505,12 +376,12 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t c10 = polyc_lane1;
                               const int64_t b = c0;
                               const int64_t q = ((c1 + c5) + c8);
                               const int64_t s = ((c2 + c6) + c10);
                               const int64_t d = (c3 + c7);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
                             }
                           }
                         }
@@ -521,12 +392,11 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t c10 = polyc_lane1;
                               const int64_t b = c0;
                               const int64_t q = ((c1 + c5) + c8);
                               const int64_t s = ((c2 + c6) + c10);
-                              if (polyc_lane1 >= polyc_own)
-                                sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                              sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
@@ -541,11 +411,11 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t c10 = polyc_lane1;
                               const int64_t b = c0;
                               const int64_t q = ((c1 + c5) + c8);
                               const int64_t s = ((c2 + c6) + c10);
-                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? sc[((b) * Q + q) * S + s] : 0.0f);
+                              polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
                             }
                           }
                         }
@@ -557,12 +427,12 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t c10 = polyc_lane1;
                               const int64_t b = c0;
                               const int64_t q = ((c1 + c5) + c8);
                               const int64_t s = ((c2 + c6) + c10);
                               const int64_t d = (c3 + c7);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
                             }
                           }
                         }
@@ -573,12 +443,11 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
+                              const int64_t c10 = polyc_lane1;
                               const int64_t b = c0;
                               const int64_t q = ((c1 + c5) + c8);
                               const int64_t s = ((c2 + c6) + c10);
-                              if (polyc_lane1 >= polyc_own)
-                                sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                              sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
@@ -615,7 +484,7 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                                 const int64_t q = ((c1 + c5) + c8);
                                 const int64_t s = ((c2 + c6) + c10);
                                 const int64_t d = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
                               }
                             }
                           }
@@ -666,7 +535,7 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                                 const int64_t q = ((c1 + c5) + c8);
                                 const int64_t s = ((c2 + c6) + c10);
                                 const int64_t d = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
                               }
                             }
                           }
@@ -722,7 +591,7 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                                     const int64_t q = ((c1 + c5) + c8);
                                     const int64_t s = ((c2 + c6) + c10);
                                     const int64_t d = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
                                   }
                                 }
                               }
@@ -774,7 +643,7 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                                     const int64_t q = ((c1 + c5) + c8);
                                     const int64_t s = ((c2 + c6) + c10);
                                     const int64_t d = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * Km_t021[((b) * D + d) * S + s]));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
                                   }
                                 }
                               }
@@ -827,7 +696,7 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                                   const int64_t q = ((c1 + c5) + c8);
                                   const int64_t s = ((c2 + c6) + c10);
                                   const int64_t d = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * ((polyc_lane1 < polyc_count1) ? Km_t021[((b) * D + d) * S + s] : 0.0f)));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * ((polyc_lane1 < polyc_count1) ? polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10] : 0.0f)));
                                 }
                               }
                             }
@@ -879,7 +748,7 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
                                   const int64_t q = ((c1 + c5) + c8);
                                   const int64_t s = ((c2 + c6) + c10);
                                   const int64_t d = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * ((polyc_lane1 < polyc_count1) ? Km_t021[((b) * D + d) * S + s] : 0.0f)));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * ((polyc_lane1 < polyc_count1) ? polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10] : 0.0f)));
                                 }
                               }
                             }
@@ -923,7 +792,7 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
   }
 }
 
-static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status_at, int64_t B, int64_t Q, int64_t S, float *restrict sc, float *restrict mx, float *restrict p, float *restrict z)
+static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status_at, int64_t B, int64_t Q, int64_t S, float *restrict sc, float *restrict mx, float *restrict p, float *restrict z)
 {
   #pragma omp for collapse(2) schedule(static) nowait
   for (int64_t c0 = 0; c0 < B; c0 += 1)
@@ -982,7 +851,7 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
   }
 }
 
-static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status_at, int64_t B, int64_t Q, int64_t S, int64_t E, const float *restrict Vm, float *restrict O, float *restrict p, float *restrict z)
+static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status_at, int64_t B, int64_t Q, int64_t S, int64_t E, const float *restrict Vm, float *restrict O, float *restrict p, float *restrict z)
 {
   #pragma omp for collapse(3) schedule(static) nowait
   for (int64_t c0 = 0; c0 < B; c0 += 1)
@@ -1174,7 +1043,7 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                       if (e >= 0)
                         polyc_shift = 16 - polyc_count1;
                     }
-                    if (polyc_shift > 0 || polyc_count1 == 16)
+                    if (polyc_shift > 0)
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
@@ -1281,16 +1150,16 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                       }
                     }
                     else
-                      if (polyc_count1 == 8)
+                      if (polyc_count1 == 16)
                       {
                         if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                         {
-                          float polyc_acc[6][8];
+                          float polyc_acc[6][16];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -1303,7 +1172,7 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -1311,7 +1180,7 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                                 const int64_t q = ((c1 + c5) + c8);
                                 const int64_t e = ((c2 + c6) + c10);
                                 const int64_t s = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
                               }
                             }
                           }
@@ -1319,7 +1188,7 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -1333,12 +1202,12 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                         }
                         else
                         {
-                          float polyc_acc[6][8];
+                          float polyc_acc[6][16];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -1354,7 +1223,7 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -1362,7 +1231,7 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                                 const int64_t q = ((c1 + c5) + c8);
                                 const int64_t e = ((c2 + c6) + c10);
                                 const int64_t s = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
                               }
                             }
                           }
@@ -1370,7 +1239,7 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -1384,125 +1253,16 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                         }
                       }
                       else
-                        if (polyc_count1 > 8)
-                        {
-                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                          {
-                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                            const int64_t polyc_own = polyc_sub - polyc_base;
-                            if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    const int64_t s = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    if (polyc_lane1 >= polyc_own)
-                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((b) * Q + q) * E + e] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    const int64_t s = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    if (polyc_lane1 >= polyc_own)
-                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
+                        if (polyc_count1 == 8)
                         {
                           if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                           {
-                            float polyc_acc[6][16];
+                            float polyc_acc[6][8];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c10 = polyc_lane1;
@@ -1515,7 +1275,7 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c10 = polyc_lane1;
@@ -1523,7 +1283,7 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                                   const int64_t q = ((c1 + c5) + c8);
                                   const int64_t e = ((c2 + c6) + c10);
                                   const int64_t s = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * ((polyc_lane1 < polyc_count1) ? Vm[((b) * S + s) * E + e] : 0.0f)));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
                                 }
                               }
                             }
@@ -1531,34 +1291,33 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c10 = polyc_lane1;
                                   const int64_t b = c0;
                                   const int64_t q = ((c1 + c5) + c8);
                                   const int64_t e = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            float polyc_acc[6][8];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c10 = polyc_lane1;
                                   const int64_t b = c0;
                                   const int64_t q = ((c1 + c5) + c8);
                                   const int64_t e = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((b) * Q + q) * E + e] : 0.0f);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = O[((b) * Q + q) * E + e];
                                 }
                               }
                             }
@@ -1567,7 +1326,7 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c10 = polyc_lane1;
@@ -1575,7 +1334,7 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                                   const int64_t q = ((c1 + c5) + c8);
                                   const int64_t e = ((c2 + c6) + c10);
                                   const int64_t s = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * ((polyc_lane1 < polyc_count1) ? Vm[((b) * S + s) * E + e] : 0.0f)));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
                                 }
                               }
                             }
@@ -1583,20 +1342,233 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c10 = polyc_lane1;
                                   const int64_t b = c0;
                                   const int64_t q = ((c1 + c5) + c8);
                                   const int64_t e = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                         }
+                        else
+                          if (polyc_count1 > 8)
+                          {
+                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                            {
+                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                              const int64_t polyc_own = polyc_sub - polyc_base;
+                              if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                    }
+                                  }
+                                }
+                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t e = ((c2 + c6) + c10);
+                                      const int64_t s = (c3 + c7);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t e = ((c2 + c6) + c10);
+                                      if (polyc_lane1 >= polyc_own)
+                                        O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                              else
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t e = ((c2 + c6) + c10);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((b) * Q + q) * E + e] : 0.0f);
+                                    }
+                                  }
+                                }
+                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t e = ((c2 + c6) + c10);
+                                      const int64_t s = (c3 + c7);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c10 = polyc_lane1 + polyc_base;
+                                      const int64_t b = c0;
+                                      const int64_t q = ((c1 + c5) + c8);
+                                      const int64_t e = ((c2 + c6) + c10);
+                                      if (polyc_lane1 >= polyc_own)
+                                        O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    const int64_t s = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * ((polyc_lane1 < polyc_count1) ? polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10] : 0.0f)));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((b) * Q + q) * E + e] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    const int64_t s = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * ((polyc_lane1 < polyc_count1) ? polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10] : 0.0f)));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
                   }
                 }
               }
@@ -1624,12 +1596,11 @@ static __attribute__((noinline)) void polyc_attention_region3(int * polyc_status
 int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const float *restrict Qm, const float *restrict Km, const float *restrict Vm, float *restrict O)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(D) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S) * polyc_extent(D)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E));
+  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S) * polyc_extent(D)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E));
   float *restrict sc = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)));
   float *restrict mx = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q)));
   float *restrict p = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)));
   float *restrict z = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q)));
-  float *restrict Km_t021 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(D) * polyc_extent(S)));
   if (!sc)
   {
     polyc_status = 1;
@@ -1650,47 +1621,33 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
     polyc_status = 1;
     goto polyc_done;
   }
-  if (!Km_t021)
-  {
-    polyc_status = 1;
-    goto polyc_done;
-  }
   {
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_attention_region0(&polyc_status, B, D, S, Km, Km_t021);
+      polyc_attention_region0(&polyc_status, B, Q, D, S, Qm, Km, sc);
     }
     else
     {
-      polyc_attention_region0(&polyc_status, B, D, S, Km, Km_t021);
+      polyc_attention_region0(&polyc_status, B, Q, D, S, Qm, Km, sc);
     }
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_attention_region1(&polyc_status, B, Q, D, S, Qm, sc, Km_t021);
+      polyc_attention_region1(&polyc_status, B, Q, S, sc, mx, p, z);
     }
     else
     {
-      polyc_attention_region1(&polyc_status, B, Q, D, S, Qm, sc, Km_t021);
+      polyc_attention_region1(&polyc_status, B, Q, S, sc, mx, p, z);
     }
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_attention_region2(&polyc_status, B, Q, S, sc, mx, p, z);
+      polyc_attention_region2(&polyc_status, B, Q, S, E, Vm, O, p, z);
     }
     else
     {
-      polyc_attention_region2(&polyc_status, B, Q, S, sc, mx, p, z);
-    }
-    if (polyc_work >= 32768)
-    {
-      #pragma omp parallel
-      polyc_attention_region3(&polyc_status, B, Q, S, E, Vm, O, p, z);
-    }
-    else
-    {
-      polyc_attention_region3(&polyc_status, B, Q, S, E, Vm, O, p, z);
+      polyc_attention_region2(&polyc_status, B, Q, S, E, Vm, O, p, z);
     }
   }
   polyc_done:
@@ -1698,7 +1655,6 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
   free(mx);
   free(p);
   free(z);
-  free(Km_t021);
   return polyc_status;
 }
 

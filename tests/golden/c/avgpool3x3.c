@@ -242,7 +242,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                         if (w >= 0)
                           polyc_shift = 16 - polyc_count1;
                       }
-                      if (polyc_shift > 0 || polyc_count1 == 16)
+                      if (polyc_shift > 0)
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
@@ -362,16 +362,16 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                         }
                       }
                       else
-                        if (polyc_count1 == 8)
+                        if (polyc_count1 == 16)
                         {
                           if (((1)))
                           {
-                            float polyc_acc[6][8];
+                            float polyc_acc[6][16];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
@@ -386,7 +386,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                   {
                                     const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c15 = polyc_lane1;
@@ -405,7 +405,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
@@ -420,12 +420,12 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                           }
                           else
                           {
-                            float polyc_acc[6][8];
+                            float polyc_acc[6][16];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
@@ -444,7 +444,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                   {
                                     const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c15 = polyc_lane1;
@@ -463,7 +463,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
@@ -478,138 +478,16 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                           }
                         }
                         else
-                          if (polyc_count1 > 8)
-                          {
-                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                            {
-                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                              const int64_t polyc_own = polyc_sub - polyc_base;
-                              if (((1)))
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1 + polyc_base;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c10 = 0; c10 <= 2; c10 += 1)
-                                {
-                                  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c15 = polyc_lane1 + polyc_base;
-                                        const int64_t n = c0;
-                                        const int64_t c = c1;
-                                        const int64_t h = ((c2 + c8) + c12);
-                                        const int64_t w = ((c3 + c9) + c15);
-                                        const int64_t kh = c10;
-                                        const int64_t kw = c11;
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
-                                      }
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1 + polyc_base;
-                                      const int64_t n = c0;
-                                      const int64_t c = c1;
-                                      const int64_t h = ((c2 + c8) + c12);
-                                      const int64_t w = ((c3 + c9) + c15);
-                                      if (polyc_lane1 >= polyc_own)
-                                        O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1 + polyc_base;
-                                      const int64_t n = c0;
-                                      const int64_t c = c1;
-                                      const int64_t h = ((c2 + c8) + c12);
-                                      const int64_t w = ((c3 + c9) + c15);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c10 = 0; c10 <= 2; c10 += 1)
-                                {
-                                  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c15 = polyc_lane1 + polyc_base;
-                                        const int64_t n = c0;
-                                        const int64_t c = c1;
-                                        const int64_t h = ((c2 + c8) + c12);
-                                        const int64_t w = ((c3 + c9) + c15);
-                                        const int64_t kh = c10;
-                                        const int64_t kw = c11;
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
-                                      }
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1 + polyc_base;
-                                      const int64_t n = c0;
-                                      const int64_t c = c1;
-                                      const int64_t h = ((c2 + c8) + c12);
-                                      const int64_t w = ((c3 + c9) + c15);
-                                      if (polyc_lane1 >= polyc_own)
-                                        O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          else
+                          if (polyc_count1 == 8)
                           {
                             if (((1)))
                             {
-                              float polyc_acc[6][16];
+                              float polyc_acc[6][8];
                               {
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
                                     const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c15 = polyc_lane1;
@@ -624,7 +502,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
                                     #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                     {
                                       const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                       const int64_t c15 = polyc_lane1;
@@ -634,7 +512,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                                       const int64_t w = ((c3 + c9) + c15);
                                       const int64_t kh = c10;
                                       const int64_t kw = c11;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + ((polyc_lane1 < polyc_count1) ? I[(((n) * C + c) * H + h + kh) * W + kw + w] : 0.0f));
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
                                     }
                                   }
                                 }
@@ -643,7 +521,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
                                     const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c15 = polyc_lane1;
@@ -651,20 +529,19 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                                     const int64_t c = c1;
                                     const int64_t h = ((c2 + c8) + c12);
                                     const int64_t w = ((c3 + c9) + c15);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                   }
                                 }
                               }
                             }
                             else
                             {
-                              float polyc_acc[6][16];
+                              float polyc_acc[6][8];
                               {
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
                                     const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c15 = polyc_lane1;
@@ -672,13 +549,212 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                                     const int64_t c = c1;
                                     const int64_t h = ((c2 + c8) + c12);
                                     const int64_t w = ((c3 + c9) + c15);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] : 0.0f);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w];
                                   }
                                 }
                               }
                               for (int64_t c10 = 0; c10 <= 2; c10 += 1)
                               {
                                 for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1;
+                                      const int64_t n = c0;
+                                      const int64_t c = c1;
+                                      const int64_t h = ((c2 + c8) + c12);
+                                      const int64_t w = ((c3 + c9) + c15);
+                                      const int64_t kh = c10;
+                                      const int64_t kw = c11;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
+                                    }
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_lane1;
+                                    const int64_t n = c0;
+                                    const int64_t c = c1;
+                                    const int64_t h = ((c2 + c8) + c12);
+                                    const int64_t w = ((c3 + c9) + c15);
+                                    O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else
+                            if (polyc_count1 > 8)
+                            {
+                              for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                              {
+                                const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                                const int64_t polyc_own = polyc_sub - polyc_base;
+                                if (((1)))
+                                {
+                                  float polyc_acc[6][8];
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_lane1 + polyc_base;
+                                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                      }
+                                    }
+                                  }
+                                  for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                                  {
+                                    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                                    {
+                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      {
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                        {
+                                          const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c15 = polyc_lane1 + polyc_base;
+                                          const int64_t n = c0;
+                                          const int64_t c = c1;
+                                          const int64_t h = ((c2 + c8) + c12);
+                                          const int64_t w = ((c3 + c9) + c15);
+                                          const int64_t kh = c10;
+                                          const int64_t kw = c11;
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
+                                        }
+                                      }
+                                    }
+                                  }
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_lane1 + polyc_base;
+                                        const int64_t n = c0;
+                                        const int64_t c = c1;
+                                        const int64_t h = ((c2 + c8) + c12);
+                                        const int64_t w = ((c3 + c9) + c15);
+                                        if (polyc_lane1 >= polyc_own)
+                                          O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      }
+                                    }
+                                  }
+                                }
+                                else
+                                {
+                                  float polyc_acc[6][8];
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_lane1 + polyc_base;
+                                        const int64_t n = c0;
+                                        const int64_t c = c1;
+                                        const int64_t h = ((c2 + c8) + c12);
+                                        const int64_t w = ((c3 + c9) + c15);
+                                        polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] : 0.0f);
+                                      }
+                                    }
+                                  }
+                                  for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                                  {
+                                    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                                    {
+                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      {
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                        {
+                                          const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c15 = polyc_lane1 + polyc_base;
+                                          const int64_t n = c0;
+                                          const int64_t c = c1;
+                                          const int64_t h = ((c2 + c8) + c12);
+                                          const int64_t w = ((c3 + c9) + c15);
+                                          const int64_t kh = c10;
+                                          const int64_t kw = c11;
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
+                                        }
+                                      }
+                                    }
+                                  }
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_lane1 + polyc_base;
+                                        const int64_t n = c0;
+                                        const int64_t c = c1;
+                                        const int64_t h = ((c2 + c8) + c12);
+                                        const int64_t w = ((c3 + c9) + c15);
+                                        if (polyc_lane1 >= polyc_own)
+                                          O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              if (((1)))
+                              {
+                                float polyc_acc[6][16];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                    }
+                                  }
+                                }
+                                for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                                {
+                                  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_lane1;
+                                        const int64_t n = c0;
+                                        const int64_t c = c1;
+                                        const int64_t h = ((c2 + c8) + c12);
+                                        const int64_t w = ((c3 + c9) + c15);
+                                        const int64_t kh = c10;
+                                        const int64_t kw = c11;
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + ((polyc_lane1 < polyc_count1) ? I[(((n) * C + c) * H + h + kh) * W + kw + w] : 0.0f));
+                                      }
+                                    }
+                                  }
+                                }
                                 {
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
@@ -691,32 +767,72 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                                       const int64_t c = c1;
                                       const int64_t h = ((c2 + c8) + c12);
                                       const int64_t w = ((c3 + c9) + c15);
-                                      const int64_t kh = c10;
-                                      const int64_t kw = c11;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + ((polyc_lane1 < polyc_count1) ? I[(((n) * C + c) * H + h + kh) * W + kw + w] : 0.0f));
+                                      if (polyc_lane1 < polyc_count1)
+                                        O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                     }
                                   }
                                 }
                               }
+                              else
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                float polyc_acc[6][16];
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1;
-                                    const int64_t n = c0;
-                                    const int64_t c = c1;
-                                    const int64_t h = ((c2 + c8) + c12);
-                                    const int64_t w = ((c3 + c9) + c15);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1;
+                                      const int64_t n = c0;
+                                      const int64_t c = c1;
+                                      const int64_t h = ((c2 + c8) + c12);
+                                      const int64_t w = ((c3 + c9) + c15);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] : 0.0f);
+                                    }
+                                  }
+                                }
+                                for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                                {
+                                  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_lane1;
+                                        const int64_t n = c0;
+                                        const int64_t c = c1;
+                                        const int64_t h = ((c2 + c8) + c12);
+                                        const int64_t w = ((c3 + c9) + c15);
+                                        const int64_t kh = c10;
+                                        const int64_t kw = c11;
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + ((polyc_lane1 < polyc_count1) ? I[(((n) * C + c) * H + h + kh) * W + kw + w] : 0.0f));
+                                      }
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1;
+                                      const int64_t n = c0;
+                                      const int64_t c = c1;
+                                      const int64_t h = ((c2 + c8) + c12);
+                                      const int64_t w = ((c3 + c9) + c15);
+                                      if (polyc_lane1 < polyc_count1)
+                                        O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
                                   }
                                 }
                               }
                             }
-                          }
                     }
                   }
                 }

@@ -3,8 +3,7 @@
  * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def batch_matmul_trans_b(float32(B, M, K) X, float32(B, N, K) Y) -> (float32 Z) {
- *   Y_t021(t0, t2, t1) = Y(t0, t1, t2) where t0 in 0:B, t2 in 0:K, t1 in 0:N
- *   Z(b, m, n) +=! X(b, m, k) * Y_t021(b, k, n) where b in 0:B, m in 0:M, n in 0:N, k in 0:K
+ *   Z(b, m, n) +=! X(b, m, k) * Y(b, n, k) where b in 0:B, m in 0:M, n in 0:N, k in 0:K
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -123,162 +122,12 @@ static inline void polyc_transpose_32_8_8(float *restrict dst, int64_t ld,
 }
 #endif
 
-/* Copies a 16 x 16 block: dst[c * ld + r] = src[r * ls + c]. */
-#if defined(__GNUC__) || defined(__clang__)
-#ifndef POLYC_SHUFFLE
-#if defined(__clang__)
-#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
-#else
-#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shuffle(a, b, (mask_type){__VA_ARGS__})
-#endif
-#endif
-typedef float polyc_transpose_32_16_8_v __attribute__((vector_size(32)));
-typedef int polyc_transpose_32_16_8_m __attribute__((vector_size(32)));
-static inline void polyc_transpose_32_16_8(float *restrict dst, int64_t ld,
-                          const float *restrict src, int64_t ls) {
-  for (int bi = 0; bi < 16; bi += 8)
-  for (int bj = 0; bj < 16; bj += 8) {
-    polyc_transpose_32_16_8_v r[8];
-    for (int i = 0; i < 8; i++) memcpy(&r[i], src + (bj + i) * ls + bi, sizeof r[i]);
-    for (int i = 0; i < 8; i++) if (!(i & 4)) {
-      polyc_transpose_32_16_8_v a = r[i], b = r[i + 4];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 0, 1, 2, 3, 8, 9, 10, 11);
-      r[i + 4] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 4, 5, 6, 7, 12, 13, 14, 15);
-    }
-    for (int i = 0; i < 8; i++) if (!(i & 2)) {
-      polyc_transpose_32_16_8_v a = r[i], b = r[i + 2];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 0, 1, 8, 9, 4, 5, 12, 13);
-      r[i + 2] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 2, 3, 10, 11, 6, 7, 14, 15);
-    }
-    for (int i = 0; i < 8; i++) if (!(i & 1)) {
-      polyc_transpose_32_16_8_v a = r[i], b = r[i + 1];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 0, 8, 2, 10, 4, 12, 6, 14);
-      r[i + 1] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 1, 9, 3, 11, 5, 13, 7, 15);
-    }
-    for (int i = 0; i < 8; i++)
-      memcpy(dst + (bi + i) * ld + bj, &r[i], sizeof r[i]);
-  }
-}
-#else
-static inline void polyc_transpose_32_16_8(float *restrict dst, int64_t ld,
-                          const float *restrict src, int64_t ls) {
-  for (int c = 0; c < 16; c++)
-    for (int r = 0; r < 16; r++) dst[c * ld + r] = src[r * ls + c];
-}
-#endif
-
 
 
 
 
 #define polyc_status (*polyc_status_at)
-static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * polyc_status_at, int64_t B, int64_t K, int64_t N, const float *restrict Y, float *restrict Y_t021)
-{
-  #pragma omp for collapse(3) schedule(static) nowait
-  for (int64_t c0 = 0; c0 < B; c0 += 1)
-  {
-    for (int64_t c1 = 0; c1 < K; c1 += 256)
-    {
-      for (int64_t c2 = 0; c2 < N; c2 += 256)
-      {
-        for (int64_t c4 = 0; c4 <= polyc_min(255, ((K - c1) - 1)); c4 += 16)
-        {
-          for (int64_t c5 = 0; c5 <= polyc_min(255, ((N - c2) - 1)); c5 += 16)
-          {
-            if (((polyc_min(15, (((K - c1) - c4) - 1)) + 1)) - (0) == 16 && ((polyc_min(15, (((N - c2) - c5) - 1)) + 1)) - (0) == 16)
-            {
-              float *polyc_dst;
-              const float *polyc_src;
-              int64_t polyc_ld, polyc_ls;
-              {
-                const int64_t c7 = 0 + 0;
-                const int64_t c8 = 0 + 0;
-                const int64_t t0 = c0;
-                const int64_t t2 = ((c1 + c4) + c7);
-                const int64_t t1 = ((c2 + c5) + c8);
-                polyc_dst = &Y_t021[((t0) * K + t2) * N + t1];
-                polyc_src = &Y[((t0) * N + t1) * K + t2];
-              }
-              {
-                const int64_t c7 = 0 + 1;
-                const int64_t c8 = 0 + 0;
-                const int64_t t0 = c0;
-                const int64_t t2 = ((c1 + c4) + c7);
-                const int64_t t1 = ((c2 + c5) + c8);
-                polyc_ld = &Y_t021[((t0) * K + t2) * N + t1] - polyc_dst;
-              }
-              {
-                const int64_t c7 = 0 + 0;
-                const int64_t c8 = 0 + 1;
-                const int64_t t0 = c0;
-                const int64_t t2 = ((c1 + c4) + c7);
-                const int64_t t1 = ((c2 + c5) + c8);
-                polyc_ls = &Y[((t0) * N + t1) * K + t2] - polyc_src;
-              }
-              polyc_transpose_32_16_8(polyc_dst, polyc_ld, polyc_src, polyc_ls);
-            }
-            else
-            {
-              float *polyc_dst;
-              const float *polyc_src;
-              int64_t polyc_ld, polyc_ls;
-              {
-                const int64_t c7 = 0 + 0;
-                const int64_t c8 = 0 + 0;
-                const int64_t t0 = c0;
-                const int64_t t2 = ((c1 + c4) + c7);
-                const int64_t t1 = ((c2 + c5) + c8);
-                polyc_dst = &Y_t021[((t0) * K + t2) * N + t1];
-                polyc_src = &Y[((t0) * N + t1) * K + t2];
-              }
-              {
-                const int64_t c7 = 0 + 1;
-                const int64_t c8 = 0 + 0;
-                const int64_t t0 = c0;
-                const int64_t t2 = ((c1 + c4) + c7);
-                const int64_t t1 = ((c2 + c5) + c8);
-                polyc_ld = &Y_t021[((t0) * K + t2) * N + t1] - polyc_dst;
-              }
-              {
-                const int64_t c7 = 0 + 0;
-                const int64_t c8 = 0 + 1;
-                const int64_t t0 = c0;
-                const int64_t t2 = ((c1 + c4) + c7);
-                const int64_t t1 = ((c2 + c5) + c8);
-                polyc_ls = &Y[((t0) * N + t1) * K + t2] - polyc_src;
-              }
-              const int64_t polyc_whole0 = (((polyc_min(15, (((K - c1) - c4) - 1)) + 1)) - (0)) / 8 * 8, polyc_whole1 = (((polyc_min(15, (((N - c2) - c5) - 1)) + 1)) - (0)) / 8 * 8;
-              for (int64_t polyc_b0 = 0; polyc_b0 < polyc_whole0; polyc_b0 += 8)
-                for (int64_t polyc_b1 = 0; polyc_b1 < polyc_whole1; polyc_b1 += 8)
-                {
-                  {
-                    const int64_t c7 = 0 + polyc_b0;
-                    const int64_t c8 = 0 + polyc_b1;
-                    const int64_t t0 = c0;
-                    const int64_t t2 = ((c1 + c4) + c7);
-                    const int64_t t1 = ((c2 + c5) + c8);
-                    polyc_dst = &Y_t021[((t0) * K + t2) * N + t1];
-                    polyc_src = &Y[((t0) * N + t1) * K + t2];
-                  }
-                  polyc_transpose_32_8_8(polyc_dst, polyc_ld, polyc_src, polyc_ls);
-                }
-              for (int64_t c7 = 0; c7 < (polyc_min(15, (((K - c1) - c4) - 1)) + 1); c7 += 1)
-                for (int64_t c8 = c7 - (0) < polyc_whole0 ? (0) + polyc_whole1 : 0; c8 < (polyc_min(15, (((N - c2) - c5) - 1)) + 1); c8 += 1)
-                {
-                  const int64_t t0 = c0;
-                  const int64_t t2 = ((c1 + c4) + c7);
-                  const int64_t t1 = ((c2 + c5) + c8);
-                  Y_t021[((t0) * K + t2) * N + t1] = Y[((t0) * N + t1) * K + t2];
-                }
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
-static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * polyc_status_at, int64_t B, int64_t M, int64_t K, int64_t N, const float *restrict X, float *restrict Z, float *restrict Y_t021)
+static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * polyc_status_at, int64_t B, int64_t M, int64_t K, int64_t N, const float *restrict X, const float *restrict Y, float *restrict Z)
 {
   #pragma omp for collapse(3) schedule(static) nowait
   for (int64_t c0 = 0; c0 < B; c0 += 1)
@@ -303,51 +152,82 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
         }
         for (int64_t c3 = 0; c3 < K; c3 += 512)
         {
-          _Alignas(64) float polyc_panel_Y_t021_storage[32768];
-          float *restrict polyc_panel_Y_t021 = polyc_panel_Y_t021_storage;
+          _Alignas(64) float polyc_panel_Y_storage[32768];
+          float *restrict polyc_panel_Y = polyc_panel_Y_storage;
           {
             for (int64_t polyc_p1 = polyc_max(0, 0 - c0); polyc_p1 < polyc_min(1, B - c0); polyc_p1 += 1)
             {
-              for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, K - c3); polyc_p2 += 1)
+              const int64_t polyc_start = polyc_max(0, 0 - c2);
+              const int64_t polyc_end = polyc_min(64, N - c2);
+              for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
               {
-                const int64_t polyc_start = polyc_max(0, 0 - c2);
-                const int64_t polyc_end = polyc_min(64, N - c2);
-                for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                if (polyc_first == 0 && polyc_last == 16)
                 {
-                  const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                  const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                  if (polyc_first == 0 && polyc_last == 16)
                   {
-                    {
-                      if (polyc_p2 + 8 < polyc_min(512, K - c3))
+                    const int64_t polyc_squared = (0) + ((16) - (0)) / 8 * 8;
+                    const int64_t polyc_rest = (polyc_max(0, 0 - c3)) + ((polyc_min(512, K - c3)) - (polyc_max(0, 0 - c3))) / 8 * 8;
+                    for (int64_t polyc_group = 0; polyc_group < polyc_squared; polyc_group += 8)
+                      for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_rest; polyc_p2 += 8)
                       {
-                        const int64_t n = c2 + polyc_block * 16;
-                        const int64_t b = c0 + polyc_p1;
-                        const int64_t k = c3 + polyc_p2 + 8;
-                        __builtin_prefetch(&Y_t021[((b) * K + k) * N + n] + 0, 0, 3);
+                        const float *polyc_src;
+                        int64_t polyc_ls;
+                        {
+                          const int64_t n = c2 + polyc_block * 16 + polyc_group;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t k = c3 + polyc_p2;
+                          polyc_src = &Y[((b) * N + n) * K + k];
+                        }
+                        {
+                          const int64_t n = c2 + polyc_block * 16 + polyc_group + 1;
+                          const int64_t b = c0 + polyc_p1;
+                          const int64_t k = c3 + polyc_p2;
+                          polyc_ls = &Y[((b) * N + n) * K + k] - polyc_src;
+                        }
+                        polyc_transpose_32_8_8(&polyc_panel_Y[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_group], 16, polyc_src, polyc_ls);
                       }
-                      #pragma omp simd
-                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                      {
-                        const int64_t n = c2 + polyc_block * 16 + polyc_lane;
-                        const int64_t b = c0 + polyc_p1;
-                        const int64_t k = c3 + polyc_p2;
-                        polyc_panel_Y_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Y_t021[((b) * K + k) * N + n];
-                      }
-                    }
-                  }
-                  else
-                  {
-                    #pragma omp simd
                     for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                      if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                      for (int64_t polyc_p2 = polyc_lane < polyc_squared ? polyc_rest : polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, K - c3); polyc_p2 += 1)
                       {
                         const int64_t n = c2 + polyc_block * 16 + polyc_lane;
                         const int64_t b = c0 + polyc_p1;
                         const int64_t k = c3 + polyc_p2;
-                        polyc_panel_Y_t021[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Y_t021[((b) * K + k) * N + n];
+                        polyc_panel_Y[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Y[((b) * N + n) * K + k];
                       }
                   }
+                }
+                else
+                {
+                  const int64_t polyc_squared = (polyc_first) + ((polyc_last) - (polyc_first)) / 8 * 8;
+                  const int64_t polyc_rest = (polyc_max(0, 0 - c3)) + ((polyc_min(512, K - c3)) - (polyc_max(0, 0 - c3))) / 8 * 8;
+                  for (int64_t polyc_group = polyc_first; polyc_group < polyc_squared; polyc_group += 8)
+                    for (int64_t polyc_p2 = polyc_max(0, 0 - c3); polyc_p2 < polyc_rest; polyc_p2 += 8)
+                    {
+                      const float *polyc_src;
+                      int64_t polyc_ls;
+                      {
+                        const int64_t n = c2 + polyc_block * 16 + polyc_group;
+                        const int64_t b = c0 + polyc_p1;
+                        const int64_t k = c3 + polyc_p2;
+                        polyc_src = &Y[((b) * N + n) * K + k];
+                      }
+                      {
+                        const int64_t n = c2 + polyc_block * 16 + polyc_group + 1;
+                        const int64_t b = c0 + polyc_p1;
+                        const int64_t k = c3 + polyc_p2;
+                        polyc_ls = &Y[((b) * N + n) * K + k] - polyc_src;
+                      }
+                      polyc_transpose_32_8_8(&polyc_panel_Y[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_group], 16, polyc_src, polyc_ls);
+                    }
+                  for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                    for (int64_t polyc_p2 = polyc_lane < polyc_squared ? polyc_rest : polyc_max(0, 0 - c3); polyc_p2 < polyc_min(512, K - c3); polyc_p2 += 1)
+                    {
+                      const int64_t n = c2 + polyc_block * 16 + polyc_lane;
+                      const int64_t b = c0 + polyc_p1;
+                      const int64_t k = c3 + polyc_p2;
+                      polyc_panel_Y[(((polyc_block) * 1 + polyc_p1) * 512 + polyc_p2) * 16 + polyc_lane] = Y[((b) * N + n) * K + k];
+                    }
                 }
               }
             }
@@ -385,7 +265,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                         const int64_t m = ((c1 + c5) + c8);
                         const int64_t n = ((c2 + c6) + c10);
                         const int64_t k = (c3 + c7);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y_t021[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
                       }
                     }
                   }
@@ -436,7 +316,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                         const int64_t m = ((c1 + c5) + c8);
                         const int64_t n = ((c2 + c6) + c10);
                         const int64_t k = (c3 + c7);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y_t021[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
                       }
                     }
                   }
@@ -462,17 +342,8 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                 const int64_t polyc_count1 = polyc_min(15, (((N - c2) - c6) - 1)) + 1;
                 if (polyc_count0 > 0 && polyc_count1 > 0)
                 {
-                  int64_t polyc_shift = 0;
+                  if (polyc_count1 == 16)
                   {
-                    const int64_t c10 = -(16 - polyc_count1);
-                    const int64_t n = ((c2 + c6) + c10);
-                    if (n >= 0)
-                      polyc_shift = 16 - polyc_count1;
-                  }
-                  if (polyc_shift > 0 || polyc_count1 == 16)
-                  {
-                    const int64_t polyc_base = -polyc_shift;
-                    const int64_t polyc_own = polyc_shift;
                     if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
@@ -483,7 +354,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
                             const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
+                            const int64_t c10 = polyc_lane1;
                             polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                           }
                         }
@@ -496,12 +367,12 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
                             const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
+                            const int64_t c10 = polyc_lane1;
                             const int64_t b = c0;
                             const int64_t m = ((c1 + c5) + c8);
                             const int64_t n = ((c2 + c6) + c10);
                             const int64_t k = (c3 + c7);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
                           }
                         }
                       }
@@ -512,12 +383,11 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
                             const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
+                            const int64_t c10 = polyc_lane1;
                             const int64_t b = c0;
                             const int64_t m = ((c1 + c5) + c8);
                             const int64_t n = ((c2 + c6) + c10);
-                            if (polyc_lane1 >= polyc_own)
-                              Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                            Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                           }
                         }
                       }
@@ -532,11 +402,11 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
                             const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
+                            const int64_t c10 = polyc_lane1;
                             const int64_t b = c0;
                             const int64_t m = ((c1 + c5) + c8);
                             const int64_t n = ((c2 + c6) + c10);
-                            polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Z[((b) * M + m) * N + n] : 0.0f);
+                            polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
                           }
                         }
                       }
@@ -548,12 +418,12 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
                             const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
+                            const int64_t c10 = polyc_lane1;
                             const int64_t b = c0;
                             const int64_t m = ((c1 + c5) + c8);
                             const int64_t n = ((c2 + c6) + c10);
                             const int64_t k = (c3 + c7);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
                           }
                         }
                       }
@@ -564,12 +434,11 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
                             const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
+                            const int64_t c10 = polyc_lane1;
                             const int64_t b = c0;
                             const int64_t m = ((c1 + c5) + c8);
                             const int64_t n = ((c2 + c6) + c10);
-                            if (polyc_lane1 >= polyc_own)
-                              Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                            Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                           }
                         }
                       }
@@ -606,7 +475,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                               const int64_t m = ((c1 + c5) + c8);
                               const int64_t n = ((c2 + c6) + c10);
                               const int64_t k = (c3 + c7);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
                             }
                           }
                         }
@@ -657,7 +526,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                               const int64_t m = ((c1 + c5) + c8);
                               const int64_t n = ((c2 + c6) + c10);
                               const int64_t k = (c3 + c7);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
                             }
                           }
                         }
@@ -713,7 +582,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                                   const int64_t m = ((c1 + c5) + c8);
                                   const int64_t n = ((c2 + c6) + c10);
                                   const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
                                 }
                               }
                             }
@@ -765,7 +634,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                                   const int64_t m = ((c1 + c5) + c8);
                                   const int64_t n = ((c2 + c6) + c10);
                                   const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y_t021[((b) * K + k) * N + n]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
                                 }
                               }
                             }
@@ -818,7 +687,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                                 const int64_t m = ((c1 + c5) + c8);
                                 const int64_t n = ((c2 + c6) + c10);
                                 const int64_t k = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * ((polyc_lane1 < polyc_count1) ? Y_t021[((b) * K + k) * N + n] : 0.0f)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * ((polyc_lane1 < polyc_count1) ? polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10] : 0.0f)));
                               }
                             }
                           }
@@ -870,7 +739,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
                                 const int64_t m = ((c1 + c5) + c8);
                                 const int64_t n = ((c2 + c6) + c10);
                                 const int64_t k = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * ((polyc_lane1 < polyc_count1) ? Y_t021[((b) * K + k) * N + n] : 0.0f)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * ((polyc_lane1 < polyc_count1) ? polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10] : 0.0f)));
                               }
                             }
                           }
@@ -907,35 +776,16 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region1(int * p
 int polyc_batch_matmul_trans_b(int64_t B, int64_t M, int64_t K, int64_t N, const float *restrict X, const float *restrict Y, float *restrict Z)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(K) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(M) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
-  float *restrict Y_t021 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(K) * polyc_extent(N)));
-  if (!Y_t021)
+  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(M) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
+  if (polyc_work >= 32768)
   {
-    polyc_status = 1;
-    goto polyc_done;
+    #pragma omp parallel
+    polyc_batch_matmul_trans_b_region0(&polyc_status, B, M, K, N, X, Y, Z);
   }
+  else
   {
-    if (polyc_work >= 32768)
-    {
-      #pragma omp parallel
-      polyc_batch_matmul_trans_b_region0(&polyc_status, B, K, N, Y, Y_t021);
-    }
-    else
-    {
-      polyc_batch_matmul_trans_b_region0(&polyc_status, B, K, N, Y, Y_t021);
-    }
-    if (polyc_work >= 32768)
-    {
-      #pragma omp parallel
-      polyc_batch_matmul_trans_b_region1(&polyc_status, B, M, K, N, X, Z, Y_t021);
-    }
-    else
-    {
-      polyc_batch_matmul_trans_b_region1(&polyc_status, B, M, K, N, X, Z, Y_t021);
-    }
+    polyc_batch_matmul_trans_b_region0(&polyc_status, B, M, K, N, X, Y, Z);
   }
-  polyc_done:
-  free(Y_t021);
   return polyc_status;
 }
 

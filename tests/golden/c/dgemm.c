@@ -305,7 +305,7 @@ static __attribute__((noinline)) void polyc_dgemm_region0(int * polyc_status_at,
                     if (n >= 0)
                       polyc_shift = 8 - polyc_count1;
                   }
-                  if (polyc_shift > 0 || polyc_count1 == 8)
+                  if (polyc_shift > 0)
                   {
                     const int64_t polyc_base = -polyc_shift;
                     const int64_t polyc_own = polyc_shift;
@@ -407,16 +407,16 @@ static __attribute__((noinline)) void polyc_dgemm_region0(int * polyc_status_at,
                     }
                   }
                   else
-                    if (polyc_count1 == 4)
+                    if (polyc_count1 == 8)
                     {
                       if ((((1 * c2 + 0 == 0) && (-1 * N + 8 >= 0))))
                       {
-                        double polyc_acc[6][4];
+                        double polyc_acc[6][8];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -429,14 +429,14 @@ static __attribute__((noinline)) void polyc_dgemm_region0(int * polyc_status_at,
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
                               const int64_t m = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
                               const int64_t k = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B[(k) * N + n]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 8) * 256 + (k - c2)) * 8 + c8]));
                             }
                           }
                         }
@@ -444,7 +444,7 @@ static __attribute__((noinline)) void polyc_dgemm_region0(int * polyc_status_at,
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -457,12 +457,12 @@ static __attribute__((noinline)) void polyc_dgemm_region0(int * polyc_status_at,
                       }
                       else
                       {
-                        double polyc_acc[6][4];
+                        double polyc_acc[6][8];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -477,14 +477,14 @@ static __attribute__((noinline)) void polyc_dgemm_region0(int * polyc_status_at,
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
                               const int64_t m = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
                               const int64_t k = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B[(k) * N + n]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 8) * 256 + (k - c2)) * 8 + c8]));
                             }
                           }
                         }
@@ -492,7 +492,7 @@ static __attribute__((noinline)) void polyc_dgemm_region0(int * polyc_status_at,
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -505,120 +505,16 @@ static __attribute__((noinline)) void polyc_dgemm_region0(int * polyc_status_at,
                       }
                     }
                     else
-                      if (polyc_count1 > 4)
-                      {
-                        for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 4)
-                        {
-                          const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 4);
-                          const int64_t polyc_own = polyc_sub - polyc_base;
-                          if ((((1 * c2 + 0 == 0) && (-1 * N + 8 >= 0))))
-                          {
-                            double polyc_acc[6][4];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(255, ((K - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t m = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B[(k) * N + n]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t m = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  if (polyc_lane1 >= polyc_own)
-                                    C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            double polyc_acc[6][4];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t m = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(m) * N + n] : 0.0);
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(255, ((K - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t m = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B[(k) * N + n]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t m = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  if (polyc_lane1 >= polyc_own)
-                                    C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
+                      if (polyc_count1 == 4)
                       {
                         if ((((1 * c2 + 0 == 0) && (-1 * N + 8 >= 0))))
                         {
-                          double polyc_acc[6][8];
+                          double polyc_acc[6][4];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -631,14 +527,14 @@ static __attribute__((noinline)) void polyc_dgemm_region0(int * polyc_status_at,
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t m = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
                                 const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * ((polyc_lane1 < polyc_count1) ? B[(k) * N + n] : 0.0)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 8) * 256 + (k - c2)) * 8 + c8]));
                               }
                             }
                           }
@@ -646,32 +542,31 @@ static __attribute__((noinline)) void polyc_dgemm_region0(int * polyc_status_at,
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t m = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
-                                if (polyc_lane1 < polyc_count1)
-                                  C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
-                          double polyc_acc[6][8];
+                          double polyc_acc[6][4];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t m = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(m) * N + n] : 0.0);
+                                polyc_acc[polyc_lane0][polyc_lane1] = C[(m) * N + n];
                               }
                             }
                           }
@@ -680,14 +575,14 @@ static __attribute__((noinline)) void polyc_dgemm_region0(int * polyc_status_at,
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t m = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
                                 const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * ((polyc_lane1 < polyc_count1) ? B[(k) * N + n] : 0.0)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 8) * 256 + (k - c2)) * 8 + c8]));
                               }
                             }
                           }
@@ -695,19 +590,222 @@ static __attribute__((noinline)) void polyc_dgemm_region0(int * polyc_status_at,
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t m = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
-                                if (polyc_lane1 < polyc_count1)
-                                  C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                       }
+                      else
+                        if (polyc_count1 > 4)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 4)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 4);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if ((((1 * c2 + 0 == 0) && (-1 * N + 8 >= 0))))
+                            {
+                              double polyc_acc[6][4];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0;
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(255, ((K - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t m = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    const int64_t k = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 8) * 256 + (k - c2)) * 8 + c8]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t m = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              double polyc_acc[6][4];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t m = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? C[(m) * N + n] : 0.0);
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(255, ((K - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t m = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    const int64_t k = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 8) * 256 + (k - c2)) * 8 + c8]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 4; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t m = ((c0 + c3) + c6);
+                                    const int64_t n = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          if ((((1 * c2 + 0 == 0) && (-1 * N + 8 >= 0))))
+                          {
+                            double polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0;
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(255, ((K - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  const int64_t k = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * ((polyc_lane1 < polyc_count1) ? polyc_panel_B[(((n - c8 - c1) / 8) * 256 + (k - c2)) * 8 + c8] : 0.0)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            double polyc_acc[6][8];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(m) * N + n] : 0.0);
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(255, ((K - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  const int64_t k = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * ((polyc_lane1 < polyc_count1) ? polyc_panel_B[(((n - c8 - c1) / 8) * 256 + (k - c2)) * 8 + c8] : 0.0)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
                 }
               }
             }

@@ -6,8 +6,7 @@
  *   # M_N0_N1 = M * N0 * N1
  *   # X_m(M_N0_N1, R): the memory of X
  *   # Y_m(M_N0_N1, D): the memory of Y
- *   W_t10(t1, t0) = W(t0, t1) where t1 in 0:R, t0 in 0:D
- *   Y_m(mn0n1, d) +=! X_m(mn0n1, r) * W_t10(r, d) where mn0n1 in 0:M_N0_N1, d in 0:D, r in 0:R
+ *   Y_m(mn0n1, d) +=! X_m(mn0n1, r) * W(d, r) where mn0n1 in 0:M_N0_N1, d in 0:D, r in 0:R
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
@@ -126,50 +125,6 @@ static inline void polyc_transpose_32_8_8(float *restrict dst, int64_t ld,
 }
 #endif
 
-/* Copies a 16 x 16 block: dst[c * ld + r] = src[r * ls + c]. */
-#if defined(__GNUC__) || defined(__clang__)
-#ifndef POLYC_SHUFFLE
-#if defined(__clang__)
-#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
-#else
-#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shuffle(a, b, (mask_type){__VA_ARGS__})
-#endif
-#endif
-typedef float polyc_transpose_32_16_8_v __attribute__((vector_size(32)));
-typedef int polyc_transpose_32_16_8_m __attribute__((vector_size(32)));
-static inline void polyc_transpose_32_16_8(float *restrict dst, int64_t ld,
-                          const float *restrict src, int64_t ls) {
-  for (int bi = 0; bi < 16; bi += 8)
-  for (int bj = 0; bj < 16; bj += 8) {
-    polyc_transpose_32_16_8_v r[8];
-    for (int i = 0; i < 8; i++) memcpy(&r[i], src + (bj + i) * ls + bi, sizeof r[i]);
-    for (int i = 0; i < 8; i++) if (!(i & 4)) {
-      polyc_transpose_32_16_8_v a = r[i], b = r[i + 4];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 0, 1, 2, 3, 8, 9, 10, 11);
-      r[i + 4] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 4, 5, 6, 7, 12, 13, 14, 15);
-    }
-    for (int i = 0; i < 8; i++) if (!(i & 2)) {
-      polyc_transpose_32_16_8_v a = r[i], b = r[i + 2];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 0, 1, 8, 9, 4, 5, 12, 13);
-      r[i + 2] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 2, 3, 10, 11, 6, 7, 14, 15);
-    }
-    for (int i = 0; i < 8; i++) if (!(i & 1)) {
-      polyc_transpose_32_16_8_v a = r[i], b = r[i + 1];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 0, 8, 2, 10, 4, 12, 6, 14);
-      r[i + 1] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 1, 9, 3, 11, 5, 13, 7, 15);
-    }
-    for (int i = 0; i < 8; i++)
-      memcpy(dst + (bi + i) * ld + bj, &r[i], sizeof r[i]);
-  }
-}
-#else
-static inline void polyc_transpose_32_16_8(float *restrict dst, int64_t ld,
-                          const float *restrict src, int64_t ls) {
-  for (int c = 0; c < 16; c++)
-    for (int r = 0; r < 16; r++) dst[c * ld + r] = src[r * ls + c];
-}
-#endif
-
 
 /* The threads as a grid over `count` loops: parts[k] along loop k, the parts
    multiplying to `threads`. Loop k has extents[k] values in blocks of sizes[k].
@@ -204,102 +159,7 @@ static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *
 
 
 #define polyc_status (*polyc_status_at)
-static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_status_at, int64_t R, int64_t D, const float *restrict W, float *restrict W_t10)
-{
-  #pragma omp for collapse(2) schedule(static) nowait
-  for (int64_t c0 = 0; c0 < R; c0 += 256)
-  {
-    for (int64_t c1 = 0; c1 < D; c1 += 256)
-    {
-      for (int64_t c2 = 0; c2 <= polyc_min(255, ((R - c0) - 1)); c2 += 16)
-      {
-        for (int64_t c3 = 0; c3 <= polyc_min(255, ((D - c1) - 1)); c3 += 16)
-        {
-          if (((polyc_min(15, (((R - c0) - c2) - 1)) + 1)) - (0) == 16 && ((polyc_min(15, (((D - c1) - c3) - 1)) + 1)) - (0) == 16)
-          {
-            float *polyc_dst;
-            const float *polyc_src;
-            int64_t polyc_ld, polyc_ls;
-            {
-              const int64_t c4 = 0 + 0;
-              const int64_t c5 = 0 + 0;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_dst = &W_t10[(t1) * D + t0];
-              polyc_src = &W[(t0) * R + t1];
-            }
-            {
-              const int64_t c4 = 0 + 1;
-              const int64_t c5 = 0 + 0;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_ld = &W_t10[(t1) * D + t0] - polyc_dst;
-            }
-            {
-              const int64_t c4 = 0 + 0;
-              const int64_t c5 = 0 + 1;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_ls = &W[(t0) * R + t1] - polyc_src;
-            }
-            polyc_transpose_32_16_8(polyc_dst, polyc_ld, polyc_src, polyc_ls);
-          }
-          else
-          {
-            float *polyc_dst;
-            const float *polyc_src;
-            int64_t polyc_ld, polyc_ls;
-            {
-              const int64_t c4 = 0 + 0;
-              const int64_t c5 = 0 + 0;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_dst = &W_t10[(t1) * D + t0];
-              polyc_src = &W[(t0) * R + t1];
-            }
-            {
-              const int64_t c4 = 0 + 1;
-              const int64_t c5 = 0 + 0;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_ld = &W_t10[(t1) * D + t0] - polyc_dst;
-            }
-            {
-              const int64_t c4 = 0 + 0;
-              const int64_t c5 = 0 + 1;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_ls = &W[(t0) * R + t1] - polyc_src;
-            }
-            const int64_t polyc_whole0 = (((polyc_min(15, (((R - c0) - c2) - 1)) + 1)) - (0)) / 8 * 8, polyc_whole1 = (((polyc_min(15, (((D - c1) - c3) - 1)) + 1)) - (0)) / 8 * 8;
-            for (int64_t polyc_b0 = 0; polyc_b0 < polyc_whole0; polyc_b0 += 8)
-              for (int64_t polyc_b1 = 0; polyc_b1 < polyc_whole1; polyc_b1 += 8)
-              {
-                {
-                  const int64_t c4 = 0 + polyc_b0;
-                  const int64_t c5 = 0 + polyc_b1;
-                  const int64_t t1 = ((c0 + c2) + c4);
-                  const int64_t t0 = ((c1 + c3) + c5);
-                  polyc_dst = &W_t10[(t1) * D + t0];
-                  polyc_src = &W[(t0) * R + t1];
-                }
-                polyc_transpose_32_8_8(polyc_dst, polyc_ld, polyc_src, polyc_ls);
-              }
-            for (int64_t c4 = 0; c4 < (polyc_min(15, (((R - c0) - c2) - 1)) + 1); c4 += 1)
-              for (int64_t c5 = c4 - (0) < polyc_whole0 ? (0) + polyc_whole1 : 0; c5 < (polyc_min(15, (((D - c1) - c3) - 1)) + 1); c5 += 1)
-              {
-                const int64_t t1 = ((c0 + c2) + c4);
-                const int64_t t0 = ((c1 + c3) + c5);
-                W_t10[(t1) * D + t0] = W[(t0) * R + t1];
-              }
-          }
-        }
-      }
-    }
-  }
-}
-
-static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_status_at, int64_t R, int64_t D, const float *restrict X, float *restrict Y, int64_t M_N0_N1, float *restrict W_t10)
+static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_status_at, int64_t R, int64_t D, const float *restrict X, const float *restrict W, float *restrict Y, int64_t M_N0_N1)
 {
   {
     const int64_t polyc_first0 = 0;
@@ -337,46 +197,74 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
         }
         for (int64_t c2 = 0; c2 < R; c2 += 512)
         {
-          _Alignas(64) float polyc_panel_W_t10_storage[32768];
-          float *restrict polyc_panel_W_t10 = polyc_panel_W_t10_storage;
+          _Alignas(64) float polyc_panel_W_storage[32768];
+          float *restrict polyc_panel_W = polyc_panel_W_storage;
           {
-            for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, R - c2); polyc_p1 += 1)
+            const int64_t polyc_start = polyc_max(0, 0 - c1);
+            const int64_t polyc_end = polyc_min(64, D - c1);
+            for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
             {
-              const int64_t polyc_start = polyc_max(0, 0 - c1);
-              const int64_t polyc_end = polyc_min(64, D - c1);
-              for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+              const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+              const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+              if (polyc_first == 0 && polyc_last == 16)
               {
-                const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                if (polyc_first == 0 && polyc_last == 16)
                 {
-                  {
-                    if (polyc_p1 + 8 < polyc_min(512, R - c2))
+                  const int64_t polyc_squared = (0) + ((16) - (0)) / 8 * 8;
+                  const int64_t polyc_rest = (polyc_max(0, 0 - c2)) + ((polyc_min(512, R - c2)) - (polyc_max(0, 0 - c2))) / 8 * 8;
+                  for (int64_t polyc_group = 0; polyc_group < polyc_squared; polyc_group += 8)
+                    for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_rest; polyc_p1 += 8)
                     {
-                      const int64_t d = c1 + polyc_block * 16;
-                      const int64_t r = c2 + polyc_p1 + 8;
-                      __builtin_prefetch(&W_t10[(r) * D + d] + 0, 0, 3);
+                      const float *polyc_src;
+                      int64_t polyc_ls;
+                      {
+                        const int64_t d = c1 + polyc_block * 16 + polyc_group;
+                        const int64_t r = c2 + polyc_p1;
+                        polyc_src = &W[(d) * R + r];
+                      }
+                      {
+                        const int64_t d = c1 + polyc_block * 16 + polyc_group + 1;
+                        const int64_t r = c2 + polyc_p1;
+                        polyc_ls = &W[(d) * R + r] - polyc_src;
+                      }
+                      polyc_transpose_32_8_8(&polyc_panel_W[((polyc_block) * 512 + polyc_p1) * 16 + polyc_group], 16, polyc_src, polyc_ls);
                     }
-                    #pragma omp simd
-                    for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                    {
-                      const int64_t d = c1 + polyc_block * 16 + polyc_lane;
-                      const int64_t r = c2 + polyc_p1;
-                      polyc_panel_W_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W_t10[(r) * D + d];
-                    }
-                  }
-                }
-                else
-                {
-                  #pragma omp simd
                   for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                    if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                    for (int64_t polyc_p1 = polyc_lane < polyc_squared ? polyc_rest : polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, R - c2); polyc_p1 += 1)
                     {
                       const int64_t d = c1 + polyc_block * 16 + polyc_lane;
                       const int64_t r = c2 + polyc_p1;
-                      polyc_panel_W_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W_t10[(r) * D + d];
+                      polyc_panel_W[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W[(d) * R + r];
                     }
                 }
+              }
+              else
+              {
+                const int64_t polyc_squared = (polyc_first) + ((polyc_last) - (polyc_first)) / 8 * 8;
+                const int64_t polyc_rest = (polyc_max(0, 0 - c2)) + ((polyc_min(512, R - c2)) - (polyc_max(0, 0 - c2))) / 8 * 8;
+                for (int64_t polyc_group = polyc_first; polyc_group < polyc_squared; polyc_group += 8)
+                  for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_rest; polyc_p1 += 8)
+                  {
+                    const float *polyc_src;
+                    int64_t polyc_ls;
+                    {
+                      const int64_t d = c1 + polyc_block * 16 + polyc_group;
+                      const int64_t r = c2 + polyc_p1;
+                      polyc_src = &W[(d) * R + r];
+                    }
+                    {
+                      const int64_t d = c1 + polyc_block * 16 + polyc_group + 1;
+                      const int64_t r = c2 + polyc_p1;
+                      polyc_ls = &W[(d) * R + r] - polyc_src;
+                    }
+                    polyc_transpose_32_8_8(&polyc_panel_W[((polyc_block) * 512 + polyc_p1) * 16 + polyc_group], 16, polyc_src, polyc_ls);
+                  }
+                for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                  for (int64_t polyc_p1 = polyc_lane < polyc_squared ? polyc_rest : polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, R - c2); polyc_p1 += 1)
+                  {
+                    const int64_t d = c1 + polyc_block * 16 + polyc_lane;
+                    const int64_t r = c2 + polyc_p1;
+                    polyc_panel_W[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W[(d) * R + r];
+                  }
               }
             }
           }
@@ -412,7 +300,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                         const int64_t mn0n1 = ((c0 + c3) + c6);
                         const int64_t d = ((c1 + c4) + c8);
                         const int64_t r = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W_t10[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
                       }
                     }
                   }
@@ -460,7 +348,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                         const int64_t mn0n1 = ((c0 + c3) + c6);
                         const int64_t d = ((c1 + c4) + c8);
                         const int64_t r = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W_t10[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
                       }
                     }
                   }
@@ -485,17 +373,8 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                 const int64_t polyc_count1 = polyc_min(15, (((D - c1) - c4) - 1)) + 1;
                 if (polyc_count0 > 0 && polyc_count1 > 0)
                 {
-                  int64_t polyc_shift = 0;
+                  if (polyc_count1 == 16)
                   {
-                    const int64_t c8 = -(16 - polyc_count1);
-                    const int64_t d = ((c1 + c4) + c8);
-                    if (d >= 0)
-                      polyc_shift = 16 - polyc_count1;
-                  }
-                  if (polyc_shift > 0 || polyc_count1 == 16)
-                  {
-                    const int64_t polyc_base = -polyc_shift;
-                    const int64_t polyc_own = polyc_shift;
                     if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
@@ -506,7 +385,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
                             const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t c8 = polyc_lane1;
                             polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                           }
                         }
@@ -519,11 +398,11 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
                             const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t c8 = polyc_lane1;
                             const int64_t mn0n1 = ((c0 + c3) + c6);
                             const int64_t d = ((c1 + c4) + c8);
                             const int64_t r = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * W_t10[(r) * D + d]));
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
                           }
                         }
                       }
@@ -534,11 +413,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
                             const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t c8 = polyc_lane1;
                             const int64_t mn0n1 = ((c0 + c3) + c6);
                             const int64_t d = ((c1 + c4) + c8);
-                            if (polyc_lane1 >= polyc_own)
-                              Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                            Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                           }
                         }
                       }
@@ -553,10 +431,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
                             const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t c8 = polyc_lane1;
                             const int64_t mn0n1 = ((c0 + c3) + c6);
                             const int64_t d = ((c1 + c4) + c8);
-                            polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(mn0n1) * D + d] : 0.0f);
+                            polyc_acc[polyc_lane0][polyc_lane1] = Y[(mn0n1) * D + d];
                           }
                         }
                       }
@@ -568,11 +446,11 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
                             const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t c8 = polyc_lane1;
                             const int64_t mn0n1 = ((c0 + c3) + c6);
                             const int64_t d = ((c1 + c4) + c8);
                             const int64_t r = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * W_t10[(r) * D + d]));
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
                           }
                         }
                       }
@@ -583,11 +461,10 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                           for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                           {
                             const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
+                            const int64_t c8 = polyc_lane1;
                             const int64_t mn0n1 = ((c0 + c3) + c6);
                             const int64_t d = ((c1 + c4) + c8);
-                            if (polyc_lane1 >= polyc_own)
-                              Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                            Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                           }
                         }
                       }
@@ -623,7 +500,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                               const int64_t mn0n1 = ((c0 + c3) + c6);
                               const int64_t d = ((c1 + c4) + c8);
                               const int64_t r = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * W_t10[(r) * D + d]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
                             }
                           }
                         }
@@ -671,7 +548,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                               const int64_t mn0n1 = ((c0 + c3) + c6);
                               const int64_t d = ((c1 + c4) + c8);
                               const int64_t r = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * W_t10[(r) * D + d]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
                             }
                           }
                         }
@@ -725,7 +602,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                   const int64_t mn0n1 = ((c0 + c3) + c6);
                                   const int64_t d = ((c1 + c4) + c8);
                                   const int64_t r = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * W_t10[(r) * D + d]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
                                 }
                               }
                             }
@@ -774,7 +651,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                   const int64_t mn0n1 = ((c0 + c3) + c6);
                                   const int64_t d = ((c1 + c4) + c8);
                                   const int64_t r = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * W_t10[(r) * D + d]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
                                 }
                               }
                             }
@@ -825,7 +702,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                 const int64_t mn0n1 = ((c0 + c3) + c6);
                                 const int64_t d = ((c1 + c4) + c8);
                                 const int64_t r = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * ((polyc_lane1 < polyc_count1) ? polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8] : 0.0f)));
                               }
                             }
                           }
@@ -874,7 +751,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region1(int * polyc_statu
                                 const int64_t mn0n1 = ((c0 + c3) + c6);
                                 const int64_t d = ((c1 + c4) + c8);
                                 const int64_t r = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * ((polyc_lane1 < polyc_count1) ? W_t10[(r) * D + d] : 0.0f)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * ((polyc_lane1 < polyc_count1) ? polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8] : 0.0f)));
                               }
                             }
                           }
@@ -911,35 +788,16 @@ int polyc_kronecker3(int64_t M, int64_t N0, int64_t N1, int64_t R, int64_t D, co
 {
   int polyc_status = 0;
   const int64_t M_N0_N1 = polyc_extent(M) * polyc_extent(N0) * polyc_extent(N1);
-  const int64_t polyc_work = (polyc_extent(R) * polyc_extent(D)) + (polyc_extent(M_N0_N1) * polyc_extent(D)) + (polyc_extent(M_N0_N1) * polyc_extent(D) * polyc_extent(R));
-  float *restrict W_t10 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(R) * polyc_extent(D)));
-  if (!W_t10)
+  const int64_t polyc_work = (polyc_extent(M_N0_N1) * polyc_extent(D)) + (polyc_extent(M_N0_N1) * polyc_extent(D) * polyc_extent(R));
+  if (polyc_work >= 32768)
   {
-    polyc_status = 1;
-    goto polyc_done;
+    #pragma omp parallel
+    polyc_kronecker3_region0(&polyc_status, R, D, X, W, Y, M_N0_N1);
   }
+  else
   {
-    if (polyc_work >= 32768)
-    {
-      #pragma omp parallel
-      polyc_kronecker3_region0(&polyc_status, R, D, W, W_t10);
-    }
-    else
-    {
-      polyc_kronecker3_region0(&polyc_status, R, D, W, W_t10);
-    }
-    if (polyc_work >= 32768)
-    {
-      #pragma omp parallel
-      polyc_kronecker3_region1(&polyc_status, R, D, X, Y, M_N0_N1, W_t10);
-    }
-    else
-    {
-      polyc_kronecker3_region1(&polyc_status, R, D, X, Y, M_N0_N1, W_t10);
-    }
+    polyc_kronecker3_region0(&polyc_status, R, D, X, W, Y, M_N0_N1);
   }
-  polyc_done:
-  free(W_t10);
   return polyc_status;
 }
 

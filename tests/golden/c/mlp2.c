@@ -3,11 +3,9 @@
  * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def mlp2(float32(B, M) I, float32(N, M) W1, float32(N) B1, float32(P, N) W2, float32(P) B2) -> (float32 O2) {
- *   W1_t10(t1, t0) = W1(t0, t1) where t1 in 0:M, t0 in 0:N
- *   W2_t10(t1, t0) = W2(t0, t1) where t1 in 0:N, t0 in 0:P
- *   H(b, n) +=! I(b, m) * W1_t10(m, n) where b in 0:B, n in 0:N, m in 0:M
+ *   H(b, n) +=! I(b, m) * W1(n, m) where b in 0:B, n in 0:N, m in 0:M
  *   H(b, n) = fmax(H(b, n) + B1(n), 0.0) where b in 0:B, n in 0:N
- *   O2(b, p) +=! H(b, n) * W2_t10(n, p) where b in 0:B, p in 0:P, n in 0:N
+ *   O2(b, p) +=! H(b, n) * W2(p, n) where b in 0:B, p in 0:P, n in 0:N
  *   O2(b, p) = O2(b, p) + B2(p) where b in 0:B, p in 0:P
  * }
  */
@@ -127,50 +125,6 @@ static inline void polyc_transpose_32_8_8(float *restrict dst, int64_t ld,
 }
 #endif
 
-/* Copies a 16 x 16 block: dst[c * ld + r] = src[r * ls + c]. */
-#if defined(__GNUC__) || defined(__clang__)
-#ifndef POLYC_SHUFFLE
-#if defined(__clang__)
-#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
-#else
-#define POLYC_SHUFFLE(mask_type, a, b, ...) __builtin_shuffle(a, b, (mask_type){__VA_ARGS__})
-#endif
-#endif
-typedef float polyc_transpose_32_16_8_v __attribute__((vector_size(32)));
-typedef int polyc_transpose_32_16_8_m __attribute__((vector_size(32)));
-static inline void polyc_transpose_32_16_8(float *restrict dst, int64_t ld,
-                          const float *restrict src, int64_t ls) {
-  for (int bi = 0; bi < 16; bi += 8)
-  for (int bj = 0; bj < 16; bj += 8) {
-    polyc_transpose_32_16_8_v r[8];
-    for (int i = 0; i < 8; i++) memcpy(&r[i], src + (bj + i) * ls + bi, sizeof r[i]);
-    for (int i = 0; i < 8; i++) if (!(i & 4)) {
-      polyc_transpose_32_16_8_v a = r[i], b = r[i + 4];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 0, 1, 2, 3, 8, 9, 10, 11);
-      r[i + 4] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 4, 5, 6, 7, 12, 13, 14, 15);
-    }
-    for (int i = 0; i < 8; i++) if (!(i & 2)) {
-      polyc_transpose_32_16_8_v a = r[i], b = r[i + 2];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 0, 1, 8, 9, 4, 5, 12, 13);
-      r[i + 2] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 2, 3, 10, 11, 6, 7, 14, 15);
-    }
-    for (int i = 0; i < 8; i++) if (!(i & 1)) {
-      polyc_transpose_32_16_8_v a = r[i], b = r[i + 1];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 0, 8, 2, 10, 4, 12, 6, 14);
-      r[i + 1] = POLYC_SHUFFLE(polyc_transpose_32_16_8_m, a, b, 1, 9, 3, 11, 5, 13, 7, 15);
-    }
-    for (int i = 0; i < 8; i++)
-      memcpy(dst + (bi + i) * ld + bj, &r[i], sizeof r[i]);
-  }
-}
-#else
-static inline void polyc_transpose_32_16_8(float *restrict dst, int64_t ld,
-                          const float *restrict src, int64_t ls) {
-  for (int c = 0; c < 16; c++)
-    for (int r = 0; r < 16; r++) dst[c * ld + r] = src[r * ls + c];
-}
-#endif
-
 
 /* The threads as a grid over `count` loops: parts[k] along loop k, the parts
    multiplying to `threads`. Loop k has extents[k] values in blocks of sizes[k].
@@ -205,197 +159,7 @@ static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *
 
 
 #define polyc_status (*polyc_status_at)
-static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, int64_t N, int64_t P, const float *restrict W2, float *restrict W2_t10)
-{
-  #pragma omp for collapse(2) schedule(static) nowait
-  for (int64_t c0 = 0; c0 < N; c0 += 256)
-  {
-    for (int64_t c1 = 0; c1 < P; c1 += 256)
-    {
-      for (int64_t c2 = 0; c2 <= polyc_min(255, ((N - c0) - 1)); c2 += 16)
-      {
-        for (int64_t c3 = 0; c3 <= polyc_min(255, ((P - c1) - 1)); c3 += 16)
-        {
-          if (((polyc_min(15, (((N - c0) - c2) - 1)) + 1)) - (0) == 16 && ((polyc_min(15, (((P - c1) - c3) - 1)) + 1)) - (0) == 16)
-          {
-            float *polyc_dst;
-            const float *polyc_src;
-            int64_t polyc_ld, polyc_ls;
-            {
-              const int64_t c4 = 0 + 0;
-              const int64_t c5 = 0 + 0;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_dst = &W2_t10[(t1) * P + t0];
-              polyc_src = &W2[(t0) * N + t1];
-            }
-            {
-              const int64_t c4 = 0 + 1;
-              const int64_t c5 = 0 + 0;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_ld = &W2_t10[(t1) * P + t0] - polyc_dst;
-            }
-            {
-              const int64_t c4 = 0 + 0;
-              const int64_t c5 = 0 + 1;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_ls = &W2[(t0) * N + t1] - polyc_src;
-            }
-            polyc_transpose_32_16_8(polyc_dst, polyc_ld, polyc_src, polyc_ls);
-          }
-          else
-          {
-            float *polyc_dst;
-            const float *polyc_src;
-            int64_t polyc_ld, polyc_ls;
-            {
-              const int64_t c4 = 0 + 0;
-              const int64_t c5 = 0 + 0;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_dst = &W2_t10[(t1) * P + t0];
-              polyc_src = &W2[(t0) * N + t1];
-            }
-            {
-              const int64_t c4 = 0 + 1;
-              const int64_t c5 = 0 + 0;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_ld = &W2_t10[(t1) * P + t0] - polyc_dst;
-            }
-            {
-              const int64_t c4 = 0 + 0;
-              const int64_t c5 = 0 + 1;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_ls = &W2[(t0) * N + t1] - polyc_src;
-            }
-            const int64_t polyc_whole0 = (((polyc_min(15, (((N - c0) - c2) - 1)) + 1)) - (0)) / 8 * 8, polyc_whole1 = (((polyc_min(15, (((P - c1) - c3) - 1)) + 1)) - (0)) / 8 * 8;
-            for (int64_t polyc_b0 = 0; polyc_b0 < polyc_whole0; polyc_b0 += 8)
-              for (int64_t polyc_b1 = 0; polyc_b1 < polyc_whole1; polyc_b1 += 8)
-              {
-                {
-                  const int64_t c4 = 0 + polyc_b0;
-                  const int64_t c5 = 0 + polyc_b1;
-                  const int64_t t1 = ((c0 + c2) + c4);
-                  const int64_t t0 = ((c1 + c3) + c5);
-                  polyc_dst = &W2_t10[(t1) * P + t0];
-                  polyc_src = &W2[(t0) * N + t1];
-                }
-                polyc_transpose_32_8_8(polyc_dst, polyc_ld, polyc_src, polyc_ls);
-              }
-            for (int64_t c4 = 0; c4 < (polyc_min(15, (((N - c0) - c2) - 1)) + 1); c4 += 1)
-              for (int64_t c5 = c4 - (0) < polyc_whole0 ? (0) + polyc_whole1 : 0; c5 < (polyc_min(15, (((P - c1) - c3) - 1)) + 1); c5 += 1)
-              {
-                const int64_t t1 = ((c0 + c2) + c4);
-                const int64_t t0 = ((c1 + c3) + c5);
-                W2_t10[(t1) * P + t0] = W2[(t0) * N + t1];
-              }
-          }
-        }
-      }
-    }
-  }
-}
-
-static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, int64_t M, int64_t N, const float *restrict W1, float *restrict W1_t10)
-{
-  #pragma omp for collapse(2) schedule(static) nowait
-  for (int64_t c0 = 0; c0 < M; c0 += 256)
-  {
-    for (int64_t c1 = 0; c1 < N; c1 += 256)
-    {
-      for (int64_t c2 = 0; c2 <= polyc_min(255, ((M - c0) - 1)); c2 += 16)
-      {
-        for (int64_t c3 = 0; c3 <= polyc_min(255, ((N - c1) - 1)); c3 += 16)
-        {
-          if (((polyc_min(15, (((M - c0) - c2) - 1)) + 1)) - (0) == 16 && ((polyc_min(15, (((N - c1) - c3) - 1)) + 1)) - (0) == 16)
-          {
-            float *polyc_dst;
-            const float *polyc_src;
-            int64_t polyc_ld, polyc_ls;
-            {
-              const int64_t c4 = 0 + 0;
-              const int64_t c5 = 0 + 0;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_dst = &W1_t10[(t1) * N + t0];
-              polyc_src = &W1[(t0) * M + t1];
-            }
-            {
-              const int64_t c4 = 0 + 1;
-              const int64_t c5 = 0 + 0;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_ld = &W1_t10[(t1) * N + t0] - polyc_dst;
-            }
-            {
-              const int64_t c4 = 0 + 0;
-              const int64_t c5 = 0 + 1;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_ls = &W1[(t0) * M + t1] - polyc_src;
-            }
-            polyc_transpose_32_16_8(polyc_dst, polyc_ld, polyc_src, polyc_ls);
-          }
-          else
-          {
-            float *polyc_dst;
-            const float *polyc_src;
-            int64_t polyc_ld, polyc_ls;
-            {
-              const int64_t c4 = 0 + 0;
-              const int64_t c5 = 0 + 0;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_dst = &W1_t10[(t1) * N + t0];
-              polyc_src = &W1[(t0) * M + t1];
-            }
-            {
-              const int64_t c4 = 0 + 1;
-              const int64_t c5 = 0 + 0;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_ld = &W1_t10[(t1) * N + t0] - polyc_dst;
-            }
-            {
-              const int64_t c4 = 0 + 0;
-              const int64_t c5 = 0 + 1;
-              const int64_t t1 = ((c0 + c2) + c4);
-              const int64_t t0 = ((c1 + c3) + c5);
-              polyc_ls = &W1[(t0) * M + t1] - polyc_src;
-            }
-            const int64_t polyc_whole0 = (((polyc_min(15, (((M - c0) - c2) - 1)) + 1)) - (0)) / 8 * 8, polyc_whole1 = (((polyc_min(15, (((N - c1) - c3) - 1)) + 1)) - (0)) / 8 * 8;
-            for (int64_t polyc_b0 = 0; polyc_b0 < polyc_whole0; polyc_b0 += 8)
-              for (int64_t polyc_b1 = 0; polyc_b1 < polyc_whole1; polyc_b1 += 8)
-              {
-                {
-                  const int64_t c4 = 0 + polyc_b0;
-                  const int64_t c5 = 0 + polyc_b1;
-                  const int64_t t1 = ((c0 + c2) + c4);
-                  const int64_t t0 = ((c1 + c3) + c5);
-                  polyc_dst = &W1_t10[(t1) * N + t0];
-                  polyc_src = &W1[(t0) * M + t1];
-                }
-                polyc_transpose_32_8_8(polyc_dst, polyc_ld, polyc_src, polyc_ls);
-              }
-            for (int64_t c4 = 0; c4 < (polyc_min(15, (((M - c0) - c2) - 1)) + 1); c4 += 1)
-              for (int64_t c5 = c4 - (0) < polyc_whole0 ? (0) + polyc_whole1 : 0; c5 < (polyc_min(15, (((N - c1) - c3) - 1)) + 1); c5 += 1)
-              {
-                const int64_t t1 = ((c0 + c2) + c4);
-                const int64_t t0 = ((c1 + c3) + c5);
-                W1_t10[(t1) * N + t0] = W1[(t0) * M + t1];
-              }
-          }
-        }
-      }
-    }
-  }
-}
-
-static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, int64_t B, int64_t M, int64_t N, const float *restrict I, const float *restrict B1, float *restrict H, float *restrict W1_t10)
+static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, int64_t B, int64_t M, int64_t N, const float *restrict I, const float *restrict W1, const float *restrict B1, float *restrict H)
 {
   {
     const int64_t polyc_first0 = 0;
@@ -434,46 +198,74 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
           }
           for (int64_t c2 = 0; c2 < M; c2 += 512)
           {
-            _Alignas(64) float polyc_panel_W1_t10_storage[32768];
-            float *restrict polyc_panel_W1_t10 = polyc_panel_W1_t10_storage;
+            _Alignas(64) float polyc_panel_W1_storage[32768];
+            float *restrict polyc_panel_W1 = polyc_panel_W1_storage;
             {
-              for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, M - c2); polyc_p1 += 1)
+              const int64_t polyc_start = polyc_max(0, 0 - c1);
+              const int64_t polyc_end = polyc_min(64, N - c1);
+              for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
               {
-                const int64_t polyc_start = polyc_max(0, 0 - c1);
-                const int64_t polyc_end = polyc_min(64, N - c1);
-                for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                if (polyc_first == 0 && polyc_last == 16)
                 {
-                  const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                  const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                  if (polyc_first == 0 && polyc_last == 16)
                   {
-                    {
-                      if (polyc_p1 + 8 < polyc_min(512, M - c2))
+                    const int64_t polyc_squared = (0) + ((16) - (0)) / 8 * 8;
+                    const int64_t polyc_rest = (polyc_max(0, 0 - c2)) + ((polyc_min(512, M - c2)) - (polyc_max(0, 0 - c2))) / 8 * 8;
+                    for (int64_t polyc_group = 0; polyc_group < polyc_squared; polyc_group += 8)
+                      for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_rest; polyc_p1 += 8)
                       {
-                        const int64_t n = c1 + polyc_block * 16;
-                        const int64_t m = c2 + polyc_p1 + 8;
-                        __builtin_prefetch(&W1_t10[(m) * N + n] + 0, 0, 3);
+                        const float *polyc_src;
+                        int64_t polyc_ls;
+                        {
+                          const int64_t n = c1 + polyc_block * 16 + polyc_group;
+                          const int64_t m = c2 + polyc_p1;
+                          polyc_src = &W1[(n) * M + m];
+                        }
+                        {
+                          const int64_t n = c1 + polyc_block * 16 + polyc_group + 1;
+                          const int64_t m = c2 + polyc_p1;
+                          polyc_ls = &W1[(n) * M + m] - polyc_src;
+                        }
+                        polyc_transpose_32_8_8(&polyc_panel_W1[((polyc_block) * 512 + polyc_p1) * 16 + polyc_group], 16, polyc_src, polyc_ls);
                       }
-                      #pragma omp simd
-                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                      {
-                        const int64_t n = c1 + polyc_block * 16 + polyc_lane;
-                        const int64_t m = c2 + polyc_p1;
-                        polyc_panel_W1_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W1_t10[(m) * N + n];
-                      }
-                    }
-                  }
-                  else
-                  {
-                    #pragma omp simd
                     for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                      if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                      for (int64_t polyc_p1 = polyc_lane < polyc_squared ? polyc_rest : polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, M - c2); polyc_p1 += 1)
                       {
                         const int64_t n = c1 + polyc_block * 16 + polyc_lane;
                         const int64_t m = c2 + polyc_p1;
-                        polyc_panel_W1_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W1_t10[(m) * N + n];
+                        polyc_panel_W1[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W1[(n) * M + m];
                       }
                   }
+                }
+                else
+                {
+                  const int64_t polyc_squared = (polyc_first) + ((polyc_last) - (polyc_first)) / 8 * 8;
+                  const int64_t polyc_rest = (polyc_max(0, 0 - c2)) + ((polyc_min(512, M - c2)) - (polyc_max(0, 0 - c2))) / 8 * 8;
+                  for (int64_t polyc_group = polyc_first; polyc_group < polyc_squared; polyc_group += 8)
+                    for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_rest; polyc_p1 += 8)
+                    {
+                      const float *polyc_src;
+                      int64_t polyc_ls;
+                      {
+                        const int64_t n = c1 + polyc_block * 16 + polyc_group;
+                        const int64_t m = c2 + polyc_p1;
+                        polyc_src = &W1[(n) * M + m];
+                      }
+                      {
+                        const int64_t n = c1 + polyc_block * 16 + polyc_group + 1;
+                        const int64_t m = c2 + polyc_p1;
+                        polyc_ls = &W1[(n) * M + m] - polyc_src;
+                      }
+                      polyc_transpose_32_8_8(&polyc_panel_W1[((polyc_block) * 512 + polyc_p1) * 16 + polyc_group], 16, polyc_src, polyc_ls);
+                    }
+                  for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                    for (int64_t polyc_p1 = polyc_lane < polyc_squared ? polyc_rest : polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, M - c2); polyc_p1 += 1)
+                    {
+                      const int64_t n = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t m = c2 + polyc_p1;
+                      polyc_panel_W1[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W1[(n) * M + m];
+                    }
                 }
               }
             }
@@ -509,7 +301,7 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                           const int64_t b = ((c0 + c3) + c6);
                           const int64_t n = ((c1 + c4) + c8);
                           const int64_t m = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1_t10[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
                         }
                       }
                     }
@@ -557,7 +349,7 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                           const int64_t b = ((c0 + c3) + c6);
                           const int64_t n = ((c1 + c4) + c8);
                           const int64_t m = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1_t10[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
                         }
                       }
                     }
@@ -582,17 +374,8 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                   const int64_t polyc_count1 = polyc_min(15, (((N - c1) - c4) - 1)) + 1;
                   if (polyc_count0 > 0 && polyc_count1 > 0)
                   {
-                    int64_t polyc_shift = 0;
+                    if (polyc_count1 == 16)
                     {
-                      const int64_t c8 = -(16 - polyc_count1);
-                      const int64_t n = ((c1 + c4) + c8);
-                      if (n >= 0)
-                        polyc_shift = 16 - polyc_count1;
-                    }
-                    if (polyc_shift > 0 || polyc_count1 == 16)
-                    {
-                      const int64_t polyc_base = -polyc_shift;
-                      const int64_t polyc_own = polyc_shift;
                       if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                       {
                         float polyc_acc[6][16];
@@ -603,7 +386,7 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                             }
                           }
@@ -616,11 +399,11 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t b = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
                               const int64_t m = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
                             }
                           }
                         }
@@ -631,11 +414,10 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t b = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
-                              if (polyc_lane1 >= polyc_own)
-                                H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
@@ -650,10 +432,10 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t b = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
-                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? H[(b) * N + n] : 0.0f);
+                              polyc_acc[polyc_lane0][polyc_lane1] = H[(b) * N + n];
                             }
                           }
                         }
@@ -665,11 +447,11 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t b = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
                               const int64_t m = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
                             }
                           }
                         }
@@ -680,11 +462,10 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t b = ((c0 + c3) + c6);
                               const int64_t n = ((c1 + c4) + c8);
-                              if (polyc_lane1 >= polyc_own)
-                                H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
@@ -720,7 +501,7 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                                 const int64_t b = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
                                 const int64_t m = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -768,7 +549,7 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                                 const int64_t b = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
                                 const int64_t m = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -822,7 +603,7 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                                     const int64_t b = ((c0 + c3) + c6);
                                     const int64_t n = ((c1 + c4) + c8);
                                     const int64_t m = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
                                   }
                                 }
                               }
@@ -871,7 +652,7 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                                     const int64_t b = ((c0 + c3) + c6);
                                     const int64_t n = ((c1 + c4) + c8);
                                     const int64_t m = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * W1_t10[(m) * N + n]));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
                                   }
                                 }
                               }
@@ -922,7 +703,7 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                                   const int64_t b = ((c0 + c3) + c6);
                                   const int64_t n = ((c1 + c4) + c8);
                                   const int64_t m = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * ((polyc_lane1 < polyc_count1) ? W1_t10[(m) * N + n] : 0.0f)));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * ((polyc_lane1 < polyc_count1) ? polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8] : 0.0f)));
                                 }
                               }
                             }
@@ -971,7 +752,7 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
                                   const int64_t b = ((c0 + c3) + c6);
                                   const int64_t n = ((c1 + c4) + c8);
                                   const int64_t m = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * ((polyc_lane1 < polyc_count1) ? W1_t10[(m) * N + n] : 0.0f)));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * ((polyc_lane1 < polyc_count1) ? polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8] : 0.0f)));
                                 }
                               }
                             }
@@ -1013,7 +794,7 @@ static __attribute__((noinline)) void polyc_mlp2_region2(int * polyc_status_at, 
   }
 }
 
-static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, int64_t B, int64_t N, int64_t P, const float *restrict B2, float *restrict O2, float *restrict H, float *restrict W2_t10)
+static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, int64_t B, int64_t N, int64_t P, const float *restrict W2, const float *restrict B2, float *restrict O2, float *restrict H)
 {
   {
     const int64_t polyc_first0 = 0;
@@ -1052,46 +833,74 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
           }
           for (int64_t c2 = 0; c2 < N; c2 += 512)
           {
-            _Alignas(64) float polyc_panel_W2_t10_storage[32768];
-            float *restrict polyc_panel_W2_t10 = polyc_panel_W2_t10_storage;
+            _Alignas(64) float polyc_panel_W2_storage[32768];
+            float *restrict polyc_panel_W2 = polyc_panel_W2_storage;
             {
-              for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, N - c2); polyc_p1 += 1)
+              const int64_t polyc_start = polyc_max(0, 0 - c1);
+              const int64_t polyc_end = polyc_min(64, P - c1);
+              for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
               {
-                const int64_t polyc_start = polyc_max(0, 0 - c1);
-                const int64_t polyc_end = polyc_min(64, P - c1);
-                for (int64_t polyc_block = polyc_start / 16; polyc_block * 16 < polyc_end; polyc_block += 1)
+                const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
+                const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
+                if (polyc_first == 0 && polyc_last == 16)
                 {
-                  const int64_t polyc_first = polyc_max(0, polyc_start - polyc_block * 16);
-                  const int64_t polyc_last = polyc_min(16, polyc_end - polyc_block * 16);
-                  if (polyc_first == 0 && polyc_last == 16)
                   {
-                    {
-                      if (polyc_p1 + 8 < polyc_min(512, N - c2))
+                    const int64_t polyc_squared = (0) + ((16) - (0)) / 8 * 8;
+                    const int64_t polyc_rest = (polyc_max(0, 0 - c2)) + ((polyc_min(512, N - c2)) - (polyc_max(0, 0 - c2))) / 8 * 8;
+                    for (int64_t polyc_group = 0; polyc_group < polyc_squared; polyc_group += 8)
+                      for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_rest; polyc_p1 += 8)
                       {
-                        const int64_t p = c1 + polyc_block * 16;
-                        const int64_t n = c2 + polyc_p1 + 8;
-                        __builtin_prefetch(&W2_t10[(n) * P + p] + 0, 0, 3);
+                        const float *polyc_src;
+                        int64_t polyc_ls;
+                        {
+                          const int64_t p = c1 + polyc_block * 16 + polyc_group;
+                          const int64_t n = c2 + polyc_p1;
+                          polyc_src = &W2[(p) * N + n];
+                        }
+                        {
+                          const int64_t p = c1 + polyc_block * 16 + polyc_group + 1;
+                          const int64_t n = c2 + polyc_p1;
+                          polyc_ls = &W2[(p) * N + n] - polyc_src;
+                        }
+                        polyc_transpose_32_8_8(&polyc_panel_W2[((polyc_block) * 512 + polyc_p1) * 16 + polyc_group], 16, polyc_src, polyc_ls);
                       }
-                      #pragma omp simd
-                      for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                      {
-                        const int64_t p = c1 + polyc_block * 16 + polyc_lane;
-                        const int64_t n = c2 + polyc_p1;
-                        polyc_panel_W2_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W2_t10[(n) * P + p];
-                      }
-                    }
-                  }
-                  else
-                  {
-                    #pragma omp simd
                     for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
-                      if (polyc_lane >= polyc_first && polyc_lane < polyc_last)
+                      for (int64_t polyc_p1 = polyc_lane < polyc_squared ? polyc_rest : polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, N - c2); polyc_p1 += 1)
                       {
                         const int64_t p = c1 + polyc_block * 16 + polyc_lane;
                         const int64_t n = c2 + polyc_p1;
-                        polyc_panel_W2_t10[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W2_t10[(n) * P + p];
+                        polyc_panel_W2[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W2[(p) * N + n];
                       }
                   }
+                }
+                else
+                {
+                  const int64_t polyc_squared = (polyc_first) + ((polyc_last) - (polyc_first)) / 8 * 8;
+                  const int64_t polyc_rest = (polyc_max(0, 0 - c2)) + ((polyc_min(512, N - c2)) - (polyc_max(0, 0 - c2))) / 8 * 8;
+                  for (int64_t polyc_group = polyc_first; polyc_group < polyc_squared; polyc_group += 8)
+                    for (int64_t polyc_p1 = polyc_max(0, 0 - c2); polyc_p1 < polyc_rest; polyc_p1 += 8)
+                    {
+                      const float *polyc_src;
+                      int64_t polyc_ls;
+                      {
+                        const int64_t p = c1 + polyc_block * 16 + polyc_group;
+                        const int64_t n = c2 + polyc_p1;
+                        polyc_src = &W2[(p) * N + n];
+                      }
+                      {
+                        const int64_t p = c1 + polyc_block * 16 + polyc_group + 1;
+                        const int64_t n = c2 + polyc_p1;
+                        polyc_ls = &W2[(p) * N + n] - polyc_src;
+                      }
+                      polyc_transpose_32_8_8(&polyc_panel_W2[((polyc_block) * 512 + polyc_p1) * 16 + polyc_group], 16, polyc_src, polyc_ls);
+                    }
+                  for (int64_t polyc_lane = polyc_first; polyc_lane < polyc_last; polyc_lane += 1)
+                    for (int64_t polyc_p1 = polyc_lane < polyc_squared ? polyc_rest : polyc_max(0, 0 - c2); polyc_p1 < polyc_min(512, N - c2); polyc_p1 += 1)
+                    {
+                      const int64_t p = c1 + polyc_block * 16 + polyc_lane;
+                      const int64_t n = c2 + polyc_p1;
+                      polyc_panel_W2[((polyc_block) * 512 + polyc_p1) * 16 + polyc_lane] = W2[(p) * N + n];
+                    }
                 }
               }
             }
@@ -1127,7 +936,7 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                           const int64_t b = ((c0 + c3) + c6);
                           const int64_t p = ((c1 + c4) + c8);
                           const int64_t n = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2_t10[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
                         }
                       }
                     }
@@ -1175,7 +984,7 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                           const int64_t b = ((c0 + c3) + c6);
                           const int64_t p = ((c1 + c4) + c8);
                           const int64_t n = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2_t10[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
                         }
                       }
                     }
@@ -1200,17 +1009,8 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                   const int64_t polyc_count1 = polyc_min(15, (((P - c1) - c4) - 1)) + 1;
                   if (polyc_count0 > 0 && polyc_count1 > 0)
                   {
-                    int64_t polyc_shift = 0;
+                    if (polyc_count1 == 16)
                     {
-                      const int64_t c8 = -(16 - polyc_count1);
-                      const int64_t p = ((c1 + c4) + c8);
-                      if (p >= 0)
-                        polyc_shift = 16 - polyc_count1;
-                    }
-                    if (polyc_shift > 0 || polyc_count1 == 16)
-                    {
-                      const int64_t polyc_base = -polyc_shift;
-                      const int64_t polyc_own = polyc_shift;
                       if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
                       {
                         float polyc_acc[6][16];
@@ -1221,7 +1021,7 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                             }
                           }
@@ -1234,11 +1034,11 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t b = ((c0 + c3) + c6);
                               const int64_t p = ((c1 + c4) + c8);
                               const int64_t n = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
                             }
                           }
                         }
@@ -1249,11 +1049,10 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t b = ((c0 + c3) + c6);
                               const int64_t p = ((c1 + c4) + c8);
-                              if (polyc_lane1 >= polyc_own)
-                                O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                              O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
@@ -1268,10 +1067,10 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t b = ((c0 + c3) + c6);
                               const int64_t p = ((c1 + c4) + c8);
-                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O2[(b) * P + p] : 0.0f);
+                              polyc_acc[polyc_lane0][polyc_lane1] = O2[(b) * P + p];
                             }
                           }
                         }
@@ -1283,11 +1082,11 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t b = ((c0 + c3) + c6);
                               const int64_t p = ((c1 + c4) + c8);
                               const int64_t n = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
                             }
                           }
                         }
@@ -1298,11 +1097,10 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                             for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
+                              const int64_t c8 = polyc_lane1;
                               const int64_t b = ((c0 + c3) + c6);
                               const int64_t p = ((c1 + c4) + c8);
-                              if (polyc_lane1 >= polyc_own)
-                                O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                              O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
@@ -1338,7 +1136,7 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                                 const int64_t b = ((c0 + c3) + c6);
                                 const int64_t p = ((c1 + c4) + c8);
                                 const int64_t n = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -1386,7 +1184,7 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                                 const int64_t b = ((c0 + c3) + c6);
                                 const int64_t p = ((c1 + c4) + c8);
                                 const int64_t n = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -1440,7 +1238,7 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                                     const int64_t b = ((c0 + c3) + c6);
                                     const int64_t p = ((c1 + c4) + c8);
                                     const int64_t n = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
                                   }
                                 }
                               }
@@ -1489,7 +1287,7 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                                     const int64_t b = ((c0 + c3) + c6);
                                     const int64_t p = ((c1 + c4) + c8);
                                     const int64_t n = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * W2_t10[(n) * P + p]));
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
                                   }
                                 }
                               }
@@ -1540,7 +1338,7 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                                   const int64_t b = ((c0 + c3) + c6);
                                   const int64_t p = ((c1 + c4) + c8);
                                   const int64_t n = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * ((polyc_lane1 < polyc_count1) ? W2_t10[(n) * P + p] : 0.0f)));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * ((polyc_lane1 < polyc_count1) ? polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8] : 0.0f)));
                                 }
                               }
                             }
@@ -1589,7 +1387,7 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
                                   const int64_t b = ((c0 + c3) + c6);
                                   const int64_t p = ((c1 + c4) + c8);
                                   const int64_t n = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * ((polyc_lane1 < polyc_count1) ? W2_t10[(n) * P + p] : 0.0f)));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * ((polyc_lane1 < polyc_count1) ? polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8] : 0.0f)));
                                 }
                               }
                             }
@@ -1636,67 +1434,35 @@ static __attribute__((noinline)) void polyc_mlp2_region3(int * polyc_status_at, 
 int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict I, const float *restrict W1, const float *restrict B1, const float *restrict W2, const float *restrict B2, float *restrict O2)
 {
   int polyc_status = 0;
-  const int64_t polyc_work = (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(N) * polyc_extent(P)) + (polyc_extent(B) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(N) * polyc_extent(M)) + (polyc_extent(B) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(P)) + (polyc_extent(B) * polyc_extent(P) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(P));
+  const int64_t polyc_work = (polyc_extent(B) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(N) * polyc_extent(M)) + (polyc_extent(B) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(P)) + (polyc_extent(B) * polyc_extent(P) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(P));
   float *restrict H = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(N)));
-  float *restrict W1_t10 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(N)));
-  float *restrict W2_t10 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(P)));
   if (!H)
   {
     polyc_status = 1;
     goto polyc_done;
   }
-  if (!W1_t10)
-  {
-    polyc_status = 1;
-    goto polyc_done;
-  }
-  if (!W2_t10)
-  {
-    polyc_status = 1;
-    goto polyc_done;
-  }
   {
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_mlp2_region0(&polyc_status, N, P, W2, W2_t10);
+      polyc_mlp2_region0(&polyc_status, B, M, N, I, W1, B1, H);
     }
     else
     {
-      polyc_mlp2_region0(&polyc_status, N, P, W2, W2_t10);
+      polyc_mlp2_region0(&polyc_status, B, M, N, I, W1, B1, H);
     }
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_mlp2_region1(&polyc_status, M, N, W1, W1_t10);
+      polyc_mlp2_region1(&polyc_status, B, N, P, W2, B2, O2, H);
     }
     else
     {
-      polyc_mlp2_region1(&polyc_status, M, N, W1, W1_t10);
-    }
-    if (polyc_work >= 32768)
-    {
-      #pragma omp parallel
-      polyc_mlp2_region2(&polyc_status, B, M, N, I, B1, H, W1_t10);
-    }
-    else
-    {
-      polyc_mlp2_region2(&polyc_status, B, M, N, I, B1, H, W1_t10);
-    }
-    if (polyc_work >= 32768)
-    {
-      #pragma omp parallel
-      polyc_mlp2_region3(&polyc_status, B, N, P, B2, O2, H, W2_t10);
-    }
-    else
-    {
-      polyc_mlp2_region3(&polyc_status, B, N, P, B2, O2, H, W2_t10);
+      polyc_mlp2_region1(&polyc_status, B, N, P, W2, B2, O2, H);
     }
   }
   polyc_done:
   free(H);
-  free(W1_t10);
-  free(W2_t10);
   return polyc_status;
 }
 

@@ -309,7 +309,7 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                       if (j >= 0)
                         polyc_shift = 16 - polyc_count1;
                     }
-                    if (polyc_shift > 0 || polyc_count1 == 16)
+                    if (polyc_shift > 0)
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
@@ -411,16 +411,16 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                       }
                     }
                     else
-                      if (polyc_count1 == 8)
+                      if (polyc_count1 == 16)
                       {
                         if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                         {
-                          float polyc_acc[6][8];
+                          float polyc_acc[6][16];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -433,14 +433,14 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t j = ((c1 + c4) + c8);
                                 const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -448,7 +448,7 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -461,12 +461,12 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                         }
                         else
                         {
-                          float polyc_acc[6][8];
+                          float polyc_acc[6][16];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -481,14 +481,14 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t j = ((c1 + c4) + c8);
                                 const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -496,7 +496,7 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -509,120 +509,16 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                         }
                       }
                       else
-                        if (polyc_count1 > 8)
-                        {
-                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                          {
-                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                            const int64_t polyc_own = polyc_sub - polyc_base;
-                            if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    if (polyc_lane1 >= polyc_own)
-                                      tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? tmp[(i) * NJ + j] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    if (polyc_lane1 >= polyc_own)
-                                      tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
+                        if (polyc_count1 == 8)
                         {
                           if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                           {
-                            float polyc_acc[6][16];
+                            float polyc_acc[6][8];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c8 = polyc_lane1;
@@ -635,14 +531,14 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t j = ((c1 + c4) + c8);
                                   const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * ((polyc_lane1 < polyc_count1) ? B[(k) * NJ + j] : 0.0f)));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
                                 }
                               }
                             }
@@ -650,32 +546,31 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t j = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            float polyc_acc[6][8];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t j = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? tmp[(i) * NJ + j] : 0.0f);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = tmp[(i) * NJ + j];
                                 }
                               }
                             }
@@ -684,14 +579,14 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t j = ((c1 + c4) + c8);
                                   const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * ((polyc_lane1 < polyc_count1) ? B[(k) * NJ + j] : 0.0f)));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
                                 }
                               }
                             }
@@ -699,19 +594,222 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t j = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                         }
+                        else
+                          if (polyc_count1 > 8)
+                          {
+                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                            {
+                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                              const int64_t polyc_own = polyc_sub - polyc_base;
+                              if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c8 = polyc_lane1 + polyc_base;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                    }
+                                  }
+                                }
+                                for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c8 = polyc_lane1 + polyc_base;
+                                      const int64_t i = ((c0 + c3) + c6);
+                                      const int64_t j = ((c1 + c4) + c8);
+                                      const int64_t k = (c2 + c5);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c8 = polyc_lane1 + polyc_base;
+                                      const int64_t i = ((c0 + c3) + c6);
+                                      const int64_t j = ((c1 + c4) + c8);
+                                      if (polyc_lane1 >= polyc_own)
+                                        tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                              else
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c8 = polyc_lane1 + polyc_base;
+                                      const int64_t i = ((c0 + c3) + c6);
+                                      const int64_t j = ((c1 + c4) + c8);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? tmp[(i) * NJ + j] : 0.0f);
+                                    }
+                                  }
+                                }
+                                for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c8 = polyc_lane1 + polyc_base;
+                                      const int64_t i = ((c0 + c3) + c6);
+                                      const int64_t j = ((c1 + c4) + c8);
+                                      const int64_t k = (c2 + c5);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c8 = polyc_lane1 + polyc_base;
+                                      const int64_t i = ((c0 + c3) + c6);
+                                      const int64_t j = ((c1 + c4) + c8);
+                                      if (polyc_lane1 >= polyc_own)
+                                        tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    const int64_t k = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * ((polyc_lane1 < polyc_count1) ? polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8] : 0.0f)));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    if (polyc_lane1 < polyc_count1)
+                                      tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? tmp[(i) * NJ + j] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    const int64_t k = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * ((polyc_lane1 < polyc_count1) ? polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8] : 0.0f)));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    if (polyc_lane1 < polyc_count1)
+                                      tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
                   }
                 }
               }
@@ -927,7 +1025,7 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                       if (l >= 0)
                         polyc_shift = 16 - polyc_count1;
                     }
-                    if (polyc_shift > 0 || polyc_count1 == 16)
+                    if (polyc_shift > 0)
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
@@ -1029,16 +1127,16 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                       }
                     }
                     else
-                      if (polyc_count1 == 8)
+                      if (polyc_count1 == 16)
                       {
                         if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                         {
-                          float polyc_acc[6][8];
+                          float polyc_acc[6][16];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -1051,14 +1149,14 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
                                 const int64_t j = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -1066,7 +1164,7 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -1079,12 +1177,12 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                         }
                         else
                         {
-                          float polyc_acc[6][8];
+                          float polyc_acc[6][16];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -1099,14 +1197,14 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
                                 const int64_t j = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -1114,7 +1212,7 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -1127,120 +1225,16 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                         }
                       }
                       else
-                        if (polyc_count1 > 8)
-                        {
-                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                          {
-                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                            const int64_t polyc_own = polyc_sub - polyc_base;
-                            if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    const int64_t j = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    if (polyc_lane1 >= polyc_own)
-                                      E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? E[(i) * NL + l] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    const int64_t j = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    if (polyc_lane1 >= polyc_own)
-                                      E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
+                        if (polyc_count1 == 8)
                         {
                           if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                           {
-                            float polyc_acc[6][16];
+                            float polyc_acc[6][8];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c8 = polyc_lane1;
@@ -1253,14 +1247,14 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t l = ((c1 + c4) + c8);
                                   const int64_t j = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? C[(j) * NL + l] : 0.0f)));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
                                 }
                               }
                             }
@@ -1268,32 +1262,31 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t l = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            float polyc_acc[6][8];
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t l = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? E[(i) * NL + l] : 0.0f);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NL + l];
                                 }
                               }
                             }
@@ -1302,14 +1295,14 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t l = ((c1 + c4) + c8);
                                   const int64_t j = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? C[(j) * NL + l] : 0.0f)));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
                                 }
                               }
                             }
@@ -1317,19 +1310,222 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t l = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                         }
+                        else
+                          if (polyc_count1 > 8)
+                          {
+                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                            {
+                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                              const int64_t polyc_own = polyc_sub - polyc_base;
+                              if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c8 = polyc_lane1 + polyc_base;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                    }
+                                  }
+                                }
+                                for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c8 = polyc_lane1 + polyc_base;
+                                      const int64_t i = ((c0 + c3) + c6);
+                                      const int64_t l = ((c1 + c4) + c8);
+                                      const int64_t j = (c2 + c5);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c8 = polyc_lane1 + polyc_base;
+                                      const int64_t i = ((c0 + c3) + c6);
+                                      const int64_t l = ((c1 + c4) + c8);
+                                      if (polyc_lane1 >= polyc_own)
+                                        E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                              else
+                              {
+                                float polyc_acc[6][8];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c8 = polyc_lane1 + polyc_base;
+                                      const int64_t i = ((c0 + c3) + c6);
+                                      const int64_t l = ((c1 + c4) + c8);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? E[(i) * NL + l] : 0.0f);
+                                    }
+                                  }
+                                }
+                                for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c8 = polyc_lane1 + polyc_base;
+                                      const int64_t i = ((c0 + c3) + c6);
+                                      const int64_t l = ((c1 + c4) + c8);
+                                      const int64_t j = (c2 + c5);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c8 = polyc_lane1 + polyc_base;
+                                      const int64_t i = ((c0 + c3) + c6);
+                                      const int64_t l = ((c1 + c4) + c8);
+                                      if (polyc_lane1 >= polyc_own)
+                                        E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    const int64_t j = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8] : 0.0f)));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    if (polyc_lane1 < polyc_count1)
+                                      E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? E[(i) * NL + l] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    const int64_t j = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8] : 0.0f)));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    if (polyc_lane1 < polyc_count1)
+                                      E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
                   }
                 }
               }

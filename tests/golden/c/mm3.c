@@ -307,7 +307,7 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                     if (j >= 0)
                       polyc_shift = 16 - polyc_count1;
                   }
-                  if (polyc_shift > 0 || polyc_count1 == 16)
+                  if (polyc_shift > 0)
                   {
                     const int64_t polyc_base = -polyc_shift;
                     const int64_t polyc_own = polyc_shift;
@@ -409,16 +409,16 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                     }
                   }
                   else
-                    if (polyc_count1 == 8)
+                    if (polyc_count1 == 16)
                     {
                       if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                       {
-                        float polyc_acc[6][8];
+                        float polyc_acc[6][16];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -431,14 +431,14 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
                               const int64_t i = ((c0 + c3) + c6);
                               const int64_t j = ((c1 + c4) + c8);
                               const int64_t k = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
                             }
                           }
                         }
@@ -446,7 +446,7 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -459,12 +459,12 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                       }
                       else
                       {
-                        float polyc_acc[6][8];
+                        float polyc_acc[6][16];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -479,14 +479,14 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
                               const int64_t i = ((c0 + c3) + c6);
                               const int64_t j = ((c1 + c4) + c8);
                               const int64_t k = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
                             }
                           }
                         }
@@ -494,7 +494,7 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -507,120 +507,16 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                       }
                     }
                     else
-                      if (polyc_count1 > 8)
-                      {
-                        for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                        {
-                          const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                          const int64_t polyc_own = polyc_sub - polyc_base;
-                          if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  if (polyc_lane1 >= polyc_own)
-                                    E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? E[(i) * NJ + j] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  if (polyc_lane1 >= polyc_own)
-                                    E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
+                      if (polyc_count1 == 8)
                       {
                         if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                         {
-                          float polyc_acc[6][16];
+                          float polyc_acc[6][8];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -633,14 +529,14 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t j = ((c1 + c4) + c8);
                                 const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * ((polyc_lane1 < polyc_count1) ? B[(k) * NJ + j] : 0.0f)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -648,32 +544,31 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t j = ((c1 + c4) + c8);
-                                if (polyc_lane1 < polyc_count1)
-                                  E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
-                          float polyc_acc[6][16];
+                          float polyc_acc[6][8];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t j = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? E[(i) * NJ + j] : 0.0f);
+                                polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NJ + j];
                               }
                             }
                           }
@@ -682,14 +577,14 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t j = ((c1 + c4) + c8);
                                 const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * ((polyc_lane1 < polyc_count1) ? B[(k) * NJ + j] : 0.0f)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -697,19 +592,222 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t j = ((c1 + c4) + c8);
-                                if (polyc_lane1 < polyc_count1)
-                                  E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                       }
+                      else
+                        if (polyc_count1 > 8)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    const int64_t k = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? E[(i) * NJ + j] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    const int64_t k = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t j = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t j = ((c1 + c4) + c8);
+                                  const int64_t k = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * ((polyc_lane1 < polyc_count1) ? polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t j = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t j = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? E[(i) * NJ + j] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t j = ((c1 + c4) + c8);
+                                  const int64_t k = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * ((polyc_lane1 < polyc_count1) ? polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t j = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
                 }
               }
             }
@@ -913,7 +1011,7 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                     if (l >= 0)
                       polyc_shift = 16 - polyc_count1;
                   }
-                  if (polyc_shift > 0 || polyc_count1 == 16)
+                  if (polyc_shift > 0)
                   {
                     const int64_t polyc_base = -polyc_shift;
                     const int64_t polyc_own = polyc_shift;
@@ -1015,16 +1113,16 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                     }
                   }
                   else
-                    if (polyc_count1 == 8)
+                    if (polyc_count1 == 16)
                     {
                       if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                       {
-                        float polyc_acc[6][8];
+                        float polyc_acc[6][16];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1037,14 +1135,14 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
                               const int64_t j = ((c0 + c3) + c6);
                               const int64_t l = ((c1 + c4) + c8);
                               const int64_t m = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * D[(m) * NL + l]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * polyc_panel_D[(((l - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
                             }
                           }
                         }
@@ -1052,7 +1150,7 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1065,12 +1163,12 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                       }
                       else
                       {
-                        float polyc_acc[6][8];
+                        float polyc_acc[6][16];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1085,14 +1183,14 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
                               const int64_t j = ((c0 + c3) + c6);
                               const int64_t l = ((c1 + c4) + c8);
                               const int64_t m = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * D[(m) * NL + l]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * polyc_panel_D[(((l - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
                             }
                           }
                         }
@@ -1100,7 +1198,7 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1113,120 +1211,16 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                       }
                     }
                     else
-                      if (polyc_count1 > 8)
-                      {
-                        for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                        {
-                          const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                          const int64_t polyc_own = polyc_sub - polyc_base;
-                          if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NM - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t j = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  const int64_t m = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * D[(m) * NL + l]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t j = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  if (polyc_lane1 >= polyc_own)
-                                    F[(j) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t j = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? F[(j) * NL + l] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NM - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t j = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  const int64_t m = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * D[(m) * NL + l]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t j = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  if (polyc_lane1 >= polyc_own)
-                                    F[(j) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
+                      if (polyc_count1 == 8)
                       {
                         if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                         {
-                          float polyc_acc[6][16];
+                          float polyc_acc[6][8];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -1239,14 +1233,14 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t j = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
                                 const int64_t m = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * ((polyc_lane1 < polyc_count1) ? D[(m) * NL + l] : 0.0f)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * polyc_panel_D[(((l - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -1254,32 +1248,31 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t j = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
-                                if (polyc_lane1 < polyc_count1)
-                                  F[(j) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                F[(j) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
-                          float polyc_acc[6][16];
+                          float polyc_acc[6][8];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t j = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? F[(j) * NL + l] : 0.0f);
+                                polyc_acc[polyc_lane0][polyc_lane1] = F[(j) * NL + l];
                               }
                             }
                           }
@@ -1288,14 +1281,14 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t j = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
                                 const int64_t m = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * ((polyc_lane1 < polyc_count1) ? D[(m) * NL + l] : 0.0f)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * polyc_panel_D[(((l - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -1303,19 +1296,222 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t j = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
-                                if (polyc_lane1 < polyc_count1)
-                                  F[(j) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                F[(j) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                       }
+                      else
+                        if (polyc_count1 > 8)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NM - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t j = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    const int64_t m = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * polyc_panel_D[(((l - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t j = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      F[(j) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t j = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? F[(j) * NL + l] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NM - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t j = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    const int64_t m = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * polyc_panel_D[(((l - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t j = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      F[(j) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NM - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t j = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  const int64_t m = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * ((polyc_lane1 < polyc_count1) ? polyc_panel_D[(((l - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t j = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    F[(j) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t j = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? F[(j) * NL + l] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NM - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t j = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  const int64_t m = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (C[(j) * NM + m] * ((polyc_lane1 < polyc_count1) ? polyc_panel_D[(((l - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t j = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    F[(j) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
                 }
               }
             }
@@ -1519,7 +1715,7 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                     if (l >= 0)
                       polyc_shift = 16 - polyc_count1;
                   }
-                  if (polyc_shift > 0 || polyc_count1 == 16)
+                  if (polyc_shift > 0)
                   {
                     const int64_t polyc_base = -polyc_shift;
                     const int64_t polyc_own = polyc_shift;
@@ -1621,16 +1817,16 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                     }
                   }
                   else
-                    if (polyc_count1 == 8)
+                    if (polyc_count1 == 16)
                     {
                       if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                       {
-                        float polyc_acc[6][8];
+                        float polyc_acc[6][16];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1643,14 +1839,14 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
                               const int64_t i = ((c0 + c3) + c6);
                               const int64_t l = ((c1 + c4) + c8);
                               const int64_t j = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * F[(j) * NL + l]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
                             }
                           }
                         }
@@ -1658,7 +1854,7 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1671,12 +1867,12 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                       }
                       else
                       {
-                        float polyc_acc[6][8];
+                        float polyc_acc[6][16];
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1691,14 +1887,14 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
                               const int64_t i = ((c0 + c3) + c6);
                               const int64_t l = ((c1 + c4) + c8);
                               const int64_t j = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * F[(j) * NL + l]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
                             }
                           }
                         }
@@ -1706,7 +1902,7 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1719,120 +1915,16 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                       }
                     }
                     else
-                      if (polyc_count1 > 8)
-                      {
-                        for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
-                        {
-                          const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                          const int64_t polyc_own = polyc_sub - polyc_base;
-                          if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  const int64_t j = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * F[(j) * NL + l]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  if (polyc_lane1 >= polyc_own)
-                                    G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? G[(i) * NL + l] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  const int64_t j = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * F[(j) * NL + l]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  if (polyc_lane1 >= polyc_own)
-                                    G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
+                      if (polyc_count1 == 8)
                       {
                         if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                         {
-                          float polyc_acc[6][16];
+                          float polyc_acc[6][8];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -1845,14 +1937,14 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
                                 const int64_t j = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? F[(j) * NL + l] : 0.0f)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -1860,32 +1952,31 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
-                                if (polyc_lane1 < polyc_count1)
-                                  G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
-                          float polyc_acc[6][16];
+                          float polyc_acc[6][8];
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? G[(i) * NL + l] : 0.0f);
+                                polyc_acc[polyc_lane0][polyc_lane1] = G[(i) * NL + l];
                               }
                             }
                           }
@@ -1894,14 +1985,14 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
                                 const int64_t j = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? F[(j) * NL + l] : 0.0f)));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
                               }
                             }
                           }
@@ -1909,19 +2000,222 @@ static __attribute__((noinline)) void polyc_mm3_region2(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
-                                if (polyc_lane1 < polyc_count1)
-                                  G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                       }
+                      else
+                        if (polyc_count1 > 8)
+                        {
+                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          {
+                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
+                            const int64_t polyc_own = polyc_sub - polyc_base;
+                            if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    const int64_t j = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][8];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? G[(i) * NL + l] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    const int64_t j = (c2 + c5);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c8 = polyc_lane1 + polyc_base;
+                                    const int64_t i = ((c0 + c3) + c6);
+                                    const int64_t l = ((c1 + c4) + c8);
+                                    if (polyc_lane1 >= polyc_own)
+                                      G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  const int64_t j = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? G[(i) * NL + l] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  const int64_t j = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * ((polyc_lane1 < polyc_count1) ? polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8] : 0.0f)));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
                 }
               }
             }
