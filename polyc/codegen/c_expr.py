@@ -233,11 +233,15 @@ class ExprEmitter:
         if isinstance(e, ir.SizeValue):
             return f"({self.size(e.size)})"
         if isinstance(e, ir.Read):
+            redirect = self.redirects.get(e.tensor)
+            held = redirect is not None and redirect(e.indices) is not None
             text = self.access(e.tensor, e.indices)
             tensor = self.tensors[e.tensor]
             if tensor.type.compute_type != tensor.type:
                 text = f"(({tensor.type.compute_type.c_type}){text})"
             if self.mask is not None and self.mask[0] & index_names(e.indices):
+                if held:  # a packed panel holds every lane: loaded, then selected
+                    return f"POLYC_LANE_KEEP({self.mask[1]}, {text})"
                 zero = literal(0, tensor.type.compute_type)
                 text = f"(({self.mask[1]}) ? {text} : {zero})"
             return text

@@ -7,9 +7,11 @@ vector level either moves back over the previous block's columns (``polyc_shift`
 only its own columns are stored), or, where it may not (the first block of a
 narrow extent), runs as one half-width block owning all its lanes (exactly half
 the columns), as half-width blocks, the last one moved back over its neighbour's
-columns (more than half), or, narrower than half a block, masks the lanes past
-the edge. Each test picks sizes that reach one of these paths and checks the values
-in float64.
+columns (more than half), or masks the lanes past the edge, in a half-width block
+where less than half the columns are left. A masked lane reads 0: from a packed panel,
+which holds every lane, it loads and then selects (``POLYC_LANE_KEEP``); from the
+tensor itself, only under the condition. Each test picks sizes that reach one of these
+paths and checks the values in float64.
 """
 import numpy as np
 import pytest
@@ -39,6 +41,8 @@ def test_edge_blocks_keep_the_register_block_shape(model):
     text = _c(MATMUL, model)
     assert "polyc_shift" in text                        # moved back: full width, no masks
     assert "(polyc_lane1 < polyc_count1) ?" in text     # masked lanes read zeros
+    assert "POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[" in text  # selected
+    assert f"if (polyc_count1 < {NR // 2})" in text      # narrower than half: half-width
     assert "polyc_min(polyc_lane0, polyc_count0 - 1)" in text  # a row past the edge repeats
     assert f"float polyc_acc[{MR}][{NR // 2}]" in text   # half-width blocks: narrow extents
     assert f"polyc_sub += {NR // 2}" in text
@@ -56,6 +60,7 @@ def _edge_sizes(MR: int, NR: int) -> list[tuple[int, int, int]]:
         (2 * MR, 7, 3 * NR // 4),       # a half-width block, then one moved back
         (MR + 1, 3, NR // 2 + 1),       # the second half-width block moved back by all but one
         (MR + 3, 5, NR // 4),           # narrower than half a block: masked lanes
+        (MR + 2, 40, NR // 2 - 1),      # the same, over more steps than a panel's depth
         (1, 1, 1),
         (2 * MR + 1, 64, 3 * NR + 1),
     ]
@@ -63,7 +68,7 @@ def _edge_sizes(MR: int, NR: int) -> list[tuple[int, int, int]]:
 
 @pytest.mark.needs_cc
 @pytest.mark.parametrize("model", EDGE_MODELS)
-@pytest.mark.parametrize("case", range(11))
+@pytest.mark.parametrize("case", range(12))
 def test_matmul_edges(model, case):
     m, k, n = _edge_sizes(*register_block(NAMED_MACHINES[model], 4))[case]
     rng = np.random.default_rng(m * 1000 + n)

@@ -50,7 +50,7 @@ def test_edge_blocks_read_the_panel_and_stay_within_their_columns(machine):
     assert blocks and all(block.edge_within_columns for block in blocks)
     text = compilation.c_source.text
     assert "polyc_shift" not in text
-    assert re.search(r"\(\(polyc_lane\d < polyc_count\d\) \? polyc_panel_Y\[", text)
+    assert re.search(r"POLYC_LANE_KEEP\(polyc_lane\d < polyc_count\d, polyc_panel_Y\[", text)
     blocks_code = [line for line in text.splitlines() if "polyc_acc" in line]
     assert not any(re.search(r"\bY\[", line) for line in blocks_code)  # none in place
 
