@@ -132,6 +132,25 @@ class ExprEmitter:
         view.mask = (indices, condition)
         return view
 
+    def _lanes_loadable(self, e: ir.Read) -> bool:
+        """Whether a masked block's lanes past the edge may load ``e`` (then select 0):
+        a packed panel holds every lane of the block; a temporary on the heap has
+        :func:`polyc.machine.rules.edge_slack` elements past its end, and a lane past
+        the edge reads past the last lane's element by at most the block's width where
+        the masked indices move only its last index, one element per lane."""
+        redirect = self.redirects.get(e.tensor)
+        if redirect is not None and redirect(e.indices) is not None:
+            return True
+        heap = {t.name for t in self.op.temporaries} - set(self.contractions)
+        if (e.tensor not in heap or e.tensor in self.renames or not e.indices
+                or self.tensors[e.tensor].storage):
+            return False
+        masked = self.mask[0]
+        if masked & index_names(e.indices[:-1]):
+            return False
+        last = affine_of(e.indices[-1])
+        return last is not None and all(last.coefficient(name) in (0, 1) for name in masked)
+
     def _math(self, name: str, double: bool) -> str:
         c_function = c_math_name(name, double)
         self.math_calls.add(c_function)
@@ -233,14 +252,12 @@ class ExprEmitter:
         if isinstance(e, ir.SizeValue):
             return f"({self.size(e.size)})"
         if isinstance(e, ir.Read):
-            redirect = self.redirects.get(e.tensor)
-            held = redirect is not None and redirect(e.indices) is not None
             text = self.access(e.tensor, e.indices)
             tensor = self.tensors[e.tensor]
             if tensor.type.compute_type != tensor.type:
                 text = f"(({tensor.type.compute_type.c_type}){text})"
             if self.mask is not None and self.mask[0] & index_names(e.indices):
-                if held:  # a packed panel holds every lane: loaded, then selected
+                if self._lanes_loadable(e):  # loaded whatever the lane, then selected
                     return f"POLYC_LANE_KEEP({self.mask[1]}, {text})"
                 zero = literal(0, tensor.type.compute_type)
                 text = f"(({self.mask[1]}) ? {text} : {zero})"

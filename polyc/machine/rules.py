@@ -29,6 +29,14 @@ def register_block(machine: Machine, element_bytes: int) -> tuple[int, int]:
     return rows, 2 * lanes
 
 
+def edge_slack(machine: Machine) -> int:
+    """The elements allocated past the end of a temporary: an edge register block's
+    lanes past the edge load them before they are selected away
+    (:mod:`polyc.codegen.register_block`); a block's columns, of the narrowest
+    elements, bound how far past the last element they reach."""
+    return register_block(machine, 1)[1]
+
+
 def joined_accumulators(machine: Machine) -> int:
     """The most reductions one vector loop over a row keeps side by side
     (:mod:`polyc.scheduling.vector_passes`): each holds a vector register across the

@@ -12,14 +12,20 @@ where less than half the columns are left. A masked lane reads 0: from a packed 
 which holds every lane, it loads and then selects (``POLYC_LANE_KEEP``); from the
 tensor itself, only under the condition. Each test picks sizes that reach one of these
 paths and checks the values in float64.
+
+Lanes past the edge load, then select, where every lane lies inside an allocation: a
+packed panel, or a temporary on the heap (``rules.edge_slack`` elements past its end)
+read with the masked index in its last dimension alone.
 """
+import re
+
 import numpy as np
 import pytest
 
 import polyc
 from polyc.compiler import frontend, generate
 from polyc.machine import NAMED_MACHINES
-from polyc.machine.rules import register_block
+from polyc.machine.rules import edge_slack, register_block
 from polyc.options import Options
 
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
@@ -79,8 +85,20 @@ def test_matmul_edges(model, case):
     np.testing.assert_allclose(op(A, B), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("model", EDGE_MODELS)
+def test_masked_lanes_load_a_heap_temporary_along_its_last_index(model):
+    # The convolution reads its input through a layout copy (a temporary allocated with
+    # rules.edge_slack elements past its end): its masked lanes load, then select.
+    text = _c(CONV, model)
+    assert re.search(r"POLYC_LANE_KEEP\(polyc_lane1 < polyc_count1, I_t\d+\[", text)
+    assert "polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * " \
+           f"polyc_extent(W) + {edge_slack(NAMED_MACHINES[model])})" in text
+    # a user's array has no slack: its masked lanes load under the condition
+    assert "((polyc_lane1 < polyc_count1) ? O[" in text
+
+
 @pytest.mark.needs_cc
-@pytest.mark.parametrize("width", [34, 40, 45])
+@pytest.mark.parametrize("width", [7, 12, 17, 34, 40, 45])
 def test_convolution_edges(width):
     rng = np.random.default_rng(width)
     I = rng.standard_normal((2, 3, 9, width)).astype(np.float32)

@@ -740,7 +740,7 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
                                     const int64_t b = c0;
                                     const int64_t q = ((c1 + c5) + c8);
                                     const int64_t s = ((c2 + c6) + c10);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? sc[((b) * Q + q) * S + s] : 0.0f);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, sc[((b) * Q + q) * S + s]);
                                   }
                                 }
                               }
@@ -844,7 +844,7 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
                                     const int64_t b = c0;
                                     const int64_t q = ((c1 + c5) + c8);
                                     const int64_t s = ((c2 + c6) + c10);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? sc[((b) * Q + q) * S + s] : 0.0f);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, sc[((b) * Q + q) * S + s]);
                                   }
                                 }
                               }
@@ -1815,10 +1815,10 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S) * polyc_extent(D)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E) * polyc_extent(S)) + (polyc_extent(B) * polyc_extent(Q) * polyc_extent(E));
-  float *restrict sc = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)));
-  float *restrict mx = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q)));
-  float *restrict p = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) * polyc_extent(S)));
-  float *restrict z = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q)));
+  float *restrict sc = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) * polyc_extent(S) + 64));
+  float *restrict mx = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) + 64));
+  float *restrict p = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) * polyc_extent(S) + 64));
+  float *restrict z = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(Q) + 64));
   if (!sc)
   {
     polyc_status = 1;

@@ -1036,7 +1036,7 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                             const int64_t c = (c4 + c13);
                                             const int64_t kh = (c5 + c11);
                                             const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
@@ -1099,7 +1099,7 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                             const int64_t c = (c4 + c13);
                                             const int64_t kh = (c5 + c11);
                                             const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
@@ -1161,7 +1161,7 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                             const int64_t c = (c4 + c13);
                                             const int64_t kh = (c5 + c11);
                                             const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
@@ -1224,7 +1224,7 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                             const int64_t c = (c4 + c13);
                                             const int64_t kh = (c5 + c11);
                                             const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
@@ -1267,8 +1267,8 @@ int polyc_conv2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t 
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1) * polyc_extent(C) * polyc_extent(KH) * polyc_extent(KW));
-  float *restrict I_t0213 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
-  float *restrict W1_t0231 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C)));
+  float *restrict I_t0213 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W) + 64));
+  float *restrict W1_t0231 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C) + 64));
   if (!I_t0213)
   {
     polyc_status = 1;

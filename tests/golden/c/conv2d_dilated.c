@@ -1026,7 +1026,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                                         const int64_t c = (c4 + c13);
                                         const int64_t kh = c11;
                                         const int64_t kw = c12;
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] : 0.0f) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -1089,7 +1089,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                                         const int64_t c = (c4 + c13);
                                         const int64_t kh = c11;
                                         const int64_t kw = c12;
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] : 0.0f) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -1151,7 +1151,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                                         const int64_t c = (c4 + c13);
                                         const int64_t kh = c11;
                                         const int64_t kw = c12;
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] : 0.0f) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -1214,7 +1214,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                                         const int64_t c = (c4 + c13);
                                         const int64_t kh = c11;
                                         const int64_t kw = c12;
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] : 0.0f) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -1255,8 +1255,8 @@ int polyc_conv2d_dilated(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(M) * polyc_extent(3) * polyc_extent(3) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - 4) * polyc_extent(W - 4)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(H - 4) * polyc_extent(W - 4) * polyc_extent(C) * polyc_extent(3) * polyc_extent(3));
-  float *restrict I_t0213 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
-  float *restrict W1_t0231 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(3) * polyc_extent(3) * polyc_extent(C)));
+  float *restrict I_t0213 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W) + 64));
+  float *restrict W1_t0231 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(3) * polyc_extent(3) * polyc_extent(C) + 64));
   if (!I_t0213)
   {
     polyc_status = 1;

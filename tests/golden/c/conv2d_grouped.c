@@ -1080,7 +1080,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                               const int64_t c = (c5 + c15);
                                               const int64_t kh = (c6 + c13);
                                               const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                             }
                                           }
                                         }
@@ -1146,7 +1146,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                               const int64_t c = (c5 + c15);
                                               const int64_t kh = (c6 + c13);
                                               const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                             }
                                           }
                                         }
@@ -1210,7 +1210,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                               const int64_t c = (c5 + c15);
                                               const int64_t kh = (c6 + c13);
                                               const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                             }
                                           }
                                         }
@@ -1276,7 +1276,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                               const int64_t c = (c5 + c15);
                                               const int64_t kh = (c6 + c13);
                                               const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] : 0.0f) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                             }
                                           }
                                         }
@@ -1321,8 +1321,8 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(N) * polyc_extent(G) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(G) * polyc_extent(F) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(G) * polyc_extent(F) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1)) + (polyc_extent(N) * polyc_extent(G) * polyc_extent(F) * polyc_extent(H - KH + 1) * polyc_extent(W - KW + 1) * polyc_extent(C) * polyc_extent(KH) * polyc_extent(KW));
-  float *restrict I_t01324 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(G) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
-  float *restrict W1_t01342 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(G) * polyc_extent(F) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C)));
+  float *restrict I_t01324 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(G) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W) + 64));
+  float *restrict W1_t01342 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(G) * polyc_extent(F) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C) + 64));
   if (!I_t01324)
   {
     polyc_status = 1;

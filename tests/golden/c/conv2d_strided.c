@@ -1267,8 +1267,8 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)) + (polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(polyc_floordiv(H - KH, 2) + 1) * polyc_extent(polyc_floordiv(W - KW, 2) + 1)) + (polyc_extent(N) * polyc_extent(M) * polyc_extent(polyc_floordiv(H - KH, 2) + 1) * polyc_extent(polyc_floordiv(W - KW, 2) + 1) * polyc_extent(C) * polyc_extent(KH) * polyc_extent(KW));
-  float *restrict I_t0213 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W)));
-  float *restrict W1_t0231 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C)));
+  float *restrict I_t0213 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W) + 64));
+  float *restrict W1_t0231 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C) + 64));
   if (!I_t0213)
   {
     polyc_status = 1;

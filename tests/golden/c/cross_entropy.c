@@ -168,8 +168,8 @@ int polyc_cross_entropy(int64_t B, int64_t C, const float *restrict X, const int
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(B)) + (polyc_extent(B) * polyc_extent(C)) + (polyc_extent(B)) + (polyc_extent(B) * polyc_extent(C)) + (1) + (polyc_extent(B)) + (1);
-  float *restrict mx = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B)));
-  float *restrict s = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B)));
+  float *restrict mx = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) + 64));
+  float *restrict s = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) + 64));
   if (!mx)
   {
     polyc_status = 1;

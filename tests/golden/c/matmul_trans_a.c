@@ -1114,7 +1114,7 @@ int polyc_matmul_trans_a(int64_t K, int64_t M, int64_t N, const float *restrict 
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(M) * polyc_extent(K)) + (polyc_extent(M) * polyc_extent(N)) + (polyc_extent(M) * polyc_extent(N) * polyc_extent(K));
-  float *restrict A_t10 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(K)));
+  float *restrict A_t10 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(M) * polyc_extent(K) + 64));
   if (!A_t10)
   {
     polyc_status = 1;

@@ -745,7 +745,7 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
                                     const int64_t c8 = polyc_lane1;
                                     const int64_t b = ((c0 + c3) + c6);
                                     const int64_t n = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? H[(b) * N + n] : 0.0f);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, H[(b) * N + n]);
                                   }
                                 }
                               }
@@ -844,7 +844,7 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
                                     const int64_t c8 = polyc_lane1;
                                     const int64_t b = ((c0 + c3) + c6);
                                     const int64_t n = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? H[(b) * N + n] : 0.0f);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, H[(b) * N + n]);
                                   }
                                 }
                               }
@@ -1643,7 +1643,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(B) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(N) * polyc_extent(M)) + (polyc_extent(B) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(P)) + (polyc_extent(B) * polyc_extent(P) * polyc_extent(N)) + (polyc_extent(B) * polyc_extent(P));
-  float *restrict H = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(N)));
+  float *restrict H = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(B) * polyc_extent(N) + 64));
   if (!H)
   {
     polyc_status = 1;

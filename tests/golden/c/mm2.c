@@ -782,7 +782,7 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                                       const int64_t c8 = polyc_lane1;
                                       const int64_t i = ((c0 + c3) + c6);
                                       const int64_t j = ((c1 + c4) + c8);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? tmp[(i) * NJ + j] : 0.0f);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, tmp[(i) * NJ + j]);
                                     }
                                   }
                                 }
@@ -881,7 +881,7 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                                       const int64_t c8 = polyc_lane1;
                                       const int64_t i = ((c0 + c3) + c6);
                                       const int64_t j = ((c1 + c4) + c8);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? tmp[(i) * NJ + j] : 0.0f);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, tmp[(i) * NJ + j]);
                                     }
                                   }
                                 }
@@ -1761,7 +1761,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(NI) * polyc_extent(NJ)) + (polyc_extent(NI) * polyc_extent(NJ) * polyc_extent(NK)) + (polyc_extent(NI) * polyc_extent(NJ)) + (polyc_extent(NI) * polyc_extent(NL)) + (polyc_extent(NI) * polyc_extent(NL) * polyc_extent(NJ)) + (polyc_extent(NI) * polyc_extent(NL));
-  float *restrict tmp = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(NI) * polyc_extent(NJ)));
+  float *restrict tmp = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(NI) * polyc_extent(NJ) + 64));
   if (!tmp)
   {
     polyc_status = 1;

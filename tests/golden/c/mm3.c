@@ -780,7 +780,7 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                                     const int64_t c8 = polyc_lane1;
                                     const int64_t i = ((c0 + c3) + c6);
                                     const int64_t j = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? E[(i) * NJ + j] : 0.0f);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, E[(i) * NJ + j]);
                                   }
                                 }
                               }
@@ -879,7 +879,7 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                                     const int64_t c8 = polyc_lane1;
                                     const int64_t i = ((c0 + c3) + c6);
                                     const int64_t j = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? E[(i) * NJ + j] : 0.0f);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, E[(i) * NJ + j]);
                                   }
                                 }
                               }
@@ -1584,7 +1584,7 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                                     const int64_t c8 = polyc_lane1;
                                     const int64_t j = ((c0 + c3) + c6);
                                     const int64_t l = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? F[(j) * NL + l] : 0.0f);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, F[(j) * NL + l]);
                                   }
                                 }
                               }
@@ -1683,7 +1683,7 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                                     const int64_t c8 = polyc_lane1;
                                     const int64_t j = ((c0 + c3) + c6);
                                     const int64_t l = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? F[(j) * NL + l] : 0.0f);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, F[(j) * NL + l]);
                                   }
                                 }
                               }
@@ -2540,8 +2540,8 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
 {
   int polyc_status = 0;
   const int64_t polyc_work = (polyc_extent(NI) * polyc_extent(NJ)) + (polyc_extent(NI) * polyc_extent(NJ) * polyc_extent(NK)) + (polyc_extent(NJ) * polyc_extent(NL)) + (polyc_extent(NJ) * polyc_extent(NL) * polyc_extent(NM)) + (polyc_extent(NI) * polyc_extent(NL)) + (polyc_extent(NI) * polyc_extent(NL) * polyc_extent(NJ));
-  float *restrict E = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(NI) * polyc_extent(NJ)));
-  float *restrict F = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(NJ) * polyc_extent(NL)));
+  float *restrict E = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(NI) * polyc_extent(NJ) + 64));
+  float *restrict F = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(NJ) * polyc_extent(NL) + 64));
   if (!E)
   {
     polyc_status = 1;

@@ -1169,8 +1169,8 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
   const int64_t SC_SD = polyc_extent(SC) * polyc_extent(SD);
   const int64_t SE_SF = polyc_extent(SE) * polyc_extent(SF);
   const int64_t polyc_work = (polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SE) * polyc_extent(SF)) + (polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SC) * polyc_extent(SD)) + (polyc_extent(SA_SB) * polyc_extent(SC_SD)) + (polyc_extent(SA_SB) * polyc_extent(SC_SD) * polyc_extent(SE_SF));
-  float *restrict A_t0213 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SE) * polyc_extent(SF)));
-  float *restrict B_t3120 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SC) * polyc_extent(SD)));
+  float *restrict A_t0213 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SE) * polyc_extent(SF) + 64));
+  float *restrict B_t3120 = (float *)polyc_alloc(sizeof(float) * (size_t)polyc_max(1, polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SC) * polyc_extent(SD) + 64));
   if (!A_t0213)
   {
     polyc_status = 1;
