@@ -26,11 +26,12 @@ static inline void *polyc_alloc(size_t bytes) {
   return bytes > SIZE_MAX - 63 ? NULL : aligned_alloc(64, (bytes + 63) / 64 * 64);
 }
 
-/* A lane of an edge register block past the edge reads 0 (it is never stored). The
-   value is loaded whatever the lane, from a buffer that holds every lane (a packed
-   panel, polyc/codegen/register_block.py), then selected: a load under the condition,
-   as `keep ? v : 0` writes it, gcc did not vectorise, and kept the block's
-   accumulators in memory (kronecker product with 8 columns: 3.6 -> 1.4 ms). */
+/* A lane of an edge register block past the edge reads 0 (it is never stored). Where
+   every lane lies inside an allocation (a packed panel; a temporary, allocated with
+   slack past its end: ExprEmitter._lanes_loadable) the value is loaded whatever the
+   lane, then selected: a load under the condition, as `keep ? v : 0` writes it, gcc
+   compiled with the block's accumulators in memory (kronecker product with 8 columns:
+   3.6 -> 1.4 ms). */
 #define POLYC_LANE_KEEP(keep, value) \
   ({ __typeof__(value) polyc_kept = (value); (keep) ? polyc_kept : (__typeof__(value))0; })
 
