@@ -158,6 +158,13 @@ _add(
 )
 
 
+CONV2D_SOURCE = _tc("""
+    def conv2d(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
+      O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
+    }
+""")
+
+
 def _conv_numpy(a, o):
     I, F = a
     R, S = F.shape[2], F.shape[3]
@@ -174,17 +181,9 @@ def _conv_ref(I, F):
     return (np.einsum("nchwrs,kcrs->nkhw", windows, _d(F), optimize=True),)
 
 
-_add(
-    name="conv2d",
-    formula="O[n,k,h,w] = sum_{c,r,s} I[n,c,h+r,w+s] W[k,c,r,s]",
-    source=_tc("""
-        def conv2d(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
-          O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
-        }
-    """),
-    sizes=dict(N=8, C=64, K=64, H=56, W=56, R=3, S=3),
-    quick_sizes=dict(N=2, C=16, K=16, H=28, W=28, R=3, S=3),
-    tiny_sizes=dict(N=2, C=3, K=4, H=7, W=6, R=3, S=2),
+# What both convolutions share: the source, the peers, the reference.
+_CONV = dict(
+    source=CONV2D_SOURCE,
     inputs=lambda s, rng: (_f32(rng, s["N"], s["C"], s["H"], s["W"]),
                            _f32(rng, s["K"], s["C"], s["R"], s["S"])),
     outputs=lambda s: [(s["N"], s["K"], s["H"] - s["R"] + 1, s["W"] - s["S"] + 1)],
@@ -196,6 +195,26 @@ _add(
     kind="compute",
     work=lambda s: (2 * s["N"] * s["K"] * (s["H"] - s["R"] + 1) * (s["W"] - s["S"] + 1)
                     * s["C"] * s["R"] * s["S"]),
+)
+
+_add(
+    name="conv2d",
+    formula="O[n,k,h,w] = sum_{c,r,s} I[n,c,h+r,w+s] W[k,c,r,s]",
+    sizes=dict(N=8, C=64, K=64, H=56, W=56, R=3, S=3),
+    quick_sizes=dict(N=2, C=16, K=16, H=28, W=28, R=3, S=3),
+    tiny_sizes=dict(N=2, C=3, K=4, H=7, W=6, R=3, S=2),
+    **_CONV,
+)
+
+# The same convolution where a network has narrowed the image and widened the channels
+# (a late layer): output rows of 14 columns, under half a register block.
+_add(
+    name="conv2d_late",
+    formula="conv2d at 14 x 14 outputs, 256 channels",
+    sizes=dict(N=8, C=256, K=256, H=16, W=16, R=3, S=3),
+    quick_sizes=dict(N=2, C=64, K=64, H=16, W=16, R=3, S=3),
+    tiny_sizes=dict(N=2, C=5, K=6, H=9, W=7, R=3, S=3),
+    **_CONV,
 )
 
 _add(
