@@ -91,13 +91,15 @@ def combine(op: str, tensor: ir.Tensor, current: str, value: str | tuple[str, ..
 class ExprEmitter:
     """Emits the IR expressions of one operator's statements as C."""
 
-    def __init__(self, op: ir.Op, contractions=None, check_gathers: bool = True):
+    def __init__(self, op: ir.Op, contractions=None, check_gathers: bool = True,
+                 slack: int = 0):
         self.op = op
+        self.slack = slack  # elements allocated past each heap temporary's end
         self.check_gathers = check_gathers
         self.tensors = op.tensors
         self.contractions = contractions or {}  # name -> polyc.scheduling.contraction.Contraction
         self.math_calls: set[str] = set()  # C math functions emitted, e.g. {"expf"}
-        self.mask: tuple[frozenset[str], str] | None = None
+        self.mask: tuple[frozenset[str], str, int] | None = None
         self.renames: dict[str, str] = {}  # tensor -> the C array that stands for it
         self.redirects: dict = {}  # tensor -> indices -> C of the element elsewhere, or None
         self.substitutes: dict[ir.Expr, str] = {}  # expression -> C of its value elsewhere
@@ -124,20 +126,22 @@ class ExprEmitter:
         view.substitutes = {**self.substitutes, **substitutes}
         return view
 
-    def masked(self, indices: frozenset[str], condition: str) -> "ExprEmitter":
+    def masked(self, indices: frozenset[str], condition: str, lanes: int) -> "ExprEmitter":
         """This emitter, but a read whose indices use one of ``indices`` reads 0 unless
-        ``condition`` holds: the lanes of a vector block past the edge of a tensor compute
-        on zeros and are never stored (see :mod:`polyc.codegen.register_block`)."""
+        ``condition`` holds: the ``lanes`` lanes of a vector block past the edge of a
+        tensor compute on zeros and are never stored (see
+        :mod:`polyc.codegen.register_block`)."""
         view = copy.copy(self)
-        view.mask = (indices, condition)
+        view.mask = (indices, condition, lanes)
         return view
 
     def _lanes_loadable(self, e: ir.Read) -> bool:
         """Whether a masked block's lanes past the edge may load ``e`` (then select 0):
         a packed panel holds every lane of the block; a temporary on the heap has
-        :func:`polyc.machine.rules.edge_slack` elements past its end, and a lane past
-        the edge reads past the last lane's element by at most the block's width where
-        the masked indices move only its last index, one element per lane."""
+        ``slack`` elements past its end (:func:`polyc.machine.rules.edge_slack`), and
+        where the masked indices move only its last index, ``c`` elements per lane
+        (``c >= 0``), a lane past the edge reads at most ``c * (lanes - 1)`` elements
+        past the last lane's element (a strided convolution's ``2 * w``: 2)."""
         redirect = self.redirects.get(e.tensor)
         if redirect is not None and redirect(e.indices) is not None:
             return True
@@ -145,11 +149,13 @@ class ExprEmitter:
         if (e.tensor not in heap or e.tensor in self.renames or not e.indices
                 or self.tensors[e.tensor].storage):
             return False
-        masked = self.mask[0]
+        masked, _, lanes = self.mask
         if masked & index_names(e.indices[:-1]):
             return False
         last = affine_of(e.indices[-1])
-        return last is not None and all(last.coefficient(name) in (0, 1) for name in masked)
+        if last is None or any(last.coefficient(name) < 0 for name in masked):
+            return False
+        return sum(last.coefficient(name) for name in masked) * (lanes - 1) <= self.slack
 
     def _math(self, name: str, double: bool) -> str:
         c_function = c_math_name(name, double)

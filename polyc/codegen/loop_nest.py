@@ -40,6 +40,7 @@ from polyc.lang import ir
 from polyc.lang import types as ty
 from polyc.lang.ir import is_pure_reduction
 from polyc.machine import Machine
+from polyc.machine.rules import edge_slack
 from polyc.poly.program import PolyProgram, PolyStatement, isl_name
 from polyc.scheduling.folding import FoldedInit
 from polyc.scheduling.marks import (PARALLEL_MARK, SELECTED_MARK, SIMD_MARK,
@@ -77,7 +78,7 @@ class LoopNestEmitter:
         self.shared_out = False  # some nest's threads share out boxes
         self.parallel = False  # some region may run on several threads
         self.contractions = contractions
-        self.exprs = ExprEmitter(program.op, contractions, check_gathers)
+        self.exprs = ExprEmitter(program.op, contractions, check_gathers, edge_slack(machine))
         self.outliner = Outliner(entry_name(program.op), kernel_variables(program.op,
                                                                           contractions))
         self.statements = {s.name: s for s in program.statements}

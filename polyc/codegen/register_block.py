@@ -220,10 +220,13 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
     counts = [f"polyc_count{level}" for level in levels]
     vector_lanes = [(lane, count) for lane, count, simd
                     in zip(lanes, counts, block.simd_levels) if simd]
+    widths = [vector_width if simd and vector_width else trip.trip
+              for trip, simd in zip(block.trips, block.simd_levels)]
+    block_lanes = max((w for w, simd in zip(widths, block.simd_levels) if simd), default=1)
     exprs, store_condition = emitter.exprs, ""
     if mode == _MASKED and vector_lanes:
         store_condition = " && ".join(f"{lane} < {count}" for lane, count in vector_lanes)
-        exprs = exprs.masked(frozenset(block.vector_indices), store_condition)
+        exprs = exprs.masked(frozenset(block.vector_indices), store_condition, block_lanes)
     elif mode == _SHIFTED:
         store_condition = f"{vector_lanes[0][0]} >= polyc_own"
     if mode != _SHIFTED or vector_width is not None:
@@ -232,14 +235,12 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
         exprs = _panel_reads(emitter, block, exprs, scope)
     tensor, target, current, value = emitter.accumulator(statement, exprs, scope)
     if mode == _SHIFTED:  # lanes it does not own start at 0: no read of them
-        unowned = exprs.masked(frozenset(statement.indices), store_condition)
+        unowned = exprs.masked(frozenset(statement.indices), store_condition, block_lanes)
         current = emitter.accumulator(statement, unowned, scope)[2]
     bind_all = [cgen.Initializer(cgen.Value("const int64_t", c_name(i)),
                                  emitter.expr(block.bound[i])) for i in stmt.indices]
     bind_lhs = [b for b, i in zip(bind_all, stmt.indices) if i in statement.indices]
     acc = "polyc_acc" + "".join(f"[{lane}]" for lane in lanes)
-    widths = [vector_width if simd and vector_width else trip.trip
-              for trip, simd in zip(block.trips, block.simd_levels)]
 
     def lane_value(lane: str, count: str, simd: bool) -> str:
         if mode == _FULL:

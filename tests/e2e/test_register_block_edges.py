@@ -110,6 +110,26 @@ def test_convolution_edges(width):
 
 
 @pytest.mark.needs_cc
+@pytest.mark.parametrize("width", [9, 16, 37, 70])
+def test_strided_convolution_edges(width):
+    # The input's layout copy is read at 2 * w + s: masked lanes load up to twice the
+    # block's width past the last lane's element, inside the copy's slack.
+    source = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
+      O(n, k, h, w) +=! I(n, c, 2 * h + r, 2 * w + s) * F(k, c, r, s)
+          where h in 0:(H - R) / 2 + 1, w in 0:(W - S) / 2 + 1
+    }"""
+    rng = np.random.default_rng(width)
+    I = rng.standard_normal((2, 3, 7, width)).astype(np.float32)
+    F = rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
+    op = polyc.define(source)
+    assert "POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t" in op.compilation().c_source.text
+    windows = np.lib.stride_tricks.sliding_window_view(I.astype(np.float64), (3, 3),
+                                                       axis=(2, 3))[:, :, ::2, ::2]
+    expected = np.einsum("nchwrs,kcrs->nkhw", windows, F.astype(np.float64))
+    np.testing.assert_allclose(op(I, F), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("fusion", ["default", "min"])
 def test_a_block_does_not_move_below_the_start_of_its_range(fusion):
     # The second statement updates columns 40..N-1 only: its edge block may not move

@@ -1037,7 +1037,7 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                                             const int64_t c = (c4 + c13);
                                             const int64_t kh = (c5 + c11);
                                             const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] : 0.0f) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
@@ -1100,7 +1100,7 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                                             const int64_t c = (c4 + c13);
                                             const int64_t kh = (c5 + c11);
                                             const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] : 0.0f) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
@@ -1162,7 +1162,7 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                                             const int64_t c = (c4 + c13);
                                             const int64_t kh = (c5 + c11);
                                             const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] : 0.0f) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
@@ -1225,7 +1225,7 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                                             const int64_t c = (c4 + c13);
                                             const int64_t kh = (c5 + c11);
                                             const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (((polyc_lane1 < polyc_count1) ? I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] : 0.0f) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
