@@ -145,9 +145,9 @@ class ExprEmitter:
         redirect = self.redirects.get(e.tensor)
         if redirect is not None and redirect(e.indices) is not None:
             return True
-        heap = {t.name for t in self.op.temporaries} - set(self.contractions)
-        if (e.tensor not in heap or e.tensor in self.renames or not e.indices
-                or self.tensors[e.tensor].storage):
+        tensor = self.tensors[e.tensor]
+        if (tensor.role != ir.TEMPORARY or tensor.storage or e.tensor in self.contractions
+                or e.tensor in self.renames or not e.indices):
             return False
         masked, _, lanes = self.mask
         if masked & index_names(e.indices[:-1]):

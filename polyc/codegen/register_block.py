@@ -132,7 +132,8 @@ def _unmasked_edge(emitter: LoopNestEmitter, block: _RegisterBlock, masked,
         return masked
     level = levels[0]
     width, count = block.trips[level].trip, f"polyc_count{level}"
-    moves = _moved_index(block) is not None
+    moved = _moved_index(block, level)
+    moves = moved is not None
     narrow = braced(masked)
     if width % 2 == 0:
         half = width // 2
@@ -159,28 +160,28 @@ def _unmasked_edge(emitter: LoopNestEmitter, block: _RegisterBlock, masked,
         cgen.Initializer(cgen.Value("const int64_t", "polyc_base"), "-polyc_shift"),
         cgen.Initializer(cgen.Value("const int64_t", "polyc_own"), "polyc_shift"),
         _emit_register_block(emitter, block, _SHIFTED, scope)])
-    return cgen.Block(_vector_shift(emitter, block, level) + [
+    return cgen.Block(_vector_shift(emitter, block, level, moved) + [
         cgen.If("polyc_shift > 0", moved_back, narrow)])
 
 
-def _moved_index(block: _RegisterBlock) -> str | None:
-    """The one index of the block's statement that its vector level moves, where the
-    block may move back along it (``RegisterBlock.edge_moves_back``), and where that
-    index's value depends on no other level of the block; ``None`` otherwise."""
-    levels = [k for k, simd in enumerate(block.simd_levels) if simd]
-    if not block.decision.edge_moves_back or len(levels) != 1:
-        return None
+def _moved_index(block: _RegisterBlock, level: int) -> str | None:
+    """The one index of the block's statement that its vector level (``level``, its only
+    one) moves, where the block may move back along it
+    (``RegisterBlock.edge_moves_back``), and where that index's value depends on no
+    other level of the block; ``None`` otherwise."""
     moved, bound = block.vector_indices, block.bound
-    if len(moved) != 1 or any(mentions(bound[moved[0]], it)
-                              for it in block.iterators if it != block.iterators[levels[0]]):
+    if not block.decision.edge_moves_back or len(moved) != 1 or any(
+            mentions(bound[moved[0]], it) for it in block.iterators
+            if it != block.iterators[level]):
         return None
     return moved[0]
 
 
-def _vector_shift(emitter: LoopNestEmitter, block: _RegisterBlock, level: int) -> list:
-    """C that sets ``polyc_shift`` for a block whose vector level (``level``) falls
-    short: the number of lanes the block may move back so that it is full again (0: it
-    may not).
+def _vector_shift(emitter: LoopNestEmitter, block: _RegisterBlock, level: int,
+                  index: str) -> list:
+    """C that sets ``polyc_shift`` for a block whose vector level (``level``, moving
+    ``index``) falls short: the number of lanes the block may move back so that it is
+    full again (0: it may not).
 
     The moved block recomputes columns of the block before it but stores only its
     own, so it runs the full-width loop without masks. Tiling proved the move legal
@@ -190,7 +191,7 @@ def _vector_shift(emitter: LoopNestEmitter, block: _RegisterBlock, level: int) -
     time), and the columns it does not own read only read-only tensors (no race with
     the thread that owns them); their accumulators start at 0, not from the output.
     """
-    iterator, index = block.iterators[level], _moved_index(block)
+    iterator = block.iterators[level]
     statement = block.stmt.statement
     low = emitter.exprs.size(statement.range_of(index).lo)
     shift = f"{block.trips[level].trip} - polyc_count{level}"

@@ -41,7 +41,7 @@ from polyc.lang import ir
 from polyc.lang import sizes as sz
 from polyc.lang.printer import to_tc
 from polyc.machine import Machine
-from polyc.machine.rules import PARALLEL_WORK_THRESHOLD, edge_slack
+from polyc.machine.rules import PARALLEL_WORK_THRESHOLD
 from polyc.poly.program import PolyProgram
 from polyc.scheduling.folding import FoldedInit
 from polyc.version import __version__
@@ -92,7 +92,7 @@ def emit_c(program: PolyProgram, ast: isl.AstNode, settings: str,
     placed = emitter.parallel and place_threads
     if placed:
         body += place_team(f"polyc_work >= {PARALLEL_WORK_THRESHOLD}")
-    body += _allocate_temporaries(shared, emitter.exprs, machine)
+    body += _allocate_temporaries(shared, emitter.exprs)
     body += streaming.fenced([code], str(code))
     if shared:
         body.append(cgen.Line("polyc_done:"))
@@ -164,15 +164,14 @@ def _work(program: PolyProgram) -> str:
     return " + ".join(f"({t})" for t in terms) if terms else "0"
 
 
-def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter,
-                          machine: Machine) -> list:
-    """Each temporary on the heap, with :func:`edge_slack` elements past its end
-    (what :meth:`ExprEmitter.lanes_in_slack` relies on)."""
+def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter) -> list:
+    """Each temporary on the heap, with ``exprs.slack`` elements past its end (what
+    :meth:`ExprEmitter._lanes_loadable` relies on)."""
     lines = []
     for tensor in temporaries:
-        slack = edge_slack(machine)
-        lines.append(allocation_statement(tensor.type.c_type, c_name(tensor.name),
-                                          f"{exprs.element_count(tensor.shape)} + {slack}"))
+        lines.append(allocation_statement(
+            tensor.type.c_type, c_name(tensor.name),
+            f"{exprs.element_count(tensor.shape)} + {exprs.slack}"))
     done = cgen.Statement("goto polyc_done")
     for tensor in temporaries:
         lines.append(cgen.If(f"!{c_name(tensor.name)}",
