@@ -135,6 +135,15 @@ class ExprEmitter:
         view.mask = (indices, condition, lanes)
         return view
 
+    def loads_every_lane(self, e: ir.Expr) -> bool:
+        """Whether, under this emitter's mask, every read of ``e`` that the mask touches
+        loads all its lanes and selects (:meth:`_lanes_loadable`): none is a load under
+        a condition, which gcc compiles with the block's accumulators in memory."""
+        if self.mask is None:
+            return True
+        return all(self._lanes_loadable(r) for r in ir.walk(e)
+                   if isinstance(r, ir.Read) and self.mask[0] & index_names(r.indices))
+
     def _lanes_loadable(self, e: ir.Read) -> bool:
         """Whether a masked block's lanes past the edge may load ``e`` (then select 0):
         a packed panel holds every lane of the block; a temporary on the heap has

@@ -4,14 +4,14 @@ A full block is MR rows × NR lanes (8 × 32 float32 with AVX-512, 6 × 16 with 
 the tests run both shapes under named machine models, whatever the host). At an edge the
 block keeps its constant shape: a row past the edge repeats the last row, and the
 vector level either moves back over the previous block's columns (``polyc_shift``;
-only its own columns are stored), or, where it may not (the first block of a
-narrow extent), runs as one half-width block owning all its lanes (exactly half
-the columns), as half-width blocks, the last one moved back over its neighbour's
-columns (more than half), or masks the lanes past the edge, in a half-width block
-where less than half the columns are left. A masked lane reads 0: from a packed panel,
-which holds every lane, it loads and then selects (``POLYC_LANE_KEEP``); from the
-tensor itself, only under the condition. Each test picks sizes that reach one of these
-paths and checks the values in float64.
+only its own columns are stored) where more than half the columns are left, or runs
+as one half-width block owning all its lanes (exactly half the columns), or masks the
+lanes past the edge: in a half-width block where less than half the columns are left,
+else full-width where every masked read loads and selects, else as half-width blocks,
+the last one moved back over its neighbour's columns. A masked lane reads 0: from a
+packed panel, which holds every lane, it loads and then selects (``POLYC_LANE_KEEP``);
+from the tensor itself, only under the condition. Each test picks sizes that reach one
+of these paths and checks the values in float64.
 
 Lanes past the edge load, then select, where every lane lies inside an allocation: a
 packed panel, or a temporary on the heap (``rules.edge_slack`` elements past its end)
@@ -32,6 +32,11 @@ MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k,
 CONV = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
   O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
 }"""
+# The input already has its channels outside its rows: read as it is, with no layout copy
+# (no slack past its end), its masked lanes load under the condition.
+CONV_NHCW = """def conv(float(N, H, C, W) I, float(K, R, S, C) F) -> (O) {
+  O(n, k, h, w) +=! I(n, h + r, c, w + s) * F(k, r, s, c)
+}"""
 # The block shapes of AVX2 and AVX-512, whatever the host: float32 6 × 16 and 8 × 32.
 EDGE_MODELS = ("zen3", "zen5")
 
@@ -51,8 +56,13 @@ def test_edge_blocks_keep_the_register_block_shape(model):
     assert f"if (polyc_count1 < {NR // 2})" in text      # narrower than half: half-width
     assert "polyc_min(polyc_lane0, polyc_count0 - 1)" in text  # a row past the edge repeats
     assert f"float polyc_acc[{MR}][{NR // 2}]" in text   # half-width blocks: narrow extents
-    assert f"polyc_sub += {NR // 2}" in text
     assert f"if (polyc_count1 == {NR // 2})" in text     # exactly half: no store condition
+    # Half the columns or fewer: a half-width block, even where the block could move back.
+    assert f"if (polyc_shift > 0 && polyc_count1 > {NR // 2})" in text
+    # The panel holds every lane: more than half the columns run one masked block...
+    assert "polyc_sub" not in text
+    # ... but where a masked read would wait on its condition, half-width blocks.
+    assert f"polyc_sub += {NR // 2}" in _c(CONV_NHCW, model)
 
 
 def _edge_sizes(MR: int, NR: int) -> list[tuple[int, int, int]]:
@@ -63,8 +73,8 @@ def _edge_sizes(MR: int, NR: int) -> list[tuple[int, int, int]]:
         (MR - 1, 17, NR // 2 + 4),      # narrower than one block: half-width, repeated rows
         (MR, 4, NR // 2),               # one half-width block owning all its lanes
         (2 * MR - 3, 6, NR // 2),       # the same, and a row past the edge
-        (2 * MR, 7, 3 * NR // 4),       # a half-width block, then one moved back
-        (MR + 1, 3, NR // 2 + 1),       # the second half-width block moved back by all but one
+        (2 * MR, 7, 3 * NR // 4),       # more than half: one masked block (panel reads)
+        (MR + 1, 3, NR // 2 + 1),       # the same, one lane past half
         (MR + 3, 5, NR // 4),           # narrower than half a block: masked lanes
         (MR + 2, 40, NR // 2 - 1),      # the same, over more steps than a panel's depth
         (1, 1, 1),
@@ -98,12 +108,19 @@ def test_masked_lanes_load_a_heap_temporary_along_its_last_index(model):
 
 
 @pytest.mark.needs_cc
+@pytest.mark.parametrize("layout", ["NCHW", "NHCW"])
 @pytest.mark.parametrize("width", [7, 12, 17, 34, 40, 45])
-def test_convolution_edges(width):
+def test_convolution_edges(width, layout):
+    # NCHW: through the layout copy, every edge loads and selects; NHCW: the input as it
+    # is, masked under the condition, more than half the columns in half-width blocks.
     rng = np.random.default_rng(width)
     I = rng.standard_normal((2, 3, 9, width)).astype(np.float32)
     F = rng.standard_normal((7, 3, 3, 3)).astype(np.float32)
-    out = polyc.define(CONV)(I, F)
+    if layout == "NCHW":
+        out = polyc.define(CONV)(I, F)
+    else:
+        out = polyc.define(CONV_NHCW)(np.ascontiguousarray(I.transpose(0, 2, 1, 3)),
+                                      np.ascontiguousarray(F.transpose(0, 2, 3, 1)))
     windows = np.lib.stride_tricks.sliding_window_view(I.astype(np.float64), (3, 3), axis=(2, 3))
     expected = np.einsum("nchwrs,kcrs->nkhw", windows, F.astype(np.float64))
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
@@ -163,11 +180,13 @@ def test_gathers_in_masked_lanes_are_not_checked_out_of_range():
 
 @pytest.mark.needs_cc
 @pytest.mark.parametrize("n", [16, 24, 31])
-def test_half_width_blocks_over_a_transposed_operand(n):
-    # `B(n, k)` is copied to a k-major layout first; the half-width blocks moved back
-    # re-read columns of that copy (made before the loop), never of an output.
+def test_masked_blocks_over_a_transposed_operand(n):
+    # `B(n, k)` is packed into panels through transposes (no layout copy); an edge block
+    # with more than half its columns loads every lane of the panel and selects.
     source = "def mt(float(M,K) A, float(N,K) B) -> (C) { C(m, n) +=! A(m, k) * B(n, k) }"
-    assert "polyc_sub" in _c(source)
+    text = _c(source)
+    assert "POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[" in text
+    assert "polyc_sub" not in text
     rng = np.random.default_rng(n)
     A = rng.standard_normal((13, 11)).astype(np.float32)
     B = rng.standard_normal((n, 11)).astype(np.float32)

@@ -566,324 +566,214 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
                         }
                       }
                       else
-                        if (polyc_count1 > 8)
+                        if (polyc_count1 < 8)
                         {
-                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
                           {
-                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                            const int64_t polyc_own = polyc_sub - polyc_base;
-                            if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
+                            float polyc_acc[6][8];
                             {
-                              float polyc_acc[6][8];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    const int64_t d = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    if (polyc_lane1 >= polyc_own)
-                                      sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                 }
                               }
                             }
-                            else
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
                             {
-                              float polyc_acc[6][8];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? sc[((b) * Q + q) * S + s] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    const int64_t d = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1 + polyc_base;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    if (polyc_lane1 >= polyc_own)
-                                      sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  const int64_t d = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
                                 }
                               }
                             }
-                          }
-                        }
-                        else
-                          if (polyc_count1 < 8)
-                          {
-                            if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
                             {
-                              float polyc_acc[6][8];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    const int64_t d = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, sc[((b) * Q + q) * S + s]);
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    const int64_t d = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  if (polyc_lane1 < polyc_count1)
+                                    sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
-                            if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
+                            float polyc_acc[6][8];
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    const int64_t d = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, sc[((b) * Q + q) * S + s]);
                                 }
                               }
                             }
-                            else
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, sc[((b) * Q + q) * S + s]);
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  const int64_t d = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
                                 }
                               }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    const int64_t d = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t s = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  if (polyc_lane1 < polyc_count1)
+                                    sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
+                        }
+                        else
+                        {
+                          if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  const int64_t d = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  if (polyc_lane1 < polyc_count1)
+                                    sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, sc[((b) * Q + q) * S + s]);
+                                }
+                              }
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  const int64_t d = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t s = ((c2 + c6) + c10);
+                                  if (polyc_lane1 < polyc_count1)
+                                    sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
                   }
                 }
               }
@@ -1157,7 +1047,7 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
                       if (e >= 0)
                         polyc_shift = 16 - polyc_count1;
                     }
-                    if (polyc_shift > 0)
+                    if (polyc_shift > 0 && polyc_count1 > 8)
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
@@ -1470,324 +1360,214 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
                           }
                         }
                         else
-                          if (polyc_count1 > 8)
+                          if (polyc_count1 < 8)
                           {
-                            for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                            if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                             {
-                              const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                              const int64_t polyc_own = polyc_sub - polyc_base;
-                              if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
+                              float polyc_acc[6][8];
                               {
-                                float polyc_acc[6][8];
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      const int64_t s = (c3 + c7);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      if (polyc_lane1 >= polyc_own)
-                                        O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                   }
                                 }
                               }
-                              else
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
                               {
-                                float polyc_acc[6][8];
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((b) * Q + q) * E + e] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      const int64_t s = (c3 + c7);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1 + polyc_base;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      if (polyc_lane1 >= polyc_own)
-                                        O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    const int64_t s = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
                                   }
                                 }
                               }
-                            }
-                          }
-                          else
-                            if (polyc_count1 < 8)
-                            {
-                              if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                               {
-                                float polyc_acc[6][8];
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      const int64_t s = (c3 + c7);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((b) * Q + q) * E + e] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      const int64_t s = (c3 + c7);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
                                   }
                                 }
                               }
                             }
                             else
                             {
-                              if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
+                              float polyc_acc[6][8];
                               {
-                                float polyc_acc[6][16];
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      const int64_t s = (c3 + c7);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((b) * Q + q) * E + e] : 0.0f);
                                   }
                                 }
                               }
-                              else
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
                               {
-                                float polyc_acc[6][16];
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((b) * Q + q) * E + e] : 0.0f);
-                                    }
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    const int64_t s = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
                                   }
                                 }
-                                for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      const int64_t s = (c3 + c7);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c10 = polyc_lane1;
-                                      const int64_t b = c0;
-                                      const int64_t q = ((c1 + c5) + c8);
-                                      const int64_t e = ((c2 + c6) + c10);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
                                   }
                                 }
                               }
                             }
+                          }
+                          else
+                          {
+                            if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    const int64_t s = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((b) * Q + q) * E + e] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    const int64_t s = (c3 + c7);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c10 = polyc_lane1;
+                                    const int64_t b = c0;
+                                    const int64_t q = ((c1 + c5) + c8);
+                                    const int64_t e = ((c2 + c6) + c10);
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  }
+                                }
+                              }
+                            }
+                          }
                   }
                 }
               }

@@ -251,7 +251,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                         if (w >= 0)
                           polyc_shift = 16 - polyc_count1;
                       }
-                      if (polyc_shift > 0)
+                      if (polyc_shift > 0 && polyc_count1 > 8)
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;

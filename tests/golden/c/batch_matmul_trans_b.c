@@ -557,324 +557,214 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * p
                       }
                     }
                     else
-                      if (polyc_count1 > 8)
+                      if (polyc_count1 < 8)
                       {
-                        for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                        if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
-                          const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                          const int64_t polyc_own = polyc_sub - polyc_base;
-                          if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
+                          float polyc_acc[6][8];
                           {
-                            float polyc_acc[6][8];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1 + polyc_base;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1 + polyc_base;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1 + polyc_base;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  if (polyc_lane1 >= polyc_own)
-                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
                           }
-                          else
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
                           {
-                            float polyc_acc[6][8];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1 + polyc_base;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Z[((b) * M + m) * N + n] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1 + polyc_base;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1 + polyc_base;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  if (polyc_lane1 >= polyc_own)
-                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                const int64_t k = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
                               }
                             }
                           }
-                        }
-                      }
-                      else
-                        if (polyc_count1 < 8)
-                        {
-                          if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                           {
-                            float polyc_acc[6][8];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                if (polyc_lane1 < polyc_count1)
+                                  Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
-                          if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
+                          float polyc_acc[6][8];
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
                               }
                             }
                           }
-                          else
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                const int64_t k = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
                               }
                             }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                if (polyc_lane1 < polyc_count1)
+                                  Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
+                      }
+                      else
+                      {
+                        if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                const int64_t k = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                if (polyc_lane1 < polyc_count1)
+                                  Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
+                              }
+                            }
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                const int64_t k = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                if (polyc_lane1 < polyc_count1)
+                                  Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
                 }
               }
             }

@@ -516,7 +516,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                           if (w >= 0)
                             polyc_shift = 16 - polyc_count1;
                         }
-                        if (polyc_shift > 0)
+                        if (polyc_shift > 0 && polyc_count1 > 8)
                         {
                           const int64_t polyc_base = -polyc_shift;
                           const int64_t polyc_own = polyc_shift;
@@ -907,402 +907,266 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                               }
                             }
                             else
-                              if (polyc_count1 > 8)
+                              if (polyc_count1 < 8)
                               {
-                                for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                                if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                                 {
-                                  const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                                  const int64_t polyc_own = polyc_sub - polyc_base;
-                                  if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                                  float polyc_acc[6][8];
                                   {
-                                    float polyc_acc[6][8];
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                       {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1 + polyc_base;
-                                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                        }
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c20 = polyc_lane1;
+                                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                       }
                                     }
-                                    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                                  }
+                                  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                                  {
+                                    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
                                     {
-                                      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                                      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
                                       {
-                                        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                         {
-                                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                           {
-                                            #pragma omp simd
-                                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                            {
-                                              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                              const int64_t c20 = polyc_lane1 + polyc_base;
-                                              const int64_t n = c0;
-                                              const int64_t g = c1;
-                                              const int64_t f = (c2 + c16);
-                                              const int64_t h = (c3 + c10);
-                                              const int64_t w = (c4 + c20);
-                                              const int64_t c = (c5 + c15);
-                                              const int64_t kh = (c6 + c13);
-                                              const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-                                            }
+                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c20 = polyc_lane1;
+                                            const int64_t n = c0;
+                                            const int64_t g = c1;
+                                            const int64_t f = (c2 + c16);
+                                            const int64_t h = (c3 + c10);
+                                            const int64_t w = (c4 + c20);
+                                            const int64_t c = (c5 + c15);
+                                            const int64_t kh = (c6 + c13);
+                                            const int64_t kw = (c7 + c14);
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                           }
-                                        }
-                                      }
-                                    }
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1 + polyc_base;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          if (polyc_lane1 >= polyc_own)
-                                            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                         }
                                       }
                                     }
                                   }
-                                  else
                                   {
-                                    float polyc_acc[6][8];
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                       {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1 + polyc_base;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-                                        }
-                                      }
-                                    }
-                                    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                                    {
-                                      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                                      {
-                                        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                                        {
-                                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                          {
-                                            #pragma omp simd
-                                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                            {
-                                              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                              const int64_t c20 = polyc_lane1 + polyc_base;
-                                              const int64_t n = c0;
-                                              const int64_t g = c1;
-                                              const int64_t f = (c2 + c16);
-                                              const int64_t h = (c3 + c10);
-                                              const int64_t w = (c4 + c20);
-                                              const int64_t c = (c5 + c15);
-                                              const int64_t kh = (c6 + c13);
-                                              const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-                                            }
-                                          }
-                                        }
-                                      }
-                                    }
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1 + polyc_base;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          if (polyc_lane1 >= polyc_own)
-                                            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                        }
-                                      }
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                                if (polyc_count1 < 8)
-                                {
-                                  if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
-                                  {
-                                    float polyc_acc[6][8];
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1;
-                                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                        }
-                                      }
-                                    }
-                                    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                                    {
-                                      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                                      {
-                                        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                                        {
-                                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                          {
-                                            #pragma omp simd
-                                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                            {
-                                              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                              const int64_t c20 = polyc_lane1;
-                                              const int64_t n = c0;
-                                              const int64_t g = c1;
-                                              const int64_t f = (c2 + c16);
-                                              const int64_t h = (c3 + c10);
-                                              const int64_t w = (c4 + c20);
-                                              const int64_t c = (c5 + c15);
-                                              const int64_t kh = (c6 + c13);
-                                              const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-                                            }
-                                          }
-                                        }
-                                      }
-                                    }
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          if (polyc_lane1 < polyc_count1)
-                                            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                        }
-                                      }
-                                    }
-                                  }
-                                  else
-                                  {
-                                    float polyc_acc[6][8];
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-                                        }
-                                      }
-                                    }
-                                    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                                    {
-                                      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                                      {
-                                        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                                        {
-                                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                          {
-                                            #pragma omp simd
-                                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                            {
-                                              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                              const int64_t c20 = polyc_lane1;
-                                              const int64_t n = c0;
-                                              const int64_t g = c1;
-                                              const int64_t f = (c2 + c16);
-                                              const int64_t h = (c3 + c10);
-                                              const int64_t w = (c4 + c20);
-                                              const int64_t c = (c5 + c15);
-                                              const int64_t kh = (c6 + c13);
-                                              const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-                                            }
-                                          }
-                                        }
-                                      }
-                                    }
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          if (polyc_lane1 < polyc_count1)
-                                            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                        }
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c20 = polyc_lane1;
+                                        const int64_t n = c0;
+                                        const int64_t g = c1;
+                                        const int64_t f = (c2 + c16);
+                                        const int64_t h = (c3 + c10);
+                                        const int64_t w = (c4 + c20);
+                                        if (polyc_lane1 < polyc_count1)
+                                          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                       }
                                     }
                                   }
                                 }
                                 else
                                 {
-                                  if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                                  float polyc_acc[6][8];
                                   {
-                                    float polyc_acc[6][16];
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                       {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1;
-                                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                        }
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c20 = polyc_lane1;
+                                        const int64_t n = c0;
+                                        const int64_t g = c1;
+                                        const int64_t f = (c2 + c16);
+                                        const int64_t h = (c3 + c10);
+                                        const int64_t w = (c4 + c20);
+                                        polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
                                       }
                                     }
-                                    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                                  }
+                                  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                                  {
+                                    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
                                     {
-                                      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                                      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
                                       {
-                                        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                         {
-                                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                           {
-                                            #pragma omp simd
-                                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                            {
-                                              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                              const int64_t c20 = polyc_lane1;
-                                              const int64_t n = c0;
-                                              const int64_t g = c1;
-                                              const int64_t f = (c2 + c16);
-                                              const int64_t h = (c3 + c10);
-                                              const int64_t w = (c4 + c20);
-                                              const int64_t c = (c5 + c15);
-                                              const int64_t kh = (c6 + c13);
-                                              const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-                                            }
+                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c20 = polyc_lane1;
+                                            const int64_t n = c0;
+                                            const int64_t g = c1;
+                                            const int64_t f = (c2 + c16);
+                                            const int64_t h = (c3 + c10);
+                                            const int64_t w = (c4 + c20);
+                                            const int64_t c = (c5 + c15);
+                                            const int64_t kh = (c6 + c13);
+                                            const int64_t kw = (c7 + c14);
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                           }
-                                        }
-                                      }
-                                    }
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          if (polyc_lane1 < polyc_count1)
-                                            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                         }
                                       }
                                     }
                                   }
-                                  else
                                   {
-                                    float polyc_acc[6][16];
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                       {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-                                        }
-                                      }
-                                    }
-                                    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                                    {
-                                      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                                      {
-                                        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                                        {
-                                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                          {
-                                            #pragma omp simd
-                                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                            {
-                                              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                              const int64_t c20 = polyc_lane1;
-                                              const int64_t n = c0;
-                                              const int64_t g = c1;
-                                              const int64_t f = (c2 + c16);
-                                              const int64_t h = (c3 + c10);
-                                              const int64_t w = (c4 + c20);
-                                              const int64_t c = (c5 + c15);
-                                              const int64_t kh = (c6 + c13);
-                                              const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-                                            }
-                                          }
-                                        }
-                                      }
-                                    }
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          if (polyc_lane1 < polyc_count1)
-                                            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                        }
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c20 = polyc_lane1;
+                                        const int64_t n = c0;
+                                        const int64_t g = c1;
+                                        const int64_t f = (c2 + c16);
+                                        const int64_t h = (c3 + c10);
+                                        const int64_t w = (c4 + c20);
+                                        if (polyc_lane1 < polyc_count1)
+                                          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                       }
                                     }
                                   }
                                 }
+                              }
+                              else
+                              {
+                                if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                                {
+                                  float polyc_acc[6][16];
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c20 = polyc_lane1;
+                                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                      }
+                                    }
+                                  }
+                                  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                                  {
+                                    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                                    {
+                                      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                                      {
+                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                        {
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                          {
+                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c20 = polyc_lane1;
+                                            const int64_t n = c0;
+                                            const int64_t g = c1;
+                                            const int64_t f = (c2 + c16);
+                                            const int64_t h = (c3 + c10);
+                                            const int64_t w = (c4 + c20);
+                                            const int64_t c = (c5 + c15);
+                                            const int64_t kh = (c6 + c13);
+                                            const int64_t kw = (c7 + c14);
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                          }
+                                        }
+                                      }
+                                    }
+                                  }
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c20 = polyc_lane1;
+                                        const int64_t n = c0;
+                                        const int64_t g = c1;
+                                        const int64_t f = (c2 + c16);
+                                        const int64_t h = (c3 + c10);
+                                        const int64_t w = (c4 + c20);
+                                        if (polyc_lane1 < polyc_count1)
+                                          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      }
+                                    }
+                                  }
+                                }
+                                else
+                                {
+                                  float polyc_acc[6][16];
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c20 = polyc_lane1;
+                                        const int64_t n = c0;
+                                        const int64_t g = c1;
+                                        const int64_t f = (c2 + c16);
+                                        const int64_t h = (c3 + c10);
+                                        const int64_t w = (c4 + c20);
+                                        polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
+                                      }
+                                    }
+                                  }
+                                  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                                  {
+                                    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                                    {
+                                      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                                      {
+                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                        {
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                          {
+                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c20 = polyc_lane1;
+                                            const int64_t n = c0;
+                                            const int64_t g = c1;
+                                            const int64_t f = (c2 + c16);
+                                            const int64_t h = (c3 + c10);
+                                            const int64_t w = (c4 + c20);
+                                            const int64_t c = (c5 + c15);
+                                            const int64_t kh = (c6 + c13);
+                                            const int64_t kw = (c7 + c14);
+                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                          }
+                                        }
+                                      }
+                                    }
+                                  }
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                      {
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c20 = polyc_lane1;
+                                        const int64_t n = c0;
+                                        const int64_t g = c1;
+                                        const int64_t f = (c2 + c16);
+                                        const int64_t h = (c3 + c10);
+                                        const int64_t w = (c4 + c20);
+                                        if (polyc_lane1 < polyc_count1)
+                                          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      }
+                                    }
+                                  }
+                                }
+                              }
                       }
                     }
                   }

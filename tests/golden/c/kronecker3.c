@@ -578,309 +578,204 @@ static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_statu
                       }
                     }
                     else
-                      if (polyc_count1 > 8)
+                      if (polyc_count1 < 8)
                       {
-                        for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                        if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
                         {
-                          const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                          const int64_t polyc_own = polyc_sub - polyc_base;
-                          if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
+                          float polyc_acc[6][8];
                           {
-                            float polyc_acc[6][8];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  const int64_t r = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  if (polyc_lane1 >= polyc_own)
-                                    Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
                           }
-                          else
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
                           {
-                            float polyc_acc[6][8];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? Y[(mn0n1) * D + d] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  const int64_t r = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1 + polyc_base;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  if (polyc_lane1 >= polyc_own)
-                                    Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                const int64_t r = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
                               }
                             }
                           }
-                        }
-                      }
-                      else
-                        if (polyc_count1 < 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
                           {
-                            float polyc_acc[6][8];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  const int64_t r = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(mn0n1) * D + d] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  const int64_t r = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
-                          if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
+                          float polyc_acc[6][8];
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  const int64_t r = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(mn0n1) * D + d] : 0.0f);
                               }
                             }
                           }
-                          else
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(mn0n1) * D + d] : 0.0f);
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                const int64_t r = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
                               }
                             }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  const int64_t r = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t mn0n1 = ((c0 + c3) + c6);
-                                  const int64_t d = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
+                      }
+                      else
+                      {
+                        if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                const int64_t r = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(mn0n1) * D + d] : 0.0f);
+                              }
+                            }
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                const int64_t r = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t mn0n1 = ((c0 + c3) + c6);
+                                const int64_t d = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                      }
                 }
               }
             }

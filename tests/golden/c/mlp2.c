@@ -579,309 +579,204 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
                         }
                       }
                       else
-                        if (polyc_count1 > 8)
+                        if (polyc_count1 < 8)
                         {
-                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                           {
-                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                            const int64_t polyc_own = polyc_sub - polyc_base;
-                            if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+                            float polyc_acc[6][8];
                             {
-                              float polyc_acc[6][8];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t m = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 >= polyc_own)
-                                      H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                 }
                               }
                             }
-                            else
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
                             {
-                              float polyc_acc[6][8];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? H[(b) * N + n] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t m = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 >= polyc_own)
-                                      H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  const int64_t m = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
                                 }
                               }
                             }
-                          }
-                        }
-                        else
-                          if (polyc_count1 < 8)
-                          {
-                            if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                             {
-                              float polyc_acc[6][8];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t m = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, H[(b) * N + n]);
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t m = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
-                            if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+                            float polyc_acc[6][8];
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t m = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, H[(b) * N + n]);
                                 }
                               }
                             }
-                            else
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, H[(b) * N + n]);
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  const int64_t m = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
                                 }
                               }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t m = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
+                        }
+                        else
+                        {
+                          if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  const int64_t m = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, H[(b) * N + n]);
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  const int64_t m = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
                   }
                 }
               }
@@ -1314,309 +1209,204 @@ static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, 
                         }
                       }
                       else
-                        if (polyc_count1 > 8)
+                        if (polyc_count1 < 8)
                         {
-                          for (int64_t polyc_sub = 0; polyc_sub < polyc_count1; polyc_sub += 8)
+                          if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
                           {
-                            const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
-                            const int64_t polyc_own = polyc_sub - polyc_base;
-                            if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
+                            float polyc_acc[6][8];
                             {
-                              float polyc_acc[6][8];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    const int64_t n = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    if (polyc_lane1 >= polyc_own)
-                                      O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                 }
                               }
                             }
-                            else
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
                             {
-                              float polyc_acc[6][8];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O2[(b) * P + p] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    const int64_t n = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1 + polyc_base;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    if (polyc_lane1 >= polyc_own)
-                                      O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  const int64_t n = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
                                 }
                               }
                             }
-                          }
-                        }
-                        else
-                          if (polyc_count1 < 8)
-                          {
-                            if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
                             {
-                              float polyc_acc[6][8];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    const int64_t n = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O2[(b) * P + p] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    const int64_t n = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
-                            if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
+                            float polyc_acc[6][8];
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    const int64_t n = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O2[(b) * P + p] : 0.0f);
                                 }
                               }
                             }
-                            else
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O2[(b) * P + p] : 0.0f);
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  const int64_t n = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
                                 }
                               }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    const int64_t n = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t b = ((c0 + c3) + c6);
-                                    const int64_t p = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
+                        }
+                        else
+                        {
+                          if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  const int64_t n = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                          else
+                          {
+                            float polyc_acc[6][16];
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O2[(b) * P + p] : 0.0f);
+                                }
+                              }
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  const int64_t n = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
+                                }
+                              }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                {
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t b = ((c0 + c3) + c6);
+                                  const int64_t p = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                                }
+                              }
+                            }
+                          }
+                        }
                   }
                 }
               }
