@@ -14,9 +14,10 @@ import islpy as isl
 
 from polyc.codegen.c_expr import combine, identity
 from polyc.codegen.c_names import braced
-from polyc.codegen.isl_ast import constant_trip, mentions, single
+from polyc.codegen.isl_ast import constant_trip, exclusive_upper_bound, mentions, single
 from polyc.lang import ir
 from polyc.lang import types as ty
+from polyc.machine.rules import reduction_chains
 from polyc.scheduling.jam import JAM_MARK
 from polyc.scheduling.marks import SIMD_MARK, SIMD_REDUCTION_MARK, ast_children, node_mark
 
@@ -134,10 +135,14 @@ def simd_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
     elem = tensor.type.compute_type
     accumulator = _Accumulator.named("", statement.op, elem)
     code = _accumulated(statement.op, tensor, accumulator, current, value)
-    loop = emitter.loop(node, cgen.Block(before + inner + code.update + after), iterator)
-    return cgen.Block(outer + code.declared + code.load + [
-        cgen.Pragma(f"omp simd {_clauses([(statement.op, elem, accumulator)])}"),
-        loop,
+
+    def body(names: list[str]):
+        update = _accumulated(statement.op, tensor, _Accumulator(names[0], accumulator.nan),
+                              current, value).update
+        return cgen.Block(before + inner + update + after)
+
+    loop = _reduction_loop(emitter, node, iterator, [(statement.op, tensor, accumulator)], body)
+    return cgen.Block(outer + code.declared + code.load + loop + [
         cgen.Statement(f"{target} = {_result(accumulator.name, accumulator.nan, elem)}"),
     ])
 
@@ -161,24 +166,90 @@ def _several_reductions(emitter: LoopNestEmitter, node: isl.AstNode, iterator: s
             _touches(statement, target) for k, statement in enumerate(statements)
             if k not in reductions for target in targets):
         return None
-    before, body, after, accumulators = [], [], [], []
+    before, steps, after, accumulators = [], [], [], []
     for k, call in enumerate(calls):
         if k not in reductions:
-            body.append(emitter.user(call.user_get_expr(), scope))
+            steps.append(emitter.user(call.user_get_expr(), scope))
             continue
         stmt, _, outer, inner = reductions[k]
         statement = stmt.statement
         tensor, target, current, value = emitter.accumulator(statement, emitter.exprs, scope)
         elem = tensor.type.compute_type
         accumulator = _Accumulator.named(str(len(accumulators)), statement.op, elem)
-        accumulators.append((statement.op, elem, accumulator))
+        accumulators.append((statement.op, tensor, accumulator))
         code = _accumulated(statement.op, tensor, accumulator, current, value)
         before += code.declared + [cgen.Block([*outer, *code.load])]
-        body.append(cgen.Block([*outer, *inner, *code.update]))
+        steps.append((outer + inner, statement.op, tensor, accumulator, current, value))
         after.append(cgen.Block([*outer, cgen.Statement(
             f"{target} = {_result(accumulator.name, accumulator.nan, elem)}")]))
-    return cgen.Block(before + [cgen.Pragma(f"omp simd {_clauses(accumulators)}"),
-                                emitter.loop(node, cgen.Block(body), iterator)] + after)
+
+    def body(names: list[str]):
+        named = iter(names)
+        return cgen.Block([step if not isinstance(step, tuple) else cgen.Block([
+            *step[0], *_accumulated(step[1], step[2], _Accumulator(next(named), step[3].nan),
+                                    step[4], step[5]).update]) for step in steps])
+
+    return cgen.Block(before + _reduction_loop(emitter, node, iterator, accumulators, body)
+                      + after)
+
+
+def _reduction_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
+                    reductions: list[tuple[str, ir.Tensor, _Accumulator]], body) -> list:
+    """The vector loop ``node`` updating ``reductions`` (``(op, tensor, accumulator)``),
+    ``body(names)`` one iteration with the accumulators named ``names``.
+
+    An OpenMP reduction keeps one vector accumulator: each step waits for the last
+    (the latency of an addition, about 4 cycles, per vector of a row). Where every
+    accumulator is a plain one (no NaN flag) and the loop runs ``it < U`` in unit
+    steps, each reduction gets :func:`~polyc.machine.rules.reduction_chains` vectors
+    of partial results instead, whose lanes the loop updates in turn, folded into the
+    accumulator after it; the steps left over (fewer than those lanes) run as before:
+
+        float polyc_part0[32];  (all lanes 0)
+        int64_t polyc_from = 0;
+        for (; polyc_from + 32 <= D; polyc_from += 32)
+          simd for (lane < 32) { const int64_t c1 = polyc_from + lane; part0[lane] += X[..c1..]; }
+        simd reduction for (lane < 32) acc += part0[lane];
+        simd reduction for (int64_t c1 = polyc_from; c1 < D; c1 += 1) acc += X[..c1..];
+
+    The same sums in another order, as the vectorised reduction's are."""
+    clauses = _clauses([(op, tensor.type.compute_type, acc) for op, tensor, acc in reductions])
+    names = [acc.name for _, _, acc in reductions]
+    plain = [cgen.Pragma(f"omp simd {clauses}"), emitter.loop(node, body(names), iterator)]
+    chains = reduction_chains(emitter.machine, len(reductions))
+    upper = exclusive_upper_bound(node, iterator)
+    if chains < 2 or upper is None or any(acc.nan is not None for _, _, acc in reductions):
+        return plain
+    widest = max(tensor.type.compute_type.bits // 8 for _, tensor, _ in reductions)
+    lanes = chains * max(1, emitter.machine.vector_bytes // widest)
+    end = emitter.expr(upper)
+    parts = [f"polyc_part{k}" for k in range(len(reductions))]
+
+    def over_lanes(statements: list):
+        return [cgen.Pragma("omp simd"), cgen.For("int64_t polyc_lane = 0",
+                                                  f"polyc_lane < {lanes}", "polyc_lane += 1",
+                                                  cgen.Block(statements))]
+
+    declared = [cgen.Statement(f"{tensor.type.compute_type.c_type} {part}[{lanes}]")
+                for part, (_, tensor, _) in zip(parts, reductions)]
+    start = over_lanes([cgen.Statement(f"{part}[polyc_lane] = {identity(op, tensor.type)}")
+                        for part, (op, tensor, _) in zip(parts, reductions)])
+    steps = cgen.For("", f"polyc_from + {lanes} <= {end}", f"polyc_from += {lanes}",
+                     cgen.Block(over_lanes([
+                         cgen.Initializer(cgen.Value("const int64_t", iterator),
+                                          "polyc_from + polyc_lane"),
+                         body([f"{part}[polyc_lane]" for part in parts])])))
+    fold = [cgen.Pragma(f"omp simd {clauses}"), cgen.For(
+        "int64_t polyc_lane = 0", f"polyc_lane < {lanes}", "polyc_lane += 1", cgen.Block([
+            cgen.Statement(f"{acc.name} = "
+                           f"{combine(op, tensor, acc.name, f'{part}[polyc_lane]')}")
+            for part, (op, tensor, acc) in zip(parts, reductions)]))]
+    rest = [cgen.Pragma(f"omp simd {clauses}"), cgen.For(
+        f"int64_t {iterator} = polyc_from", f"{iterator} < {end}", f"{iterator} += 1",
+        body(names))]
+    return [cgen.Block(declared + start + [
+        cgen.Statement(f"int64_t polyc_from = {emitter.expr(node.for_get_init())}"), steps]
+        + fold + rest)]
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 import polyc
 from polyc.machine.rules import joined_accumulators
 
+from c_text import reduction_pragmas, vector_loops
+
 CENTERED = """def var2(float(N, D) X) -> (v) {
   m(n) +=! X(n, d) / D
   c(n, d) = X(n, d) - m(n)
@@ -35,17 +37,7 @@ SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
 
 def _vector_loops(op: polyc.Operator) -> list[str]:
     """The bodies of the SIMD loops of the operator's C, one string each."""
-    text = op.compilation().c_source.text
-    bodies = []
-    for pragma in re.finditer(r"#pragma omp simd[^\n]*\n", text):
-        start = text.index("{", pragma.end())
-        depth, end = 0, start
-        for end in range(start, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[end], 0)
-            if depth == 0:
-                break
-        bodies.append(text[start:end + 1])
-    return bodies
+    return vector_loops(op.compilation().c_source.text)
 
 
 def test_a_producer_and_the_reduction_of_its_values_share_one_vector_loop():
@@ -188,7 +180,8 @@ def test_a_joined_loop_keeps_no_more_accumulators_than_the_machine_model_allows(
     outputs = ", ".join(f"s{k}" for k in range(sums))
     source = f"def many(float(N, D) X) -> ({outputs}) {{\n{body}\n}}"
     text = polyc.define(source, machine=machine).compilation().c_source.text
-    loops = re.findall(r"#pragma omp simd reduction\(\+:([^)]*)\)", text)
+    loops = [re.fullmatch(r"reduction\(\+:([^)]*)\)", clauses).group(1)
+             for clauses in reduction_pragmas(text)]
     held = [len(names.split(",")) for names in loops]
     assert max(held) == limit and sum(held) == sums
 

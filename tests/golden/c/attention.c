@@ -843,11 +843,37 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
         const int64_t q = c1;
         float polyc_acc;
         polyc_acc = z[(b) * Q + q];
-        #pragma omp simd reduction(+:polyc_acc)
-        for (int64_t c2 = S; c2 < (2 * S); c2 += 1)
         {
-          const int64_t s = ((-S) + c2);
-          polyc_acc = (polyc_acc + p[((b) * Q + q) * S + s]);
+          float polyc_part0[32];
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = 0.0f;
+          }
+          int64_t polyc_from = S;
+          for (; polyc_from + 32 <= (2 * S); polyc_from += 32)
+          {
+            #pragma omp simd
+            for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+            {
+              const int64_t c2 = polyc_from + polyc_lane;
+              {
+                const int64_t s = ((-S) + c2);
+                polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + p[((b) * Q + q) * S + s]);
+              }
+            }
+          }
+          #pragma omp simd reduction(+:polyc_acc)
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
+          }
+          #pragma omp simd reduction(+:polyc_acc)
+          for (int64_t c2 = polyc_from; c2 < (2 * S); c2 += 1)
+          {
+            const int64_t s = ((-S) + c2);
+            polyc_acc = (polyc_acc + p[((b) * Q + q) * S + s]);
+          }
         }
         z[(b) * Q + q] = polyc_acc;
       }

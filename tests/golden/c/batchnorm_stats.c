@@ -111,13 +111,41 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
         const int64_t c = c0;
         float polyc_acc;
         polyc_acc = mean[c];
-        #pragma omp simd reduction(+:polyc_acc)
-        for (int64_t c3 = 0; c3 < W; c3 += 1)
         {
-          const int64_t n = c2;
-          const int64_t h = c1;
-          const int64_t w = c3;
-          polyc_acc = (polyc_acc + X[(((n) * C + c) * H + h) * W + w]);
+          float polyc_part0[32];
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = 0.0f;
+          }
+          int64_t polyc_from = 0;
+          for (; polyc_from + 32 <= W; polyc_from += 32)
+          {
+            #pragma omp simd
+            for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+            {
+              const int64_t c3 = polyc_from + polyc_lane;
+              {
+                const int64_t n = c2;
+                const int64_t h = c1;
+                const int64_t w = c3;
+                polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + X[(((n) * C + c) * H + h) * W + w]);
+              }
+            }
+          }
+          #pragma omp simd reduction(+:polyc_acc)
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
+          }
+          #pragma omp simd reduction(+:polyc_acc)
+          for (int64_t c3 = polyc_from; c3 < W; c3 += 1)
+          {
+            const int64_t n = c2;
+            const int64_t h = c1;
+            const int64_t w = c3;
+            polyc_acc = (polyc_acc + X[(((n) * C + c) * H + h) * W + w]);
+          }
         }
         mean[c] = polyc_acc;
       }
@@ -137,13 +165,41 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
         const int64_t c = c0;
         float polyc_acc;
         polyc_acc = var[c];
-        #pragma omp simd reduction(+:polyc_acc)
-        for (int64_t c3 = 0; c3 < W; c3 += 1)
         {
-          const int64_t n = c2;
-          const int64_t h = ((-H) + c1);
-          const int64_t w = c3;
-          polyc_acc = (polyc_acc + ((X[(((n) * C + c) * H + h) * W + w] - mean[c]) * (X[(((n) * C + c) * H + h) * W + w] - mean[c])));
+          float polyc_part0[32];
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = 0.0f;
+          }
+          int64_t polyc_from = 0;
+          for (; polyc_from + 32 <= W; polyc_from += 32)
+          {
+            #pragma omp simd
+            for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+            {
+              const int64_t c3 = polyc_from + polyc_lane;
+              {
+                const int64_t n = c2;
+                const int64_t h = ((-H) + c1);
+                const int64_t w = c3;
+                polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + ((X[(((n) * C + c) * H + h) * W + w] - mean[c]) * (X[(((n) * C + c) * H + h) * W + w] - mean[c])));
+              }
+            }
+          }
+          #pragma omp simd reduction(+:polyc_acc)
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
+          }
+          #pragma omp simd reduction(+:polyc_acc)
+          for (int64_t c3 = polyc_from; c3 < W; c3 += 1)
+          {
+            const int64_t n = c2;
+            const int64_t h = ((-H) + c1);
+            const int64_t w = c3;
+            polyc_acc = (polyc_acc + ((X[(((n) * C + c) * H + h) * W + w] - mean[c]) * (X[(((n) * C + c) * H + h) * W + w] - mean[c])));
+          }
         }
         var[c] = polyc_acc;
       }

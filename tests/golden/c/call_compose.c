@@ -169,18 +169,55 @@ static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at
           const int64_t i = c0;
           polyc_acc1 = Q[0];
         }
-        #pragma omp simd reduction(+:polyc_acc0, polyc_acc1)
-        for (int64_t c1 = 0; c1 < M; c1 += 1)
         {
+          float polyc_part0[32];
+          float polyc_part1[32];
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
           {
-            const int64_t i = c0;
-            const int64_t j = c1;
-            polyc_acc0 = (polyc_acc0 + X[(i) * M + j]);
+            polyc_part0[polyc_lane] = 0.0f;
+            polyc_part1[polyc_lane] = 0.0f;
           }
+          int64_t polyc_from = 0;
+          for (; polyc_from + 32 <= M; polyc_from += 32)
           {
-            const int64_t i = c0;
-            const int64_t j = c1;
-            polyc_acc1 = (polyc_acc1 + (X[(i) * M + j] * X[(i) * M + j]));
+            #pragma omp simd
+            for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+            {
+              const int64_t c1 = polyc_from + polyc_lane;
+              {
+                {
+                  const int64_t i = c0;
+                  const int64_t j = c1;
+                  polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + X[(i) * M + j]);
+                }
+                {
+                  const int64_t i = c0;
+                  const int64_t j = c1;
+                  polyc_part1[polyc_lane] = (polyc_part1[polyc_lane] + (X[(i) * M + j] * X[(i) * M + j]));
+                }
+              }
+            }
+          }
+          #pragma omp simd reduction(+:polyc_acc0, polyc_acc1)
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            polyc_acc0 = (polyc_acc0 + polyc_part0[polyc_lane]);
+            polyc_acc1 = (polyc_acc1 + polyc_part1[polyc_lane]);
+          }
+          #pragma omp simd reduction(+:polyc_acc0, polyc_acc1)
+          for (int64_t c1 = polyc_from; c1 < M; c1 += 1)
+          {
+            {
+              const int64_t i = c0;
+              const int64_t j = c1;
+              polyc_acc0 = (polyc_acc0 + X[(i) * M + j]);
+            }
+            {
+              const int64_t i = c0;
+              const int64_t j = c1;
+              polyc_acc1 = (polyc_acc1 + (X[(i) * M + j] * X[(i) * M + j]));
+            }
           }
         }
         {

@@ -132,11 +132,37 @@ static __attribute__((noinline)) void polyc_cross_entropy_region0(int * polyc_st
       const int64_t b = c0;
       float polyc_acc;
       polyc_acc = s[b];
-      #pragma omp simd reduction(+:polyc_acc)
-      for (int64_t c1 = C; c1 < (2 * C); c1 += 1)
       {
-        const int64_t c = ((-C) + c1);
-        polyc_acc = (polyc_acc + expf((X[(b) * C + c] - mx[b])));
+        float polyc_part0[32];
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = 0.0f;
+        }
+        int64_t polyc_from = C;
+        for (; polyc_from + 32 <= (2 * C); polyc_from += 32)
+        {
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            const int64_t c1 = polyc_from + polyc_lane;
+            {
+              const int64_t c = ((-C) + c1);
+              polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + expf((X[(b) * C + c] - mx[b])));
+            }
+          }
+        }
+        #pragma omp simd reduction(+:polyc_acc)
+        for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+        {
+          polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
+        }
+        #pragma omp simd reduction(+:polyc_acc)
+        for (int64_t c1 = polyc_from; c1 < (2 * C); c1 += 1)
+        {
+          const int64_t c = ((-C) + c1);
+          polyc_acc = (polyc_acc + expf((X[(b) * C + c] - mx[b])));
+        }
       }
       s[b] = polyc_acc;
     }

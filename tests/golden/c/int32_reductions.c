@@ -117,18 +117,55 @@ static __attribute__((noinline)) void polyc_int32_reductions_region0(int * polyc
         const int64_t i = c0;
         polyc_acc1 = Mx[i];
       }
-      #pragma omp simd reduction(+:polyc_acc0) reduction(max:polyc_acc1)
-      for (int64_t c1 = 0; c1 < N; c1 += 1)
       {
+        int32_t polyc_part0[32];
+        int32_t polyc_part1[32];
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
         {
-          const int64_t i = c0;
-          const int64_t j = c1;
-          polyc_acc0 = (polyc_acc0 + X[(i) * N + j]);
+          polyc_part0[polyc_lane] = 0;
+          polyc_part1[polyc_lane] = INT32_MIN;
         }
+        int64_t polyc_from = 0;
+        for (; polyc_from + 32 <= N; polyc_from += 32)
         {
-          const int64_t i = c0;
-          const int64_t j = c1;
-          polyc_acc1 = ((X[(i) * N + j]) > (polyc_acc1) ? (X[(i) * N + j]) : (polyc_acc1));
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            const int64_t c1 = polyc_from + polyc_lane;
+            {
+              {
+                const int64_t i = c0;
+                const int64_t j = c1;
+                polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + X[(i) * N + j]);
+              }
+              {
+                const int64_t i = c0;
+                const int64_t j = c1;
+                polyc_part1[polyc_lane] = ((X[(i) * N + j]) > (polyc_part1[polyc_lane]) ? (X[(i) * N + j]) : (polyc_part1[polyc_lane]));
+              }
+            }
+          }
+        }
+        #pragma omp simd reduction(+:polyc_acc0) reduction(max:polyc_acc1)
+        for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+        {
+          polyc_acc0 = (polyc_acc0 + polyc_part0[polyc_lane]);
+          polyc_acc1 = ((polyc_part1[polyc_lane]) > (polyc_acc1) ? (polyc_part1[polyc_lane]) : (polyc_acc1));
+        }
+        #pragma omp simd reduction(+:polyc_acc0) reduction(max:polyc_acc1)
+        for (int64_t c1 = polyc_from; c1 < N; c1 += 1)
+        {
+          {
+            const int64_t i = c0;
+            const int64_t j = c1;
+            polyc_acc0 = (polyc_acc0 + X[(i) * N + j]);
+          }
+          {
+            const int64_t i = c0;
+            const int64_t j = c1;
+            polyc_acc1 = ((X[(i) * N + j]) > (polyc_acc1) ? (X[(i) * N + j]) : (polyc_acc1));
+          }
         }
       }
       {

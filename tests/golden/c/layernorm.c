@@ -160,11 +160,37 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
         const int64_t n = c0;
         float polyc_acc;
         polyc_acc = mu[0];
-        #pragma omp simd reduction(+:polyc_acc)
-        for (int64_t c1 = 0; c1 < D; c1 += 1)
         {
-          const int64_t d = c1;
-          polyc_acc = (polyc_acc + X[(n) * D + d]);
+          float polyc_part0[32];
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = 0.0f;
+          }
+          int64_t polyc_from = 0;
+          for (; polyc_from + 32 <= D; polyc_from += 32)
+          {
+            #pragma omp simd
+            for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+            {
+              const int64_t c1 = polyc_from + polyc_lane;
+              {
+                const int64_t d = c1;
+                polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + X[(n) * D + d]);
+              }
+            }
+          }
+          #pragma omp simd reduction(+:polyc_acc)
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
+          }
+          #pragma omp simd reduction(+:polyc_acc)
+          for (int64_t c1 = polyc_from; c1 < D; c1 += 1)
+          {
+            const int64_t d = c1;
+            polyc_acc = (polyc_acc + X[(n) * D + d]);
+          }
         }
         mu[0] = polyc_acc;
       }
@@ -196,11 +222,37 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
         const int64_t n = c0;
         float polyc_acc;
         polyc_acc = v[0];
-        #pragma omp simd reduction(+:polyc_acc)
-        for (int64_t c1 = D; c1 < (2 * D); c1 += 1)
         {
-          const int64_t d = ((-D) + c1);
-          polyc_acc = (polyc_acc + ((X[(n) * D + d] - mu[0]) * (X[(n) * D + d] - mu[0])));
+          float polyc_part0[32];
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = 0.0f;
+          }
+          int64_t polyc_from = D;
+          for (; polyc_from + 32 <= (2 * D); polyc_from += 32)
+          {
+            #pragma omp simd
+            for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+            {
+              const int64_t c1 = polyc_from + polyc_lane;
+              {
+                const int64_t d = ((-D) + c1);
+                polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + ((X[(n) * D + d] - mu[0]) * (X[(n) * D + d] - mu[0])));
+              }
+            }
+          }
+          #pragma omp simd reduction(+:polyc_acc)
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
+          }
+          #pragma omp simd reduction(+:polyc_acc)
+          for (int64_t c1 = polyc_from; c1 < (2 * D); c1 += 1)
+          {
+            const int64_t d = ((-D) + c1);
+            polyc_acc = (polyc_acc + ((X[(n) * D + d] - mu[0]) * (X[(n) * D + d] - mu[0])));
+          }
         }
         v[0] = polyc_acc;
       }

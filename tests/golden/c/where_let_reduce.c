@@ -105,11 +105,37 @@ static __attribute__((noinline)) void polyc_where_let_reduce_region0(int * polyc
       const int64_t i = c0;
       float polyc_acc;
       polyc_acc = O[i];
-      #pragma omp simd reduction(+:polyc_acc)
-      for (int64_t c1 = 0; c1 < K; c1 += 1)
       {
-        const int64_t k = c1;
-        polyc_acc = (polyc_acc + ((X[(i) * K + k] - c[i]) * (X[(i) * K + k] - c[i])));
+        float polyc_part0[32];
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = 0.0f;
+        }
+        int64_t polyc_from = 0;
+        for (; polyc_from + 32 <= K; polyc_from += 32)
+        {
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            const int64_t c1 = polyc_from + polyc_lane;
+            {
+              const int64_t k = c1;
+              polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + ((X[(i) * K + k] - c[i]) * (X[(i) * K + k] - c[i])));
+            }
+          }
+        }
+        #pragma omp simd reduction(+:polyc_acc)
+        for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+        {
+          polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
+        }
+        #pragma omp simd reduction(+:polyc_acc)
+        for (int64_t c1 = polyc_from; c1 < K; c1 += 1)
+        {
+          const int64_t k = c1;
+          polyc_acc = (polyc_acc + ((X[(i) * K + k] - c[i]) * (X[(i) * K + k] - c[i])));
+        }
       }
       O[i] = polyc_acc;
     }

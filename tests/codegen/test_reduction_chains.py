@@ -1,0 +1,100 @@
+"""A vector reduction over a row keeps several vectors of partial results
+(polyc/codegen/vector_reductions.py, ``_reduction_loop``): independent chains of
+additions, folded after the loop, the steps left over summed as before. The number of
+chains comes from the machine model's rule (``rules.reduction_chains``), the values are
+checked against numpy in float64 for row lengths on both sides of a chain's lanes."""
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import polyc
+from polyc.machine.rules import REDUCTION_CHAINS, joined_accumulators, reduction_chains
+
+ROW_SUM = "def rs(float(N, D) X) -> (s) { s(n) +=! X(n, d) }"
+MOMENTS = """def moments(float(N, D) X) -> (mean, var) {
+  mean(n) +=! X(n, d)
+  mean(n) = mean(n) / D
+  var(n) +=! (X(n, d) - mean(n)) * (X(n, d) - mean(n))
+  var(n) = var(n) / D
+}"""
+TWO_SUMS = """def two(double(N, D) X) -> (a, b) {
+  a(n) +=! X(n, d)
+  b(n) +=! X(n, d) * X(n, d)
+}"""
+
+
+def _c(source: str, machine) -> str:
+    return polyc.define(source, machine=machine).compilation().c_source.text
+
+
+def _lanes(machine, element_bytes: int, reductions: int) -> int:
+    return reduction_chains(machine, reductions) * max(1, machine.vector_bytes // element_bytes)
+
+
+def test_the_rule_keeps_the_chains_within_the_joined_accumulators(machine):
+    assert reduction_chains(machine, 1) == min(REDUCTION_CHAINS, joined_accumulators(machine))
+    for reductions in range(1, 2 * joined_accumulators(machine)):
+        chains = reduction_chains(machine, reductions)
+        assert chains >= 1
+        assert chains == 1 or chains * reductions <= joined_accumulators(machine)
+
+
+def test_a_row_sum_keeps_the_rules_number_of_vectors(machine):
+    lanes = _lanes(machine, 4, 1)
+    text = _c(ROW_SUM, machine)
+    assert f"float polyc_part0[{lanes}];" in text
+    assert f"for (; polyc_from + {lanes} <= D; polyc_from += {lanes})" in text
+    # the partial results fold into the accumulator, the steps left over run after them
+    assert "polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);" in text
+    assert re.search(r"for \(int64_t c\d+ = polyc_from; c\d+ < D; c\d+ \+= 1\)", text)
+
+
+def test_sums_joined_in_one_loop_share_the_chains(machine):
+    lanes = _lanes(machine, 8, 2)
+    text = _c(TWO_SUMS, machine)
+    assert f"double polyc_part0[{lanes}];" in text and f"double polyc_part1[{lanes}];" in text
+    assert "polyc_acc1 = (polyc_acc1 + polyc_part1[polyc_lane]);" in text
+
+
+def test_a_max_tracking_nans_keeps_its_one_accumulator(machine):
+    # A float max keeps a NaN flag beside its accumulator: it stays one OpenMP reduction.
+    text = _c("def rm(float(N, D) X) -> (m) { m(n) max=! X(n, d) }", machine)
+    assert "polyc_part" not in text and "polyc_nan" in text
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("D", [1, 7, 31, 32, 33, 64, 95, 1000])
+def test_moments_over_rows_of_every_length(D):
+    X = np.random.default_rng(D).standard_normal((6, D)).astype(np.float32) + 3
+    mean, var = polyc.define(MOMENTS)(X)
+    X64 = X.astype(np.float64)
+    np.testing.assert_allclose(mean, X64.mean(axis=1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(var, X64.var(axis=1), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.needs_cc
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 200), st.integers(0, 2**32 - 1))
+def test_joined_double_sums_match_numpy(N, D, seed):
+    X = np.random.default_rng(seed).standard_normal((N, D))
+    a, b = polyc.define(TWO_SUMS)(X)
+    np.testing.assert_allclose(a, X.sum(axis=1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(b, (X * X).sum(axis=1), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("D", [5, 40, 129])
+def test_integer_products_and_minima_in_chains(D):
+    # Reductions other than sums start their partial results at their identity.
+    source = """def pm(int32(N, D) X) -> (p, lo) {
+      p(n) *=! X(n, d)
+      lo(n) min=! X(n, d)
+    }"""
+    X = np.random.default_rng(D).integers(-3, 4, size=(3, D)).astype(np.int32)
+    X[X == 0] = 1
+    p, lo = polyc.define(source)(X)
+    np.testing.assert_array_equal(p, np.prod(X, axis=1, dtype=np.int32))
+    np.testing.assert_array_equal(lo, X.min(axis=1))
