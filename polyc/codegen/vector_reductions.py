@@ -141,7 +141,8 @@ def simd_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
                               current, value).update
         return cgen.Block(before + inner + update + after)
 
-    loop = _reduction_loop(emitter, node, iterator, [(statement.op, tensor, accumulator)], body)
+    loop = _reduction_loop(emitter, node, iterator, [(statement.op, tensor, accumulator)], body,
+                           alone=not before and not after)
     return cgen.Block(outer + code.declared + code.load + loop + [
         cgen.Statement(f"{target} = {_result(accumulator.name, accumulator.nan, elem)}"),
     ])
@@ -189,17 +190,22 @@ def _several_reductions(emitter: LoopNestEmitter, node: isl.AstNode, iterator: s
             *step[0], *_accumulated(step[1], step[2], _Accumulator(next(named), step[3].nan),
                                     step[4], step[5]).update]) for step in steps])
 
-    return cgen.Block(before + _reduction_loop(emitter, node, iterator, accumulators, body)
-                      + after)
+    return cgen.Block(before + _reduction_loop(emitter, node, iterator, accumulators, body,
+                                               alone=len(reductions) == len(calls)) + after)
 
 
 def _reduction_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
-                    reductions: list[tuple[str, ir.Tensor, _Accumulator]], body) -> list:
+                    reductions: list[tuple[str, ir.Tensor, _Accumulator]], body,
+                    alone: bool) -> list:
     """The vector loop ``node`` updating ``reductions`` (``(op, tensor, accumulator)``),
-    ``body(names)`` one iteration with the accumulators named ``names``.
+    ``body(names)`` one iteration with the accumulators named ``names``; ``alone``: the
+    loop holds nothing else.
 
     An OpenMP reduction keeps one vector accumulator: each step waits for the last
-    (the latency of an addition, about 4 cycles, per vector of a row). Where every
+    (the latency of an addition, about 4 cycles, per vector of a row). Where the loop
+    holds only reductions (a loop that also loads and stores along the row, such as
+    layer norm backward's column sums beside its row sums, is not bound by that
+    latency: in chains it ran no faster, with more registers held), every
     accumulator is a plain one (no NaN flag) and the loop runs ``it < U`` in unit
     steps, each reduction gets :func:`~polyc.machine.rules.reduction_chains` vectors
     of partial results instead, whose lanes the loop updates in turn, folded into the
@@ -218,7 +224,8 @@ def _reduction_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
     plain = [cgen.Pragma(f"omp simd {clauses}"), emitter.loop(node, body(names), iterator)]
     chains = reduction_chains(emitter.machine, len(reductions))
     upper = exclusive_upper_bound(node, iterator)
-    if chains < 2 or upper is None or any(acc.nan is not None for _, _, acc in reductions):
+    if (not alone or chains < 2 or upper is None
+            or any(acc.nan is not None for _, _, acc in reductions)):
         return plain
     widest = max(tensor.type.compute_type.bits // 8 for _, tensor, _ in reductions)
     lanes = chains * max(1, emitter.machine.vector_bytes // widest)

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 import polyc
 from polyc.machine.rules import REDUCTION_CHAINS, joined_accumulators, reduction_chains
 
+from c_text import vector_loops
+
 ROW_SUM = "def rs(float(N, D) X) -> (s) { s(n) +=! X(n, d) }"
 MOMENTS = """def moments(float(N, D) X) -> (mean, var) {
   mean(n) +=! X(n, d)
@@ -57,6 +59,21 @@ def test_sums_joined_in_one_loop_share_the_chains(machine):
     text = _c(TWO_SUMS, machine)
     assert f"double polyc_part0[{lanes}];" in text and f"double polyc_part1[{lanes}];" in text
     assert "polyc_acc1 = (polyc_acc1 + polyc_part1[polyc_lane]);" in text
+
+
+def test_a_loop_that_also_stores_along_the_row_keeps_one_accumulator(machine):
+    # The temporary's values are stored in the loop that sums them: the loop is bound by
+    # its loads and stores, not by the additions' latency.
+    source = """def var2(float(N, D) X) -> (v) {
+      m(n) +=! X(n, d)
+      c(n, d) = X(n, d) - m(n)
+      v(n) +=! c(n, d) * c(n, d)
+    }"""
+    text = polyc.define(source, canonicalize=False, machine=machine).compilation() \
+        .c_source.text
+    (joined,) = [body for body in vector_loops(text) if "c[" in body and "polyc_acc" in body]
+    assert "polyc_part" not in joined
+    assert text.count("polyc_part0[polyc_lane] = 0.0f;") == 1  # the mean's loop alone
 
 
 def test_a_max_tracking_nans_keeps_its_one_accumulator(machine):
