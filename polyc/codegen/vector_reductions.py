@@ -136,10 +136,10 @@ def simd_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
     accumulator = _Accumulator.named("", statement.op, elem)
     code = _accumulated(statement.op, tensor, accumulator, current, value)
 
+    update = _Update(tuple(inner), statement.op, tensor, accumulator.nan, current, value)
+
     def body(names: list[str]):
-        update = _accumulated(statement.op, tensor, _Accumulator(names[0], accumulator.nan),
-                              current, value).update
-        return cgen.Block(before + inner + update + after)
+        return cgen.Block(before + update.statements(names[0]) + after)
 
     loop = _reduction_loop(emitter, node, iterator, [(statement.op, tensor, accumulator)], body,
                            alone=not before and not after)
@@ -180,15 +180,15 @@ def _several_reductions(emitter: LoopNestEmitter, node: isl.AstNode, iterator: s
         accumulators.append((statement.op, tensor, accumulator))
         code = _accumulated(statement.op, tensor, accumulator, current, value)
         before += code.declared + [cgen.Block([*outer, *code.load])]
-        steps.append((outer + inner, statement.op, tensor, accumulator, current, value))
+        steps.append(_Update(tuple(outer + inner), statement.op, tensor, accumulator.nan,
+                             current, value))
         after.append(cgen.Block([*outer, cgen.Statement(
             f"{target} = {_result(accumulator.name, accumulator.nan, elem)}")]))
 
     def body(names: list[str]):
         named = iter(names)
-        return cgen.Block([step if not isinstance(step, tuple) else cgen.Block([
-            *step[0], *_accumulated(step[1], step[2], _Accumulator(next(named), step[3].nan),
-                                    step[4], step[5]).update]) for step in steps])
+        return cgen.Block([step.code(next(named)) if isinstance(step, _Update) else step
+                           for step in steps])
 
     return cgen.Block(before + _reduction_loop(emitter, node, iterator, accumulators, body,
                                                alone=len(reductions) == len(calls)) + after)
@@ -281,6 +281,29 @@ def _result(value: str, nan: str | None, elem: ty.ScalarType) -> str:
     """The C of a reduction's result: the accumulated ``value``, NaN where ``nan`` says
     one was seen."""
     return value if nan is None else f"{nan} ? ({elem.c_type})NAN : {value}"
+
+
+@dataclass(frozen=True)
+class _Update:
+    """One step of a reduction in a vector loop, its accumulator named where it is
+    emitted (the scalar accumulator, or a lane of partial results): the index
+    ``bindings``, the reduction ``op`` into ``tensor`` (``nan``: the accumulator's NaN
+    flag), the element's ``current`` value and the ``value`` combined."""
+
+    bindings: tuple
+    op: str
+    tensor: ir.Tensor
+    nan: str | None
+    current: str
+    value: str
+
+    def statements(self, accumulator: str) -> list:
+        return [*self.bindings, *_accumulated(self.op, self.tensor,
+                                              _Accumulator(accumulator, self.nan),
+                                              self.current, self.value).update]
+
+    def code(self, accumulator: str):
+        return cgen.Block(self.statements(accumulator))
 
 
 @dataclass(frozen=True)
