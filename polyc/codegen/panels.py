@@ -34,7 +34,7 @@ from polyc.codegen.c_names import braced, c_name
 from polyc.codegen.transposed_blocks import helper_name
 from polyc.lang import ir
 from polyc.machine import Machine
-from polyc.machine.rules import PREFETCH_ROWS, line_elements
+from polyc.machine.rules import PREFETCH_ROWS, line_elements, vector_lanes
 from polyc.scheduling.marks import ast_children, node_mark
 from polyc.scheduling.packing import Panel, PanelDim, operand_expr, source_order
 
@@ -186,7 +186,7 @@ def _transposing(panel: Panel, indices: list[str], value: str, statement: ir.Sta
     whole square, and the steps past the last whole one, element by element. ``None``
     where the shapes do not fit (another order, lanes not a whole number of vectors)."""
     vector, last = panel.dims[0], panel.dims[-1]
-    side = machine.vector_bytes // element_bytes
+    side = vector_lanes(machine, element_bytes)
     if (len(panel.dims) < 2 or len(indices) < 2 or indices[-1] != last.index
             or indices.index(vector.index) != len(indices) - 2 or side < 2
             or panel.lanes % side):

@@ -17,7 +17,7 @@ from polyc.codegen.c_names import braced
 from polyc.codegen.isl_ast import constant_trip, exclusive_upper_bound, mentions, single
 from polyc.lang import ir
 from polyc.lang import types as ty
-from polyc.machine.rules import reduction_chains
+from polyc.machine.rules import reduction_chains, vector_lanes
 from polyc.scheduling.jam import JAM_MARK
 from polyc.scheduling.marks import SIMD_MARK, SIMD_REDUCTION_MARK, ast_children, node_mark
 
@@ -221,14 +221,13 @@ def _reduction_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
     The same sums in another order, as the vectorised reduction's are."""
     clauses = _clauses([(op, tensor.type.compute_type, acc) for op, tensor, acc in reductions])
     names = [acc.name for _, _, acc in reductions]
-    plain = [cgen.Pragma(f"omp simd {clauses}"), emitter.loop(node, body(names), iterator)]
     chains = reduction_chains(emitter.machine, len(reductions))
     upper = exclusive_upper_bound(node, iterator)
     if (not alone or chains < 2 or upper is None
             or any(acc.nan is not None for _, _, acc in reductions)):
-        return plain
+        return [cgen.Pragma(f"omp simd {clauses}"), emitter.loop(node, body(names), iterator)]
     widest = max(tensor.type.compute_type.bits // 8 for _, tensor, _ in reductions)
-    lanes = chains * max(1, emitter.machine.vector_bytes // widest)
+    lanes = chains * vector_lanes(emitter.machine, widest)
     end = emitter.expr(upper)
     parts = [f"polyc_part{k}" for k in range(len(reductions))]
 

@@ -18,15 +18,19 @@ from polyc.machine.model import Machine
 MAX_BLOCK_ROWS = 8
 
 
+def vector_lanes(machine: Machine, element_bytes: int) -> int:
+    """The elements of ``element_bytes`` one vector holds (at least 1)."""
+    return max(1, machine.vector_bytes // element_bytes)
+
+
 def register_block(machine: Machine, element_bytes: int) -> tuple[int, int]:
     """Rows × columns of an output block kept in registers across a reduction.
 
     Two vectors per row, and as many rows as leave three registers free (the two
     vectors of the streamed operand and a broadcast), at most :data:`MAX_BLOCK_ROWS`:
     6 × 2 vectors with 16 registers (BLIS's Haswell kernel), 8 × 2 with 32."""
-    lanes = max(1, machine.vector_bytes // element_bytes)
     rows = min(MAX_BLOCK_ROWS, (machine.vector_registers - 3) // 2)
-    return rows, 2 * lanes
+    return rows, 2 * vector_lanes(machine, element_bytes)
 
 
 def edge_slack(machine: Machine) -> int:
@@ -231,7 +235,7 @@ def operations_per_cycle(machine: Machine, element_bytes: int, vector: bool,
     which loads an operand once per several FMAs."""
     if not vector:
         return 1.0
-    lanes = max(1, machine.vector_bytes // element_bytes)
+    lanes = vector_lanes(machine, element_bytes)
     return float(lanes * (max(1, machine.fma_units) if register_block else 1))
 
 
@@ -246,11 +250,10 @@ def summary(machine: Machine) -> str:
     """The sizes these rules give a float32 kernel on ``machine``, for ``explain()``."""
     rows, columns = register_block(machine, 4)
     depth = panel_depth(machine, columns, 4)
-    lanes = max(1, machine.vector_bytes // 4)
     return (f"float32 register block {rows} × {columns}, panel depth {depth} "
             f"(up to {streamed_depth(machine, 4, depth, 1, False)} for streamed rows), "
             f"tile budget {tile_budget(machine) // 1024} KiB, panel budget "
             f"{panel_budget(machine) // 1024} KiB, transposition tiles "
             f"{transpose_tile(machine)}², streaming stores from "
             f"{streaming_threshold(machine) // 1024} KiB, a row's sum in "
-            f"{reduction_chains(machine, 1) * lanes} partial results")
+            f"{reduction_chains(machine, 1) * vector_lanes(machine, 4)} partial results")

@@ -28,6 +28,7 @@ import islpy as isl
 
 from polyc.lang import ir
 from polyc.machine import Machine
+from polyc.machine.rules import vector_lanes
 from polyc.poly.program import PolyProgram
 from polyc.scheduling.band_members import Member
 from polyc.scheduling.marks import TransposedBlock, decision_mark
@@ -72,7 +73,7 @@ def transposed_block(members: list[Member], size: int, program: PolyProgram,
     if src_member is None or dst_member is None or src_member == dst_member:
         return None
     element = target.type.bits // 8
-    lanes = min(size, machine.vector_bytes // element)
+    lanes = min(size, vector_lanes(machine, element))
     if lanes < 2 or size % lanes:
         return None
     edge = size // 2

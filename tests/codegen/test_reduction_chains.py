@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polyc
-from polyc.machine.rules import REDUCTION_CHAINS, joined_accumulators, reduction_chains
+from polyc.machine.rules import (REDUCTION_CHAINS, joined_accumulators, reduction_chains,
+                                 vector_lanes)
 
 from c_text import vector_loops
 
@@ -33,7 +34,7 @@ def _c(source: str, machine) -> str:
 
 
 def _lanes(machine, element_bytes: int, reductions: int) -> int:
-    return reduction_chains(machine, reductions) * max(1, machine.vector_bytes // element_bytes)
+    return reduction_chains(machine, reductions) * vector_lanes(machine, element_bytes)
 
 
 def test_the_rule_keeps_the_chains_within_the_joined_accumulators(machine):
