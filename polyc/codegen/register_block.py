@@ -17,6 +17,7 @@ from polyc.codegen.c_names import braced, c_name
 from polyc.codegen.isl_ast import Trip, constant_trip, mentions, single
 from polyc.codegen.panels import panel_element, panel_read
 from polyc.lang.ir import is_pure_reduction
+from polyc.machine.rules import masked_rows_unrolled
 from polyc.poly.program import PolyStatement
 from polyc.scheduling.marks import SIMD_MARK, RegisterBlock, is_register_block, node_mark
 from polyc.scheduling.packing import operand_expr
@@ -267,6 +268,11 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
             return f"{lane} + polyc_base" if mode == _SHIFTED else lane
         return f"polyc_min({lane}, {count} - 1)"
 
+    # a full-width masked block's rows unrolled in the C where the compiler would keep
+    # its accumulators in memory (rules.masked_rows_unrolled)
+    unroll_rows = (mode == _MASKED and vector_width is None
+                   and masked_rows_unrolled(emitter.machine))
+
     def nest_loops(body_lines):
         """The block's loops over lanes, each binding its isl iterator."""
         lines = [cgen.Initializer(cgen.Value("const int64_t", it),
@@ -277,8 +283,8 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
         for lane, width, simd in reversed(list(zip(lanes, widths, block.simd_levels))):
             loop_ = cgen.For(f"int64_t {lane} = 0", f"{lane} < {width}",
                              f"{lane} += 1", inner)
-            inner = cgen.Module([cgen.Pragma("omp simd"), loop_]) if simd else loop_
-            inner = cgen.Block([inner])
+            pragma = "omp simd" if simd else f"GCC unroll {width}" if unroll_rows else None
+            inner = cgen.Block([cgen.Module([cgen.Pragma(pragma), loop_]) if pragma else loop_])
         return inner
 
     store = cgen.Statement(f"{target} = {acc}")

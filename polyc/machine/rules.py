@@ -33,6 +33,21 @@ def register_block(machine: Machine, element_bytes: int) -> tuple[int, int]:
     return rows, 2 * vector_lanes(machine, element_bytes)
 
 
+def masked_rows_unrolled(machine: Machine) -> bool:
+    """Whether a full-width masked edge block's loops over rows are unrolled whole by
+    the C itself (``#pragma GCC unroll``) rather than left to the compiler.
+
+    With AVX-512's mask registers gcc turns a masked lane's select into a masked load
+    whose mask it rebuilds for every row, finds the row loop's body too large to unroll
+    and keeps the block's accumulators on the stack: the 256-bit shape of an AVX-512
+    part (``skylake-avx512``: 8 × 16 float32) ran a convolution with 14 output columns
+    4.4x slower than the 512-bit one (64 against 15 ms, Zen 4, 2 threads). Unrolled,
+    the accumulators stay in registers (13-15 ms). AVX2 has no mask registers: gcc
+    keeps them in registers there unaided, and forcing the unroll slowed a Kronecker
+    product with masked edges by 14% (benchmarks/README.md, "Design measurements")."""
+    return machine.isa == "avx512"
+
+
 def edge_slack(machine: Machine) -> int:
     """The elements allocated past the end of a temporary: an edge register block's
     lanes past the edge load them before they are selected away

@@ -25,7 +25,7 @@ import pytest
 import polyc
 from polyc.compiler import frontend, generate
 from polyc.machine import NAMED_MACHINES
-from polyc.machine.rules import edge_slack, register_block
+from polyc.machine.rules import edge_slack, masked_rows_unrolled, register_block
 from polyc.options import Options
 
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
@@ -192,3 +192,41 @@ def test_masked_blocks_over_a_transposed_operand(n):
     B = rng.standard_normal((n, 11)).astype(np.float32)
     expected = A.astype(np.float64) @ B.astype(np.float64).T
     np.testing.assert_allclose(polyc.define(source)(A, B), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_masked_blocks_unroll_their_rows_where_the_rule_says(machine):
+    # More than half the columns left: one full-width masked block, whose loops over rows
+    # the C unrolls whole where the model's ISA has mask registers
+    # (rules.masked_rows_unrolled); half-width and moved-back blocks are left to gcc.
+    MR, NR = register_block(machine, 4)
+    text = generate(frontend(MATMUL), Options(machine=machine)).c_source.text
+    assert "POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[" in text
+    unrolled = [m.end() for m in re.finditer(r"#pragma GCC unroll (\d+)\n", text)]
+    if not masked_rows_unrolled(machine):
+        assert unrolled == []
+        return
+    # the load, the reduction and the store of each full-width masked block (one that
+    # starts from the output, one from zero), each over the block's rows
+    assert unrolled and len(unrolled) % 3 == 0
+    assert text.count(f"#pragma GCC unroll {MR}\n") == len(unrolled)
+    for end in unrolled:
+        assert re.match(rf"\s*for \(int64_t polyc_lane0 = 0; polyc_lane0 < {MR};", text[end:])
+        block = text[:end].rfind("float polyc_acc[")
+        assert text[block:].startswith(f"float polyc_acc[{MR}][{NR}]")
+        following = text.find("float polyc_acc[", block + 1)
+        assert "polyc_lane1 < polyc_count1" in text[block:following]  # a masked block
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("width", [14, 16, 30])
+def test_convolution_edges_under_a_256_bit_avx512_model(width):
+    # skylake-avx512: 8 × 16 float32 blocks; 14 of 16 output columns run the unrolled
+    # masked block (4.4x slower rolled, rules.masked_rows_unrolled). Correct on any host.
+    rng = np.random.default_rng(width)
+    I = rng.standard_normal((2, 5, 6, width + 2)).astype(np.float32)
+    F = rng.standard_normal((9, 5, 3, 3)).astype(np.float32)
+    op = polyc.define(CONV, machine="skylake-avx512")
+    windows = np.lib.stride_tricks.sliding_window_view(I.astype(np.float64), (3, 3),
+                                                       axis=(2, 3))
+    expected = np.einsum("nchwrs,kcrs->nkhw", windows, F.astype(np.float64))
+    np.testing.assert_allclose(op(I, F), expected, rtol=1e-4, atol=1e-4)
