@@ -183,3 +183,19 @@ def test_an_unknown_option_is_a_configuration_error_naming_it():
     with pytest.raises(polyc.ConfigurationError, match="unknown options colour, size"):
         Options().with_(size=1, colour="red")
     assert polyc.define(source, fusion="min").options.fusion == "min"
+
+
+def test_the_vendor_and_vector_unit_come_from_the_cpus_own_flags(monkeypatch):
+    # A VM hiding one flag of its part is matched to a generic level (x86_64_v3 here,
+    # vendor "generic") whose feature list lacks AVX-512: the CPU's flags still decide.
+    import archspec.cpu
+    import archspec.cpu.detect
+
+    generic = archspec.cpu.TARGETS["x86_64_v3"]
+    flags = frozenset(generic.features) | {"avx512f", "avx512vl", "fma"}
+    info = archspec.cpu.Microarchitecture("", [], "AuthenticAMD", set(flags), {})
+    monkeypatch.setattr(archspec.cpu, "host", lambda: generic)
+    monkeypatch.setattr(archspec.cpu.detect, "detected_info", lambda: info)
+    name, vendor, features = detect._ask_archspec()
+    assert (name, vendor) == ("x86_64_v3", "AuthenticAMD") and "avx512f" in features
+    assert detect._vector_unit(features)[:2] == ("avx512", 512)

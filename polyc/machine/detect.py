@@ -30,6 +30,8 @@ _CPUINFO = Path("/proc/cpuinfo")
 _VOLATILE = ("cpu MHz", "bogomips", "BogoMIPS", "processor", "core id", "apicid",
              "initial apicid", "physical id", "siblings", "cpu cores")
 _FALLBACK = NAMED_MACHINES["x86-64"]
+# What a memo holds: a new format leaves the memos of older ones unread.
+_MEMO_FORMAT = "archspec name, the CPU's own vendor and flags"
 _detected: tuple[str, str, frozenset[str]] | None = None
 
 
@@ -88,13 +90,30 @@ def _microarchitecture(memo_dir: Path | None = None) -> tuple[str, str, frozense
 
 
 def _ask_archspec() -> tuple[str, str, frozenset[str]]:
+    """The name of the newest microarchitecture archspec knows this CPU to be, and the
+    CPU's own vendor and features.
+
+    The features are the CPU's, not those of the microarchitecture it was matched to:
+    a virtual machine that hides one flag of its part (a Zen 4 without ``pku``) is
+    matched to a generic level (``x86_64_v4``, vendor ``generic``) whose list lacks
+    flags that ``-march=native`` still uses, so the vector unit and the cache's host
+    fingerprint are taken from the flags themselves."""
     try:
         import archspec.cpu
 
         host = archspec.cpu.host()
-        return host.name, host.vendor, frozenset(host.features)
     except Exception:  # an unknown platform: archspec's own parsing failed
         return platform.machine() or "unknown", "generic", frozenset()
+    vendor, features = host.vendor, frozenset(host.features)
+    try:
+        from archspec.cpu.detect import detected_info
+
+        info = detected_info()
+        vendor = info.vendor if info.vendor and info.vendor != "generic" else vendor
+        features |= frozenset(info.features)
+    except Exception:  # an archspec without it, or no flags to read
+        pass
+    return host.name, vendor, features
 
 
 def _memo_path(memo_dir: Path) -> Path | None:
@@ -109,7 +128,7 @@ def _memo_path(memo_dir: Path) -> Path | None:
         return None
     stable = sorted({line for line in lines
                      if line.strip() and line.split(":")[0].strip() not in _VOLATILE})
-    text = "\n".join([platform.machine(), str(database), str(info.st_size),
+    text = "\n".join([_MEMO_FORMAT, platform.machine(), str(database), str(info.st_size),
                       str(info.st_mtime_ns), *stable])
     return memo_dir / f"{hashlib.sha256(text.encode()).hexdigest()}.json"
 
