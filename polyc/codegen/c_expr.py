@@ -144,6 +144,26 @@ class ExprEmitter:
         return all(self._lanes_loadable(r) for r in ir.walk(e)
                    if isinstance(r, ir.Read) and self.mask[0] & index_names(r.indices))
 
+    def masked_loads_contiguous(self, e: ir.Expr) -> bool:
+        """Whether, under this emitter's mask, every read of ``e`` that the mask touches
+        reads its lanes from consecutive elements: a packed panel, or a tensor whose
+        masked indices move only its last index, by one element per lane (not a
+        strided convolution's ``2 * w``, whose lanes gcc gathers with permutes)."""
+        if self.mask is None:
+            return True
+        masked = self.mask[0]
+        for read in ir.walk(e):
+            if not (isinstance(read, ir.Read) and masked & index_names(read.indices)):
+                continue
+            redirect = self.redirects.get(read.tensor)
+            if redirect is not None and redirect(read.indices) is not None:
+                continue
+            last = affine_of(read.indices[-1])
+            if (masked & index_names(read.indices[:-1]) or last is None
+                    or sum(last.coefficient(name) for name in masked) != 1):
+                return False
+        return True
+
     def _lanes_loadable(self, e: ir.Read) -> bool:
         """Whether a masked block's lanes past the edge may load ``e`` (then select 0):
         a packed panel holds every lane of the block; a temporary on the heap has

@@ -44,7 +44,10 @@ def masked_rows_unrolled(machine: Machine) -> bool:
     4.4x slower than the 512-bit one (64 against 15 ms, Zen 4, 2 threads). Unrolled,
     the accumulators stay in registers (13-15 ms). AVX2 has no mask registers: gcc
     keeps them in registers there unaided, and forcing the unroll slowed a Kronecker
-    product with masked edges by 14% (benchmarks/README.md, "Design measurements")."""
+    product with masked edges by 14% (benchmarks/README.md, "Design measurements").
+    A block whose masked lanes are gathered (a strided read) stays rolled: unrolled, gcc
+    compiled a strided convolution in 19 s instead of 3.7
+    (:meth:`~polyc.codegen.c_expr.ExprEmitter.masked_loads_contiguous`)."""
     return machine.isa == "avx512"
 
 
