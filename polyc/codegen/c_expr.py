@@ -139,30 +139,39 @@ class ExprEmitter:
         """Whether, under this emitter's mask, every read of ``e`` that the mask touches
         loads all its lanes and selects (:meth:`_lanes_loadable`): none is a load under
         a condition, which gcc compiles with the block's accumulators in memory."""
-        if self.mask is None:
-            return True
-        return all(self._lanes_loadable(r) for r in ir.walk(e)
-                   if isinstance(r, ir.Read) and self.mask[0] & index_names(r.indices))
+        return all(self._lanes_loadable(r) for r in self._masked_reads(e))
 
     def masked_loads_contiguous(self, e: ir.Expr) -> bool:
         """Whether, under this emitter's mask, every read of ``e`` that the mask touches
         reads its lanes from consecutive elements: a packed panel, or a tensor whose
         masked indices move only its last index, by one element per lane (not a
         strided convolution's ``2 * w``, whose lanes gcc gathers with permutes)."""
+        def contiguous(read: ir.Read) -> bool:
+            steps = self._lane_steps(read)
+            return self._from_panel(read) or (steps is not None and sum(steps) == 1)
+
+        return all(contiguous(r) for r in self._masked_reads(e))
+
+    def _masked_reads(self, e: ir.Expr) -> list[ir.Read]:
+        """The reads of ``e`` whose indices this emitter's mask touches (none unmasked)."""
         if self.mask is None:
-            return True
+            return []
+        return [r for r in ir.walk(e)
+                if isinstance(r, ir.Read) and self.mask[0] & index_names(r.indices)]
+
+    def _from_panel(self, e: ir.Read) -> bool:
+        """Whether ``e`` is read from a packed panel (a redirect that takes it)."""
+        redirect = self.redirects.get(e.tensor)
+        return redirect is not None and redirect(e.indices) is not None
+
+    def _lane_steps(self, e: ir.Read) -> tuple[int, ...] | None:
+        """The elements each of the mask's indices moves ``e`` per lane, where they move
+        only its last index, affinely; ``None`` otherwise."""
         masked = self.mask[0]
-        for read in ir.walk(e):
-            if not (isinstance(read, ir.Read) and masked & index_names(read.indices)):
-                continue
-            redirect = self.redirects.get(read.tensor)
-            if redirect is not None and redirect(read.indices) is not None:
-                continue
-            last = affine_of(read.indices[-1])
-            if (masked & index_names(read.indices[:-1]) or last is None
-                    or sum(last.coefficient(name) for name in masked) != 1):
-                return False
-        return True
+        if not e.indices or masked & index_names(e.indices[:-1]):
+            return None
+        last = affine_of(e.indices[-1])
+        return None if last is None else tuple(last.coefficient(name) for name in masked)
 
     def _lanes_loadable(self, e: ir.Read) -> bool:
         """Whether a masked block's lanes past the edge may load ``e`` (then select 0):
@@ -171,20 +180,15 @@ class ExprEmitter:
         where the masked indices move only its last index, ``c`` elements per lane
         (``c >= 0``), a lane past the edge reads at most ``c * (lanes - 1)`` elements
         past the last lane's element (a strided convolution's ``2 * w``: 2)."""
-        redirect = self.redirects.get(e.tensor)
-        if redirect is not None and redirect(e.indices) is not None:
+        if self._from_panel(e):
             return True
         tensor = self.tensors[e.tensor]
         if (tensor.role != ir.TEMPORARY or tensor.storage or e.tensor in self.contractions
-                or e.tensor in self.renames or not e.indices):
+                or e.tensor in self.renames):
             return False
-        masked, _, lanes = self.mask
-        if masked & index_names(e.indices[:-1]):
-            return False
-        last = affine_of(e.indices[-1])
-        if last is None or any(last.coefficient(name) < 0 for name in masked):
-            return False
-        return sum(last.coefficient(name) for name in masked) * (lanes - 1) <= self.slack
+        steps = self._lane_steps(e)
+        return (steps is not None and min(steps, default=0) >= 0
+                and sum(steps) * (self.mask[2] - 1) <= self.slack)
 
     def _math(self, name: str, double: bool) -> str:
         c_function = c_math_name(name, double)
