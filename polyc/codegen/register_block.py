@@ -230,18 +230,30 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
     ``polyc_base`` and it stores only the lanes from ``polyc_own`` on, the others
     recomputing a neighbour's columns, or (``_OWNED``, exactly as wide as the columns
     left, narrowed or not) it owns every lane. ``vector_width`` narrows the vector
-    level."""
+    level.
+
+    An outer column level (``RegisterBlock.outer``: a convolution's image rows beside
+    its columns) is part of a narrowed block, its steps side by side in the
+    accumulators (8 rows × 2 image rows × 16 lanes: each broadcast serves two vectors,
+    as in a full block); a full-width block runs its steps one after another, a loop
+    around the whole block (8 × 2 × 32 accumulators would not fit the registers).
+    A block with an outer level has its loops over rows unrolled in the C (gcc unrolled
+    only the innermost and kept the accumulators in memory: a convolution ran 3.7x
+    slower)."""
     stmt, statement = block.stmt, block.stmt.statement
     tensor = emitter.program.op.tensor(statement.tensor)
     elem = tensor.type.compute_type
-    levels = range(len(block.iterators))
+    looped = block.outer_level if vector_width is None else None
+    levels = [level for level in range(len(block.iterators)) if level != looped]
     lanes = [f"polyc_lane{level}" for level in levels]
     counts = [f"polyc_count{level}" for level in levels]
+    simd_levels = [block.simd_levels[level] for level in levels]
+    iterators = [block.iterators[level] for level in levels]
     vector_lanes = [(lane, count) for lane, count, simd
-                    in zip(lanes, counts, block.simd_levels) if simd]
-    widths = [vector_width if simd and vector_width else trip.trip
-              for trip, simd in zip(block.trips, block.simd_levels)]
-    block_lanes = max((w for w, simd in zip(widths, block.simd_levels) if simd), default=1)
+                    in zip(lanes, counts, simd_levels) if simd]
+    widths = [vector_width if simd and vector_width else block.trips[level].trip
+              for level, simd in zip(levels, simd_levels)]
+    block_lanes = max((w for w, simd in zip(widths, simd_levels) if simd), default=1)
     exprs, store_condition = emitter.exprs, ""
     if mode == _MASKED and vector_lanes:
         store_condition = " && ".join(f"{lane} < {count}" for lane, count in vector_lanes)
@@ -270,19 +282,19 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
 
     # a full-width masked block's rows unrolled in the C where the compiler would keep
     # its accumulators in memory (rules.masked_rows_unrolled); not where its masked lanes
-    # are gathered (gcc took 19 s instead of 3.7 on a strided convolution, unrolled)
-    unroll_rows = (mode == _MASKED and vector_width is None
-                   and masked_rows_unrolled(emitter.machine)
-                   and exprs.masked_loads_contiguous(statement.rhs))
+    # are gathered (gcc took 19 s instead of 3.7 on a strided convolution, unrolled);
+    # and every block that holds outer column steps side by side (see the docstring)
+    unroll_rows = (block.decision.outer > 1 and looped is None) or (
+        mode == _MASKED and vector_width is None and masked_rows_unrolled(emitter.machine)
+        and exprs.masked_loads_contiguous(statement.rhs))
 
     def nest_loops(body_lines):
         """The block's loops over lanes, each binding its isl iterator."""
         lines = [cgen.Initializer(cgen.Value("const int64_t", it),
                                   lane_value(lane, count, simd))
-                 for lane, count, it, simd in zip(lanes, counts, block.iterators,
-                                                  block.simd_levels)]
+                 for lane, count, it, simd in zip(lanes, counts, iterators, simd_levels)]
         inner = cgen.Block(lines + body_lines)
-        for lane, width, simd in reversed(list(zip(lanes, widths, block.simd_levels))):
+        for lane, width, simd in reversed(list(zip(lanes, widths, simd_levels))):
             loop_ = cgen.For(f"int64_t {lane} = 0", f"{lane} < {width}",
                              f"{lane} += 1", inner)
             pragma = "omp simd" if simd else f"GCC unroll {width}" if unroll_rows else None
@@ -301,13 +313,19 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
     save = nest_loops(bind_lhs + [store])
     block_code = cgen.Block([declare, load, reduction, save])
     first = emitter.first_visits.get(stmt.name)
-    if first is None:
+    if first is not None:
+        # A visit holding the first updates starts from the identity: the whole block
+        # twice, since gcc compiled the block slower around a branch between loads
+        # (measurements: benchmarks/README.md, "Design measurements").
+        start = nest_loops([cgen.Statement(f"{acc} = {identity(statement.op, tensor.type)}")])
+        block_code = cgen.If(first, cgen.Block([declare, start, reduction, save]), block_code)
+    if looped is None:
         return block_code
-    # A visit holding the first updates starts from the identity: the whole block
-    # twice, since gcc compiled the block slower around a branch between loads
-    # (measurements: benchmarks/README.md, "Design measurements").
-    start = nest_loops([cgen.Statement(f"{acc} = {identity(statement.op, tensor.type)}")])
-    return cgen.If(first, cgen.Block([declare, start, reduction, save]), block_code)
+    step = f"polyc_lane{looped}"
+    steps = block.trips[looped].trip if mode == _FULL else f"polyc_count{looped}"
+    return cgen.For(f"int64_t {step} = 0", f"{step} < {steps}", f"{step} += 1", cgen.Block([
+        cgen.Initializer(cgen.Value("const int64_t", block.iterators[looped]), step),
+        block_code]))
 
 
 def _panel_reads(emitter: LoopNestEmitter, block: _RegisterBlock, exprs: ExprEmitter,
@@ -350,6 +368,14 @@ class _RegisterBlock:
     def bound(self) -> dict[str, isl.AstExpr]:
         return dict(zip(self.stmt.indices, (self.call.get_op_arg(k)
                                             for k in range(1, self.call.get_op_n_arg()))))
+
+    @property
+    def outer_level(self) -> int | None:
+        """The level of the block's outer column member (``RegisterBlock.outer``): the
+        one between its rows and its vector level; ``None`` without one."""
+        if self.decision.outer < 2 or len(self.iterators) != 3 or not self.simd_levels[2]:
+            return None
+        return 1
 
     @property
     def vector_indices(self) -> tuple[str, ...]:

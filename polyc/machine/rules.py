@@ -33,6 +33,19 @@ def register_block(machine: Machine, element_bytes: int) -> tuple[int, int]:
     return rows, 2 * vector_lanes(machine, element_bytes)
 
 
+def outer_column_steps(machine: Machine, element_bytes: int) -> int:
+    """The steps of a register block's outer column member (a second member its columns
+    span, like a convolution's image rows ``h`` beside its columns ``w``): as many as
+    the block has vectors per row. Where the vector member leaves half the block's
+    columns or fewer (a late layer's 14 output columns against 32), the narrowed block
+    takes that many steps of the outer member at once, each row's vectors one per step,
+    so that each broadcast still serves as many vectors as in a full block (8 × 2 × 16
+    float32 with 32 registers, 6 × 2 × 8 with 16); a full block runs the steps one
+    after another (:mod:`polyc.codegen.register_block`)."""
+    rows, columns = register_block(machine, element_bytes)
+    return max(1, columns // vector_lanes(machine, element_bytes))
+
+
 def masked_rows_unrolled(machine: Machine) -> bool:
     """Whether a full-width masked edge block's loops over rows are unrolled whole by
     the C itself (``#pragma GCC unroll``) rather than left to the compiler.

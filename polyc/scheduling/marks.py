@@ -41,13 +41,16 @@ class RegisterBlock:
     columns read is read-only while the loops run). ``edge_within_columns``: it moves
     back only within its own columns (halves of the block), never before its first:
     its panels are the only copy of what it reads that runs along its lanes
-    (:mod:`polyc.scheduling.packed_copies`)."""
+    (:mod:`polyc.scheduling.packed_copies`). ``outer``: the steps of a second member
+    its columns span, between the rows and the vector loop (1: none;
+    :func:`~polyc.machine.rules.outer_column_block`)."""
 
     rows: int
     columns: int
     reductions: int
     edge_moves_back: bool = False
     edge_within_columns: bool = False
+    outer: int = 1
 
     def mark_name(self) -> str:
         return "register"

@@ -1,5 +1,6 @@
 """Which members of a band make a register block, and what the block needs to know of
-them: the row member and the reductions (:func:`register_block_members`), the window
+them: the row member, the reductions and the outer member its columns may span
+(:func:`register_block_members`, :class:`BlockMembers`), the window
 offsets that go outside (:func:`is_window`, :func:`block_reductions`), the row factor
 (:func:`block_row_factor`), the statement the vector member walks, and whether a
 partial block at the end may move back over its neighbour (:func:`edge_moves_back`).
@@ -8,6 +9,8 @@ partial block at the end may move back over its neighbour (:func:`edge_moves_bac
 tiles around them from these answers.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import islpy as isl
 
@@ -18,8 +21,20 @@ from polyc.scheduling.band_members import (Member, is_vector_reduction, statemen
 from polyc.scheduling.packing import row_factor
 
 
-def register_block_members(members: list[Member], vector: Member, program: PolyProgram):
-    """``(row, reductions)`` for a register block with ``vector``, or ``None``.
+@dataclass(frozen=True)
+class BlockMembers:
+    """The members of a band that make a register block with its vector member: the
+    ``row`` member, the ``reductions`` kept inside the block, and the ``outer`` member
+    its columns span besides the vector one (``None``: the vector member alone)."""
+
+    row: Member
+    reductions: list[Member]
+    outer: Member | None = None
+
+
+def register_block_members(members: list[Member], vector: Member, program: PolyProgram
+                           ) -> BlockMembers | None:
+    """The members of a register block with ``vector``, or ``None``.
 
     Every non-parallel member must be a reduction member of one pure reduction whose
     accumulator does not depend on it; the row member is a parallel member that the
@@ -37,6 +52,9 @@ def register_block_members(members: list[Member], vector: Member, program: PolyP
 
     A sum over windows that no operand broadcasts (a pooling, a box filter) gets rows
     all the same (:func:`_stencil_rows`) where its vector loads are contiguous.
+
+    The block's columns span an outer member too where one qualifies
+    (:func:`_outer_columns`).
     """
     reductions = [m for m in members if not m.coincident]
     if not reductions or not all(is_vector_reduction(m, program) for m in reductions):
@@ -71,10 +89,52 @@ def register_block_members(members: list[Member], vector: Member, program: PolyP
                               if uses(a, vector_index))
         if depth is not None and streamed_reused and depth > best_depth:
             best, best_depth = row, depth
-    if best is None and all(is_window(m, program) for m in reductions) and all(
+    if best is not None:
+        return BlockMembers(best, reductions, _outer_columns(members, vector, best, name,
+                                                             statement, inputs))
+    if all(is_window(m, program) for m in reductions) and all(
             walks_unit_stride(a, vector_index) for a in inputs if uses(a, vector_index)):
-        best = _stencil_rows(members, vector, name, statement)
-    return None if best is None else (best, reductions)
+        rows = _stencil_rows(members, vector, name, statement)
+        if rows is not None:
+            return BlockMembers(rows, reductions)
+    return None
+
+
+def _outer_columns(members: list[Member], vector: Member, row: Member, name: str,
+                   statement: ir.Statement, inputs) -> Member | None:
+    """The member a register block's columns span besides ``vector``
+    (:func:`~polyc.machine.rules.outer_column_block`): a parallel member the
+    accumulator depends on, along which no broadcast operand varies (each broadcast
+    serves the block's columns along it too) and a streamed operand does (each of its
+    steps loads its own vectors); where several qualify, the one whose index lies
+    deepest in a streamed operand's layout (a convolution's image rows ``h`` of
+    ``I(n, c, h + r, w + s)``, not its images ``n``). ``None`` where none qualifies (a
+    matmul: every parallel member but the vector one moves the broadcast operand).
+
+    A convolution's rows of 14 output columns, under half of a block two vectors wide,
+    had run half-width blocks, one vector per row: eight broadcasts and one load for
+    eight multiply-adds (measurements: benchmarks/README.md, "Design measurements").
+    Only where the streamed operands' vectors are contiguous: a strided convolution's
+    gathered lanes, in blocks twice as tall and unrolled, took gcc 15 s instead of 5.
+    """
+    vector_index = vector.walks[name]
+    streamed = [a for a in inputs if uses(a, vector_index)]
+    broadcast = [a for a in inputs if not uses(a, vector_index)]
+    if not all(walks_unit_stride(a, vector_index) for a in streamed):
+        return None
+    best, best_depth = None, -1
+    for member in members:
+        index = member.walks.get(name)
+        if (member is vector or member is row or not member.coincident
+                or index not in statement.indices
+                or any(uses(a, index) for a in broadcast)):
+            continue
+        depth = max((max(k for k, d in enumerate(a.dims)
+                         if d is None or d.coefficient(index))
+                     for a in streamed if uses(a, index)), default=None)
+        if depth is not None and depth > best_depth:
+            best, best_depth = member, depth
+    return best
 
 
 def _stencil_rows(members: list[Member], vector: Member, name: str,
@@ -114,13 +174,13 @@ def block_reductions(reductions: list[Member], program: PolyProgram) -> list[Mem
     return sorted(reductions, key=lambda m: not is_window(m, program))
 
 
-def block_row_factor(vector: Member, blocking, program: PolyProgram) -> ir.Expr | None:
+def block_row_factor(vector: Member, blocking: BlockMembers, program: PolyProgram
+                     ) -> ir.Expr | None:
     """The row factor (:func:`~polyc.scheduling.packing.row_factor`) of the statement a
     register block computes, if it has one."""
-    row, reductions = blocking
-    name = next(n for n, index in reductions[0].walks.items() if index is not None)
+    name = next(n for n, index in blocking.reductions[0].walks.items() if index is not None)
     statement = program.statement(name).statement
-    return row_factor(statement.rhs, vector.walks[name], row.walks[name])
+    return row_factor(statement.rhs, vector.walks[name], blocking.row.walks[name])
 
 
 def walking_statement(vector: Member, program: PolyProgram) -> str:

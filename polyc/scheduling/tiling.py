@@ -42,9 +42,9 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polyc.machine import Machine
-from polyc.machine.rules import (panel_budget, panel_columns, panel_depth, register_block,
-                                 streamed_depth, streamed_row_tile, tile_budget, transpose_subtile,
-                                 transpose_tile)
+from polyc.machine.rules import (outer_column_steps, panel_budget, panel_columns, panel_depth,
+                                 register_block, streamed_depth, streamed_row_tile, tile_budget,
+                                 transpose_subtile, transpose_tile)
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, statements_named, tensors_unwritten_in
 from polyc.scheduling.band_members import (Member, band_footprints, band_members,
@@ -57,7 +57,7 @@ from polyc.scheduling.full_blocks import isolate_full_blocks
 from polyc.scheduling.marks import (SIMD_MARK, SIMD_REDUCTION_MARK, RegisterBlock, decision_mark,
                                     is_register_block, node_mark)
 from polyc.scheduling.packing import Panel, register_block_panels
-from polyc.scheduling.register_blocks import (block_reductions, block_row_factor,
+from polyc.scheduling.register_blocks import (BlockMembers, block_reductions, block_row_factor,
                                               edge_moves_back, is_window,
                                               register_block_members, walking_statement)
 from polyc.scheduling.straighten import permutable_members
@@ -156,7 +156,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
     streams = _streamed_rows(members, vector, blocking, largest, machine, element)
     for position in streams:
         factor = block_row_factor(vector, blocking, program)
-        inner = members.index(block_reductions(blocking[1], program)[-1])
+        inner = members.index(block_reductions(blocking.reductions, program)[-1])
         largest[position] = streamed_row_tile(machine, largest[position], element,
                                               start[inner], factor is not None)
         if not is_window(members[inner], program):
@@ -165,7 +165,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
     if blocking is not None:
         # The streamed operand's panel (the block's reduction steps × the vector member's
         # tile) must fit the packing budget, or it would be read unpacked.
-        steps = math.prod(start[members.index(m)] for m in blocking[1])
+        steps = math.prod(start[members.index(m)] for m in blocking.reductions)
         position = members.index(vector)
         largest[position] = min(largest[position],
                                 panel_columns(machine, steps, start[position], element))
@@ -280,11 +280,10 @@ def _streamed_rows(members: list[Member], vector: Member | None, blocking,
     """
     if blocking is None:
         return {}
-    row, reductions = blocking
-    inside = {id(row), id(vector), *(id(m) for m in reductions)}
+    inside = {id(blocking.row), id(vector), *(id(m) for m in blocking.reductions)}
     if any(id(m) not in inside and largest[k] > 1 for k, m in enumerate(members)):
         return {}
-    return {members.index(row): register_block(machine, element)[0]}
+    return {members.index(blocking.row): register_block(machine, element)[0]}
 
 
 def _block_carries(members: list[Member], carries: list[bool], vector: Member, blocking,
@@ -303,11 +302,10 @@ def _block_carries(members: list[Member], carries: list[bool], vector: Member, b
     "Design measurements").
     The operand a block broadcasts along its rows (a convolution's filter, invariant
     along the batch and the image rows) still makes those members carry."""
-    row, reductions = blocking
-    panel = {id(vector), *(id(m) for m in reductions)}
+    panel = {id(vector), *(id(m) for m in blocking.reductions)}
     result = list(carries)
     for k, member in enumerate(members):
-        if id(member) in panel or member is row or not carries[k]:
+        if id(member) in panel or member is blocking.row or not carries[k]:
             continue
         result[k] = False
         for name, index in member.walks.items():
@@ -333,7 +331,8 @@ def _tile_start(members: list[Member], carries: list[bool], vector: Member | Non
     short ones, where a long tile along one member would be mostly empty while the
     model counts it full. Within that bound the vector member starts at two vectors and
     a register block's row member at its rows (both grow by doublings, so by whole
-    blocks); a member without reuse stays a plain loop (tile 1); any other member starts
+    blocks); where the block's columns span an outer member, that member starts at its
+    steps of the block; a member without reuse stays a plain loop (tile 1); any other member starts
     at 1. A register block's reductions are fixed: the innermost runs the panel depth,
     window offsets :data:`WINDOW_TILE`, any other ``square`` (each tile of a reduction
     reloads the block's accumulators).
@@ -342,11 +341,12 @@ def _tile_start(members: list[Member], carries: list[bool], vector: Member | Non
     first = {id(vector): columns} if vector is not None else {}
     fixed = {}
     if blocking is not None:
-        row, reductions = blocking
-        first[id(row)] = rows
+        first[id(blocking.row)] = rows
+        if blocking.outer is not None:
+            first[id(blocking.outer)] = outer_column_steps(machine, element)
         fixed = {id(r): WINDOW_TILE if is_window(r, program) else square
-                 for r in reductions}
-        inner = block_reductions(reductions, program)[-1]
+                 for r in blocking.reductions}
+        inner = block_reductions(blocking.reductions, program)[-1]
         if not is_window(inner, program):
             fixed[id(inner)] = panel_depth(machine, columns, element)
     start, largest = [], []
@@ -452,7 +452,7 @@ def _optimize_point_band(point: isl.ScheduleNode, members: list[Member],
         if not member.coincident:
             point = point.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
     if blocking is not None:
-        return _register_block(point, in_point_order, vector, *blocking, program, packing)
+        return _register_block(point, in_point_order, vector, blocking, program, packing)
     if innermost:
         # Split off the vector member and mark it; `point` stays at the band's position.
         mark = isl.Id(SIMD_MARK if vector.coincident else SIMD_REDUCTION_MARK)
@@ -463,7 +463,7 @@ def _optimize_point_band(point: isl.ScheduleNode, members: list[Member],
 
 
 def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Member,
-                    row: Member, reductions: list[Member], program: PolyProgram,
+                    blocking: BlockMembers, program: PolyProgram,
                     packing: _Packing) -> isl.ScheduleNode:
     """Tile the point band once more into a register block; same tree position.
 
@@ -474,27 +474,42 @@ def _register_block(point: isl.ScheduleNode, members: list[Member], vector: Memb
               band (row % MR, 0...)
                 mark "simd"
                   band (vector % NR)
+
+    With an outer column member (``blocking.outer``), it joins the block after the row
+    (``outer / MO`` and ``outer % MO``, :func:`~polyc.machine.rules.outer_column_steps`);
+    not where its tile is no whole number of the block's steps (a group's point band
+    tiled for another block).
     """
     element = _element_bytes(program)
     rows, columns = register_block(packing.machine, element)
-    reductions = block_reductions(reductions, program)
-    block_members = [row, *reductions, vector]
+    row, outer, depth = blocking.row, blocking.outer, 1
+    if outer is not None:
+        depth = outer_column_steps(packing.machine, element)
+        tile = packing.tile_loops.get(outer.position)
+        if depth < 2 or tile is None or tile[1] % depth:
+            outer, depth = None, 1
+    outer_members = [outer] if outer is not None else []
+    reductions = block_reductions(blocking.reductions, program)
+    block_members = [row, *outer_members, *reductions, vector]
     order = [m for m in members if m not in block_members] + block_members
     point = reorder_members(point, [members.index(m) for m in order])
     prefix = len(order) - len(block_members)
     block = point.band_split(prefix).child(0) if prefix else point
     sizes = isl.MultiVal.zero(block.band_get_space())
-    for k, size in enumerate([rows] + [1] * len(reductions) + [columns]):
+    steps = [rows] + [depth] * len(outer_members) + [1] * len(reductions) + [columns]
+    for k, size in enumerate(steps):
         sizes = sizes.set_val(k, isl.Val(size))
-    count = len(reductions)
-    block = reorder_members(block.band_tile(sizes), [0, count + 1] + list(range(1, count + 1)))
-    for k in range(2, count + 2):
+    count, spans = len(reductions), 1 + len(outer_members)  # spans: row (and outer)
+    block = reorder_members(block.band_tile(sizes),
+                            list(range(spans)) + [spans + count]
+                            + list(range(spans, spans + count)))
+    for k in range(spans + 1, spans + count + 1):
         block = block.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
     block = isolate_full_blocks(block, program, walking_statement(vector, program))
     moves_back = edge_moves_back(vector, program, packing.read_only)
-    inner = block.child(0).band_split(count + 1).child(0)
+    inner = block.child(0).band_split(spans + count).child(0)
     inner = inner.insert_mark(isl.Id(SIMD_MARK)).parent()
-    decision = RegisterBlock(rows, columns, count, moves_back)
+    decision = RegisterBlock(rows, columns, count, moves_back, outer=depth)
     block = inner.insert_mark(decision_mark(decision)).parent()
     point = block.parent() if prefix else block
     for panel in _panels(order, vector, row, reductions, program, packing, rows, columns):

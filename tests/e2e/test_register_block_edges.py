@@ -104,12 +104,13 @@ def test_matmul_edges(model, case):
 def test_masked_lanes_load_a_heap_temporary_along_its_last_index(model):
     # The convolution reads its input through a layout copy (a temporary allocated with
     # rules.edge_slack elements past its end): its masked lanes load, then select.
+    # (its vector level comes after the rows and the image rows: polyc_lane2)
     text = _c(CONV, model)
-    assert re.search(r"POLYC_LANE_KEEP\(polyc_lane1 < polyc_count1, I_t\d+\[", text)
+    assert re.search(r"POLYC_LANE_KEEP\(polyc_lane2 < polyc_count2, I_t\d+\[", text)
     assert "polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * " \
            f"polyc_extent(W) + {edge_slack(NAMED_MACHINES[model])})" in text
     # a user's array has no slack: its masked lanes load under the condition
-    assert "((polyc_lane1 < polyc_count1) ? O[" in text
+    assert "((polyc_lane2 < polyc_count2) ? O[" in text
 
 
 @pytest.mark.needs_cc

@@ -357,125 +357,129 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
             {
               for (int64_t c6 = 0; c6 < KW; c6 += 8)
               {
-                for (int64_t c8 = 0; c8 <= polyc_min(7, ((H - KH) - c2)); c8 += 1)
+                for (int64_t c9 = 0; c9 <= polyc_min(7, ((H - KH) - c2)); c9 += 2)
                 {
-                  if ((((M - c1) - 1) >= 5) && (((W - KW) - c3) >= 15))
-                    if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                  if ((((M - c1) - 1) >= 5) && ((((H - KH) - c2) - c9) >= 1) && (((W - KW) - c3) >= 15))
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                     {
-                      float polyc_acc[6][16];
+                      const int64_t c15 = polyc_lane1;
+                      if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                       {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        float polyc_acc[6][16];
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            const int64_t c14 = polyc_lane0;
-                            const int64_t c18 = polyc_lane1;
-                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            #pragma omp simd
+                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                            {
+                              const int64_t c14 = polyc_lane0;
+                              const int64_t c19 = polyc_lane2;
+                              polyc_acc[polyc_lane0][polyc_lane2] = 0.0f;
+                            }
                           }
                         }
-                      }
-                      for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                      {
-                        for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                        for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
                         {
-                          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                          for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                const int64_t c14 = polyc_lane0;
-                                const int64_t c18 = polyc_lane1;
-                                const int64_t n = c0;
-                                const int64_t m = (c1 + c14);
-                                const int64_t h = (c2 + c8);
-                                const int64_t w = (c3 + c18);
-                                const int64_t c = (c4 + c13);
-                                const int64_t kh = (c5 + c11);
-                                const int64_t kw = (c6 + c12);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                #pragma omp simd
+                                for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                {
+                                  const int64_t c14 = polyc_lane0;
+                                  const int64_t c19 = polyc_lane2;
+                                  const int64_t n = c0;
+                                  const int64_t m = (c1 + c14);
+                                  const int64_t h = ((c2 + c9) + c15);
+                                  const int64_t w = (c3 + c19);
+                                  const int64_t c = (c4 + c13);
+                                  const int64_t kh = (c5 + c11);
+                                  const int64_t kw = (c6 + c12);
+                                  polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                }
                               }
                             }
                           }
                         }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            const int64_t c14 = polyc_lane0;
-                            const int64_t c18 = polyc_lane1;
-                            const int64_t n = c0;
-                            const int64_t m = (c1 + c14);
-                            const int64_t h = (c2 + c8);
-                            const int64_t w = (c3 + c18);
-                            O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c14 = polyc_lane0;
-                            const int64_t c18 = polyc_lane1;
-                            const int64_t n = c0;
-                            const int64_t m = (c1 + c14);
-                            const int64_t h = (c2 + c8);
-                            const int64_t w = (c3 + c18);
-                            polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w];
-                          }
-                        }
-                      }
-                      for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                      {
-                        for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                        {
-                          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c14 = polyc_lane0;
-                                const int64_t c18 = polyc_lane1;
-                                const int64_t n = c0;
-                                const int64_t m = (c1 + c14);
-                                const int64_t h = (c2 + c8);
-                                const int64_t w = (c3 + c18);
-                                const int64_t c = (c4 + c13);
-                                const int64_t kh = (c5 + c11);
-                                const int64_t kw = (c6 + c12);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                              }
+                              const int64_t c14 = polyc_lane0;
+                              const int64_t c19 = polyc_lane2;
+                              const int64_t n = c0;
+                              const int64_t m = (c1 + c14);
+                              const int64_t h = ((c2 + c9) + c15);
+                              const int64_t w = (c3 + c19);
+                              O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
                             }
                           }
                         }
                       }
+                      else
                       {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        float polyc_acc[6][16];
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            const int64_t c14 = polyc_lane0;
-                            const int64_t c18 = polyc_lane1;
-                            const int64_t n = c0;
-                            const int64_t m = (c1 + c14);
-                            const int64_t h = (c2 + c8);
-                            const int64_t w = (c3 + c18);
-                            O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                            #pragma omp simd
+                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                            {
+                              const int64_t c14 = polyc_lane0;
+                              const int64_t c19 = polyc_lane2;
+                              const int64_t n = c0;
+                              const int64_t m = (c1 + c14);
+                              const int64_t h = ((c2 + c9) + c15);
+                              const int64_t w = (c3 + c19);
+                              polyc_acc[polyc_lane0][polyc_lane2] = O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w];
+                            }
+                          }
+                        }
+                        for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                        {
+                          for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                          {
+                            for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                {
+                                  const int64_t c14 = polyc_lane0;
+                                  const int64_t c19 = polyc_lane2;
+                                  const int64_t n = c0;
+                                  const int64_t m = (c1 + c14);
+                                  const int64_t h = ((c2 + c9) + c15);
+                                  const int64_t w = (c3 + c19);
+                                  const int64_t c = (c4 + c13);
+                                  const int64_t kh = (c5 + c11);
+                                  const int64_t kw = (c6 + c12);
+                                  polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                }
+                              }
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                            {
+                              const int64_t c14 = polyc_lane0;
+                              const int64_t c19 = polyc_lane2;
+                              const int64_t n = c0;
+                              const int64_t m = (c1 + c14);
+                              const int64_t h = ((c2 + c9) + c15);
+                              const int64_t w = (c3 + c19);
+                              O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                            }
                           }
                         }
                       }
@@ -483,146 +487,24 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                   else
                   {
                     const int64_t polyc_count0 = polyc_min(5, ((M - c1) - 1)) + 1;
-                    const int64_t polyc_count1 = polyc_min(15, ((W - KW) - c3)) + 1;
-                    if (polyc_count0 > 0 && polyc_count1 > 0)
+                    const int64_t polyc_count1 = polyc_min(1, (((H - KH) - c2) - c9)) + 1;
+                    const int64_t polyc_count2 = polyc_min(15, ((W - KW) - c3)) + 1;
+                    if (polyc_count0 > 0 && polyc_count1 > 0 && polyc_count2 > 0)
                     {
                       int64_t polyc_shift = 0;
                       {
-                        const int64_t c18 = -(16 - polyc_count1);
-                        const int64_t w = (c3 + c18);
+                        const int64_t c19 = -(16 - polyc_count2);
+                        const int64_t w = (c3 + c19);
                         if (w >= 0)
-                          polyc_shift = 16 - polyc_count1;
+                          polyc_shift = 16 - polyc_count2;
                       }
-                      if (polyc_shift > 0 && polyc_count1 > 8)
+                      if (polyc_shift > 0 && polyc_count2 > 8)
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
                         {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c18 = polyc_lane1 + polyc_base;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
-                            }
-                          }
-                          for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                          {
-                            for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                            {
-                              for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c18 = polyc_lane1 + polyc_base;
-                                    const int64_t n = c0;
-                                    const int64_t m = (c1 + c14);
-                                    const int64_t h = (c2 + c8);
-                                    const int64_t w = (c3 + c18);
-                                    const int64_t c = (c4 + c13);
-                                    const int64_t kh = (c5 + c11);
-                                    const int64_t kw = (c6 + c12);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c18 = polyc_lane1 + polyc_base;
-                                const int64_t n = c0;
-                                const int64_t m = (c1 + c14);
-                                const int64_t h = (c2 + c8);
-                                const int64_t w = (c3 + c18);
-                                if (polyc_lane1 >= polyc_own)
-                                  O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c18 = polyc_lane1 + polyc_base;
-                                const int64_t n = c0;
-                                const int64_t m = (c1 + c14);
-                                const int64_t h = (c2 + c8);
-                                const int64_t w = (c3 + c18);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-                              }
-                            }
-                          }
-                          for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                          {
-                            for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                            {
-                              for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c18 = polyc_lane1 + polyc_base;
-                                    const int64_t n = c0;
-                                    const int64_t m = (c1 + c14);
-                                    const int64_t h = (c2 + c8);
-                                    const int64_t w = (c3 + c18);
-                                    const int64_t c = (c4 + c13);
-                                    const int64_t kh = (c5 + c11);
-                                    const int64_t kw = (c6 + c12);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c18 = polyc_lane1 + polyc_base;
-                                const int64_t n = c0;
-                                const int64_t m = (c1 + c14);
-                                const int64_t h = (c2 + c8);
-                                const int64_t w = (c3 + c18);
-                                if (polyc_lane1 >= polyc_own)
-                                  O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 == 16)
-                        {
+                          const int64_t c15 = polyc_lane1;
                           if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                           {
                             float polyc_acc[6][16];
@@ -630,11 +512,11 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                 {
                                   const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  const int64_t c19 = polyc_lane2 + polyc_base;
+                                  polyc_acc[polyc_lane0][polyc_lane2] = 0.0f;
                                 }
                               }
                             }
@@ -647,18 +529,18 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
                                     #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                     {
                                       const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
+                                      const int64_t c19 = polyc_lane2 + polyc_base;
                                       const int64_t n = c0;
                                       const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
+                                      const int64_t h = ((c2 + c9) + c15);
+                                      const int64_t w = (c3 + c19);
                                       const int64_t c = (c4 + c13);
                                       const int64_t kh = (c5 + c11);
                                       const int64_t kw = (c6 + c12);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                      polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                     }
                                   }
                                 }
@@ -668,15 +550,16 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                 {
                                   const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
+                                  const int64_t c19 = polyc_lane2 + polyc_base;
                                   const int64_t n = c0;
                                   const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
-                                  O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  const int64_t h = ((c2 + c9) + c15);
+                                  const int64_t w = (c3 + c19);
+                                  if (polyc_lane2 >= polyc_own)
+                                    O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
                                 }
                               }
                             }
@@ -688,15 +571,15 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                 {
                                   const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
+                                  const int64_t c19 = polyc_lane2 + polyc_base;
                                   const int64_t n = c0;
                                   const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w];
+                                  const int64_t h = ((c2 + c9) + c15);
+                                  const int64_t w = (c3 + c19);
+                                  polyc_acc[polyc_lane0][polyc_lane2] = ((polyc_lane2 >= polyc_own) ? O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
                                 }
                               }
                             }
@@ -709,18 +592,18 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
                                     #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                     {
                                       const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
+                                      const int64_t c19 = polyc_lane2 + polyc_base;
                                       const int64_t n = c0;
                                       const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
+                                      const int64_t h = ((c2 + c9) + c15);
+                                      const int64_t w = (c3 + c19);
                                       const int64_t c = (c4 + c13);
                                       const int64_t kh = (c5 + c11);
                                       const int64_t kw = (c6 + c12);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                      polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                     }
                                   }
                                 }
@@ -730,35 +613,171 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                 {
                                   const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
+                                  const int64_t c19 = polyc_lane2 + polyc_base;
                                   const int64_t n = c0;
                                   const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
-                                  O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  const int64_t h = ((c2 + c9) + c15);
+                                  const int64_t w = (c3 + c19);
+                                  if (polyc_lane2 >= polyc_own)
+                                    O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count2 == 16)
+                        {
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
+                          {
+                            const int64_t c15 = polyc_lane1;
+                            if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    polyc_acc[polyc_lane0][polyc_lane2] = 0.0f;
+                                  }
+                                }
+                              }
+                              for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                              {
+                                for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                                {
+                                  for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = ((c2 + c9) + c15);
+                                        const int64_t w = (c3 + c19);
+                                        const int64_t c = (c4 + c13);
+                                        const int64_t kh = (c5 + c11);
+                                        const int64_t kw = (c6 + c12);
+                                        polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = ((c2 + c9) + c15);
+                                    const int64_t w = (c3 + c19);
+                                    O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                                  }
+                                }
+                              }
+                            }
+                            else
+                            {
+                              float polyc_acc[6][16];
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = ((c2 + c9) + c15);
+                                    const int64_t w = (c3 + c19);
+                                    polyc_acc[polyc_lane0][polyc_lane2] = O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w];
+                                  }
+                                }
+                              }
+                              for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                              {
+                                for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                                {
+                                  for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = ((c2 + c9) + c15);
+                                        const int64_t w = (c3 + c19);
+                                        const int64_t c = (c4 + c13);
+                                        const int64_t kh = (c5 + c11);
+                                        const int64_t kw = (c6 + c12);
+                                        polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = ((c2 + c9) + c15);
+                                    const int64_t w = (c3 + c19);
+                                    O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                                  }
                                 }
                               }
                             }
                           }
                         }
                         else
-                          if (polyc_count1 == 8)
+                          if (polyc_count2 == 8)
                           {
                             if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                             {
-                              float polyc_acc[6][8];
+                              float polyc_acc[6][2][8];
                               {
+                                #pragma GCC unroll 6
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  #pragma GCC unroll 2
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                   {
-                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c18 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                      const int64_t c19 = polyc_lane2;
+                                      polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
+                                    }
                                   }
                                 }
                               }
@@ -768,59 +787,77 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                 {
                                   for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                                   {
+                                    #pragma GCC unroll 6
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      #pragma GCC unroll 2
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                       {
-                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c18 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t m = (c1 + c14);
-                                        const int64_t h = (c2 + c8);
-                                        const int64_t w = (c3 + c18);
-                                        const int64_t c = (c4 + c13);
-                                        const int64_t kh = (c5 + c11);
-                                        const int64_t kw = (c6 + c12);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                        {
+                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                          const int64_t c19 = polyc_lane2;
+                                          const int64_t n = c0;
+                                          const int64_t m = (c1 + c14);
+                                          const int64_t h = ((c2 + c9) + c15);
+                                          const int64_t w = (c3 + c19);
+                                          const int64_t c = (c4 + c13);
+                                          const int64_t kh = (c5 + c11);
+                                          const int64_t kw = (c6 + c12);
+                                          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                        }
                                       }
                                     }
                                   }
                                 }
                               }
                               {
+                                #pragma GCC unroll 6
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  #pragma GCC unroll 2
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                   {
-                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c18 = polyc_lane1;
-                                    const int64_t n = c0;
-                                    const int64_t m = (c1 + c14);
-                                    const int64_t h = (c2 + c8);
-                                    const int64_t w = (c3 + c18);
-                                    O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                      const int64_t c19 = polyc_lane2;
+                                      const int64_t n = c0;
+                                      const int64_t m = (c1 + c14);
+                                      const int64_t h = ((c2 + c9) + c15);
+                                      const int64_t w = (c3 + c19);
+                                      O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
+                                    }
                                   }
                                 }
                               }
                             }
                             else
                             {
-                              float polyc_acc[6][8];
+                              float polyc_acc[6][2][8];
                               {
+                                #pragma GCC unroll 6
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  #pragma GCC unroll 2
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                   {
-                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c18 = polyc_lane1;
-                                    const int64_t n = c0;
-                                    const int64_t m = (c1 + c14);
-                                    const int64_t h = (c2 + c8);
-                                    const int64_t w = (c3 + c18);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w];
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                      const int64_t c19 = polyc_lane2;
+                                      const int64_t n = c0;
+                                      const int64_t m = (c1 + c14);
+                                      const int64_t h = ((c2 + c9) + c15);
+                                      const int64_t w = (c3 + c19);
+                                      polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w];
+                                    }
                                   }
                                 }
                               }
@@ -830,59 +867,77 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                 {
                                   for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                                   {
+                                    #pragma GCC unroll 6
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      #pragma GCC unroll 2
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                       {
-                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c18 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t m = (c1 + c14);
-                                        const int64_t h = (c2 + c8);
-                                        const int64_t w = (c3 + c18);
-                                        const int64_t c = (c4 + c13);
-                                        const int64_t kh = (c5 + c11);
-                                        const int64_t kw = (c6 + c12);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                        {
+                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                          const int64_t c19 = polyc_lane2;
+                                          const int64_t n = c0;
+                                          const int64_t m = (c1 + c14);
+                                          const int64_t h = ((c2 + c9) + c15);
+                                          const int64_t w = (c3 + c19);
+                                          const int64_t c = (c4 + c13);
+                                          const int64_t kh = (c5 + c11);
+                                          const int64_t kw = (c6 + c12);
+                                          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                        }
                                       }
                                     }
                                   }
                                 }
                               }
                               {
+                                #pragma GCC unroll 6
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  #pragma GCC unroll 2
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                   {
-                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c18 = polyc_lane1;
-                                    const int64_t n = c0;
-                                    const int64_t m = (c1 + c14);
-                                    const int64_t h = (c2 + c8);
-                                    const int64_t w = (c3 + c18);
-                                    O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                      const int64_t c19 = polyc_lane2;
+                                      const int64_t n = c0;
+                                      const int64_t m = (c1 + c14);
+                                      const int64_t h = ((c2 + c9) + c15);
+                                      const int64_t w = (c3 + c19);
+                                      O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
+                                    }
                                   }
                                 }
                               }
                             }
                           }
                           else
-                            if (polyc_count1 < 8)
+                            if (polyc_count2 < 8)
                             {
                               if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                               {
-                                float polyc_acc[6][8];
+                                float polyc_acc[6][2][8];
                                 {
+                                  #pragma GCC unroll 6
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    #pragma GCC unroll 2
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                     {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
+                                      }
                                     }
                                   }
                                 }
@@ -892,60 +947,78 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                   {
                                     for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                                     {
+                                      #pragma GCC unroll 6
                                       for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                       {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                        #pragma GCC unroll 2
+                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                         {
-                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c18 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t m = (c1 + c14);
-                                          const int64_t h = (c2 + c8);
-                                          const int64_t w = (c3 + c18);
-                                          const int64_t c = (c4 + c13);
-                                          const int64_t kh = (c5 + c11);
-                                          const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                          {
+                                            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                            const int64_t c19 = polyc_lane2;
+                                            const int64_t n = c0;
+                                            const int64_t m = (c1 + c14);
+                                            const int64_t h = ((c2 + c9) + c15);
+                                            const int64_t w = (c3 + c19);
+                                            const int64_t c = (c4 + c13);
+                                            const int64_t kh = (c5 + c11);
+                                            const int64_t kw = (c6 + c12);
+                                            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                          }
                                         }
                                       }
                                     }
                                   }
                                 }
                                 {
+                                  #pragma GCC unroll 6
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    #pragma GCC unroll 2
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                     {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = ((c2 + c9) + c15);
+                                        const int64_t w = (c3 + c19);
+                                        if (polyc_lane2 < polyc_count2)
+                                          O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
+                                      }
                                     }
                                   }
                                 }
                               }
                               else
                               {
-                                float polyc_acc[6][8];
+                                float polyc_acc[6][2][8];
                                 {
+                                  #pragma GCC unroll 6
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    #pragma GCC unroll 2
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                     {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = ((c2 + c9) + c15);
+                                        const int64_t w = (c3 + c19);
+                                        polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
+                                      }
                                     }
                                   }
                                 }
@@ -955,40 +1028,52 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                   {
                                     for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                                     {
+                                      #pragma GCC unroll 6
                                       for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                       {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                        #pragma GCC unroll 2
+                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                         {
-                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c18 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t m = (c1 + c14);
-                                          const int64_t h = (c2 + c8);
-                                          const int64_t w = (c3 + c18);
-                                          const int64_t c = (c4 + c13);
-                                          const int64_t kh = (c5 + c11);
-                                          const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                          {
+                                            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                            const int64_t c19 = polyc_lane2;
+                                            const int64_t n = c0;
+                                            const int64_t m = (c1 + c14);
+                                            const int64_t h = ((c2 + c9) + c15);
+                                            const int64_t w = (c3 + c19);
+                                            const int64_t c = (c4 + c13);
+                                            const int64_t kh = (c5 + c11);
+                                            const int64_t kw = (c6 + c12);
+                                            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                          }
                                         }
                                       }
                                     }
                                   }
                                 }
                                 {
+                                  #pragma GCC unroll 6
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    #pragma GCC unroll 2
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                     {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = ((c2 + c9) + c15);
+                                        const int64_t w = (c3 + c19);
+                                        if (polyc_lane2 < polyc_count2)
+                                          O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
+                                      }
                                     }
                                   }
                                 }
@@ -996,124 +1081,128 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                             }
                             else
                             {
-                              if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
                               {
-                                float polyc_acc[6][16];
+                                const int64_t c15 = polyc_lane1;
+                                if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                                 {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  float polyc_acc[6][16];
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        polyc_acc[polyc_lane0][polyc_lane2] = 0.0f;
+                                      }
                                     }
                                   }
-                                }
-                                for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                                {
-                                  for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                                  for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
                                   {
-                                    for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                    for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
                                     {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                                       {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                         {
-                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c18 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t m = (c1 + c14);
-                                          const int64_t h = (c2 + c8);
-                                          const int64_t w = (c3 + c18);
-                                          const int64_t c = (c4 + c13);
-                                          const int64_t kh = (c5 + c11);
-                                          const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                          {
+                                            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c19 = polyc_lane2;
+                                            const int64_t n = c0;
+                                            const int64_t m = (c1 + c14);
+                                            const int64_t h = ((c2 + c9) + c15);
+                                            const int64_t w = (c3 + c19);
+                                            const int64_t c = (c4 + c13);
+                                            const int64_t kh = (c5 + c11);
+                                            const int64_t kw = (c6 + c12);
+                                            polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                          }
                                         }
                                       }
                                     }
                                   }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                float polyc_acc[6][16];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                                {
-                                  for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                                  {
-                                    for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                       {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c18 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t m = (c1 + c14);
-                                          const int64_t h = (c2 + c8);
-                                          const int64_t w = (c3 + c18);
-                                          const int64_t c = (c4 + c13);
-                                          const int64_t kh = (c5 + c11);
-                                          const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                                        }
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = ((c2 + c9) + c15);
+                                        const int64_t w = (c3 + c19);
+                                        if (polyc_lane2 < polyc_count2)
+                                          O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
                                       }
                                     }
                                   }
                                 }
+                                else
                                 {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  float polyc_acc[6][16];
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = ((c2 + c9) + c15);
+                                        const int64_t w = (c3 + c19);
+                                        polyc_acc[polyc_lane0][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
+                                      }
+                                    }
+                                  }
+                                  for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                                  {
+                                    for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                                    {
+                                      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                      {
+                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                        {
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                          {
+                                            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c19 = polyc_lane2;
+                                            const int64_t n = c0;
+                                            const int64_t m = (c1 + c14);
+                                            const int64_t h = ((c2 + c9) + c15);
+                                            const int64_t w = (c3 + c19);
+                                            const int64_t c = (c4 + c13);
+                                            const int64_t kh = (c5 + c11);
+                                            const int64_t kw = (c6 + c12);
+                                            polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                          }
+                                        }
+                                      }
+                                    }
+                                  }
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = ((c2 + c9) + c15);
+                                        const int64_t w = (c3 + c19);
+                                        if (polyc_lane2 < polyc_count2)
+                                          O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                                      }
                                     }
                                   }
                                 }

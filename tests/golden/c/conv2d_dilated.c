@@ -347,125 +347,129 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
           }
           for (int64_t c4 = 0; c4 < C; c4 += 256)
           {
-            for (int64_t c8 = 0; c8 <= polyc_min(3, ((H - c2) - 5)); c8 += 1)
+            for (int64_t c9 = 0; c9 <= polyc_min(3, ((H - c2) - 5)); c9 += 2)
             {
-              if ((((M - c1) - 1) >= 5) && (((W - c3) - 5) >= 15))
-                if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
+              if ((((M - c1) - 1) >= 5) && ((((H - c2) - c9) - 5) >= 1) && (((W - c3) - 5) >= 15))
+                for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                 {
-                  float polyc_acc[6][16];
+                  const int64_t c15 = polyc_lane1;
+                  if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    float polyc_acc[6][16];
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
-                        const int64_t c14 = polyc_lane0;
-                        const int64_t c18 = polyc_lane1;
-                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                        #pragma omp simd
+                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                        {
+                          const int64_t c14 = polyc_lane0;
+                          const int64_t c19 = polyc_lane2;
+                          polyc_acc[polyc_lane0][polyc_lane2] = 0.0f;
+                        }
                       }
                     }
-                  }
-                  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                  {
-                    for (int64_t c12 = 0; c12 <= 2; c12 += 1)
+                    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
                     {
-                      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                      for (int64_t c12 = 0; c12 <= 2; c12 += 1)
                       {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            const int64_t c14 = polyc_lane0;
-                            const int64_t c18 = polyc_lane1;
-                            const int64_t n = c0;
-                            const int64_t m = (c1 + c14);
-                            const int64_t h = (c2 + c8);
-                            const int64_t w = (c3 + c18);
-                            const int64_t c = (c4 + c13);
-                            const int64_t kh = c11;
-                            const int64_t kw = c12;
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                            #pragma omp simd
+                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                            {
+                              const int64_t c14 = polyc_lane0;
+                              const int64_t c19 = polyc_lane2;
+                              const int64_t n = c0;
+                              const int64_t m = (c1 + c14);
+                              const int64_t h = ((c2 + c9) + c15);
+                              const int64_t w = (c3 + c19);
+                              const int64_t c = (c4 + c13);
+                              const int64_t kh = c11;
+                              const int64_t kw = c12;
+                              polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                            }
                           }
                         }
                       }
                     }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
-                        const int64_t c14 = polyc_lane0;
-                        const int64_t c18 = polyc_lane1;
-                        const int64_t n = c0;
-                        const int64_t m = (c1 + c14);
-                        const int64_t h = (c2 + c8);
-                        const int64_t w = (c3 + c18);
-                        O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
-                    }
-                  }
-                }
-                else
-                {
-                  float polyc_acc[6][16];
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c14 = polyc_lane0;
-                        const int64_t c18 = polyc_lane1;
-                        const int64_t n = c0;
-                        const int64_t m = (c1 + c14);
-                        const int64_t h = (c2 + c8);
-                        const int64_t w = (c3 + c18);
-                        polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w];
-                      }
-                    }
-                  }
-                  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                  {
-                    for (int64_t c12 = 0; c12 <= 2; c12 += 1)
-                    {
-                      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        #pragma omp simd
+                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c14 = polyc_lane0;
-                            const int64_t c18 = polyc_lane1;
-                            const int64_t n = c0;
-                            const int64_t m = (c1 + c14);
-                            const int64_t h = (c2 + c8);
-                            const int64_t w = (c3 + c18);
-                            const int64_t c = (c4 + c13);
-                            const int64_t kh = c11;
-                            const int64_t kw = c12;
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-                          }
+                          const int64_t c14 = polyc_lane0;
+                          const int64_t c19 = polyc_lane2;
+                          const int64_t n = c0;
+                          const int64_t m = (c1 + c14);
+                          const int64_t h = ((c2 + c9) + c15);
+                          const int64_t w = (c3 + c19);
+                          O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane2];
                         }
                       }
                     }
                   }
+                  else
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    float polyc_acc[6][16];
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
-                        const int64_t c14 = polyc_lane0;
-                        const int64_t c18 = polyc_lane1;
-                        const int64_t n = c0;
-                        const int64_t m = (c1 + c14);
-                        const int64_t h = (c2 + c8);
-                        const int64_t w = (c3 + c18);
-                        O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                        #pragma omp simd
+                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                        {
+                          const int64_t c14 = polyc_lane0;
+                          const int64_t c19 = polyc_lane2;
+                          const int64_t n = c0;
+                          const int64_t m = (c1 + c14);
+                          const int64_t h = ((c2 + c9) + c15);
+                          const int64_t w = (c3 + c19);
+                          polyc_acc[polyc_lane0][polyc_lane2] = O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w];
+                        }
+                      }
+                    }
+                    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                    {
+                      for (int64_t c12 = 0; c12 <= 2; c12 += 1)
+                      {
+                        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                            {
+                              const int64_t c14 = polyc_lane0;
+                              const int64_t c19 = polyc_lane2;
+                              const int64_t n = c0;
+                              const int64_t m = (c1 + c14);
+                              const int64_t h = ((c2 + c9) + c15);
+                              const int64_t w = (c3 + c19);
+                              const int64_t c = (c4 + c13);
+                              const int64_t kh = c11;
+                              const int64_t kw = c12;
+                              polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                            }
+                          }
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                        {
+                          const int64_t c14 = polyc_lane0;
+                          const int64_t c19 = polyc_lane2;
+                          const int64_t n = c0;
+                          const int64_t m = (c1 + c14);
+                          const int64_t h = ((c2 + c9) + c15);
+                          const int64_t w = (c3 + c19);
+                          O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                        }
                       }
                     }
                   }
@@ -473,146 +477,24 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
               else
               {
                 const int64_t polyc_count0 = polyc_min(5, ((M - c1) - 1)) + 1;
-                const int64_t polyc_count1 = polyc_min(15, ((W - c3) - 5)) + 1;
-                if (polyc_count0 > 0 && polyc_count1 > 0)
+                const int64_t polyc_count1 = polyc_min(1, (((H - c2) - c9) - 5)) + 1;
+                const int64_t polyc_count2 = polyc_min(15, ((W - c3) - 5)) + 1;
+                if (polyc_count0 > 0 && polyc_count1 > 0 && polyc_count2 > 0)
                 {
                   int64_t polyc_shift = 0;
                   {
-                    const int64_t c18 = -(16 - polyc_count1);
-                    const int64_t w = (c3 + c18);
+                    const int64_t c19 = -(16 - polyc_count2);
+                    const int64_t w = (c3 + c19);
                     if (w >= 0)
-                      polyc_shift = 16 - polyc_count1;
+                      polyc_shift = 16 - polyc_count2;
                   }
-                  if (polyc_shift > 0 && polyc_count1 > 8)
+                  if (polyc_shift > 0 && polyc_count2 > 8)
                   {
                     const int64_t polyc_base = -polyc_shift;
                     const int64_t polyc_own = polyc_shift;
-                    if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
                     {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c18 = polyc_lane1 + polyc_base;
-                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                          }
-                        }
-                      }
-                      for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                      {
-                        for (int64_t c12 = 0; c12 <= 2; c12 += 1)
-                        {
-                          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c18 = polyc_lane1 + polyc_base;
-                                const int64_t n = c0;
-                                const int64_t m = (c1 + c14);
-                                const int64_t h = (c2 + c8);
-                                const int64_t w = (c3 + c18);
-                                const int64_t c = (c4 + c13);
-                                const int64_t kh = c11;
-                                const int64_t kw = c12;
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-                              }
-                            }
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c18 = polyc_lane1 + polyc_base;
-                            const int64_t n = c0;
-                            const int64_t m = (c1 + c14);
-                            const int64_t h = (c2 + c8);
-                            const int64_t w = (c3 + c18);
-                            if (polyc_lane1 >= polyc_own)
-                              O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c18 = polyc_lane1 + polyc_base;
-                            const int64_t n = c0;
-                            const int64_t m = (c1 + c14);
-                            const int64_t h = (c2 + c8);
-                            const int64_t w = (c3 + c18);
-                            polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] : 0.0f);
-                          }
-                        }
-                      }
-                      for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                      {
-                        for (int64_t c12 = 0; c12 <= 2; c12 += 1)
-                        {
-                          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c18 = polyc_lane1 + polyc_base;
-                                const int64_t n = c0;
-                                const int64_t m = (c1 + c14);
-                                const int64_t h = (c2 + c8);
-                                const int64_t w = (c3 + c18);
-                                const int64_t c = (c4 + c13);
-                                const int64_t kh = c11;
-                                const int64_t kw = c12;
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-                              }
-                            }
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c18 = polyc_lane1 + polyc_base;
-                            const int64_t n = c0;
-                            const int64_t m = (c1 + c14);
-                            const int64_t h = (c2 + c8);
-                            const int64_t w = (c3 + c18);
-                            if (polyc_lane1 >= polyc_own)
-                              O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                  }
-                  else
-                    if (polyc_count1 == 16)
-                    {
+                      const int64_t c15 = polyc_lane1;
                       if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
                       {
                         float polyc_acc[6][16];
@@ -620,11 +502,11 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                             {
                               const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c18 = polyc_lane1;
-                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              const int64_t c19 = polyc_lane2 + polyc_base;
+                              polyc_acc[polyc_lane0][polyc_lane2] = 0.0f;
                             }
                           }
                         }
@@ -637,18 +519,18 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                 {
                                   const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
+                                  const int64_t c19 = polyc_lane2 + polyc_base;
                                   const int64_t n = c0;
                                   const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
+                                  const int64_t h = ((c2 + c9) + c15);
+                                  const int64_t w = (c3 + c19);
                                   const int64_t c = (c4 + c13);
                                   const int64_t kh = c11;
                                   const int64_t kw = c12;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                  polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                 }
                               }
                             }
@@ -658,15 +540,16 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                             {
                               const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c18 = polyc_lane1;
+                              const int64_t c19 = polyc_lane2 + polyc_base;
                               const int64_t n = c0;
                               const int64_t m = (c1 + c14);
-                              const int64_t h = (c2 + c8);
-                              const int64_t w = (c3 + c18);
-                              O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                              const int64_t h = ((c2 + c9) + c15);
+                              const int64_t w = (c3 + c19);
+                              if (polyc_lane2 >= polyc_own)
+                                O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane2];
                             }
                           }
                         }
@@ -678,15 +561,15 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                             {
                               const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c18 = polyc_lane1;
+                              const int64_t c19 = polyc_lane2 + polyc_base;
                               const int64_t n = c0;
                               const int64_t m = (c1 + c14);
-                              const int64_t h = (c2 + c8);
-                              const int64_t w = (c3 + c18);
-                              polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w];
+                              const int64_t h = ((c2 + c9) + c15);
+                              const int64_t w = (c3 + c19);
+                              polyc_acc[polyc_lane0][polyc_lane2] = ((polyc_lane2 >= polyc_own) ? O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] : 0.0f);
                             }
                           }
                         }
@@ -699,18 +582,18 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                 {
                                   const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
+                                  const int64_t c19 = polyc_lane2 + polyc_base;
                                   const int64_t n = c0;
                                   const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
+                                  const int64_t h = ((c2 + c9) + c15);
+                                  const int64_t w = (c3 + c19);
                                   const int64_t c = (c4 + c13);
                                   const int64_t kh = c11;
                                   const int64_t kw = c12;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                  polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                 }
                               }
                             }
@@ -720,35 +603,171 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                             {
                               const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c18 = polyc_lane1;
+                              const int64_t c19 = polyc_lane2 + polyc_base;
                               const int64_t n = c0;
                               const int64_t m = (c1 + c14);
-                              const int64_t h = (c2 + c8);
-                              const int64_t w = (c3 + c18);
-                              O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                              const int64_t h = ((c2 + c9) + c15);
+                              const int64_t w = (c3 + c19);
+                              if (polyc_lane2 >= polyc_own)
+                                O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                  else
+                    if (polyc_count2 == 16)
+                    {
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
+                      {
+                        const int64_t c15 = polyc_lane1;
+                        if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                              {
+                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c19 = polyc_lane2;
+                                polyc_acc[polyc_lane0][polyc_lane2] = 0.0f;
+                              }
+                            }
+                          }
+                          for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                          {
+                            for (int64_t c12 = 0; c12 <= 2; c12 += 1)
+                            {
+                              for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = ((c2 + c9) + c15);
+                                    const int64_t w = (c3 + c19);
+                                    const int64_t c = (c4 + c13);
+                                    const int64_t kh = c11;
+                                    const int64_t kw = c12;
+                                    polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                              {
+                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c19 = polyc_lane2;
+                                const int64_t n = c0;
+                                const int64_t m = (c1 + c14);
+                                const int64_t h = ((c2 + c9) + c15);
+                                const int64_t w = (c3 + c19);
+                                O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                              }
+                            }
+                          }
+                        }
+                        else
+                        {
+                          float polyc_acc[6][16];
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                              {
+                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c19 = polyc_lane2;
+                                const int64_t n = c0;
+                                const int64_t m = (c1 + c14);
+                                const int64_t h = ((c2 + c9) + c15);
+                                const int64_t w = (c3 + c19);
+                                polyc_acc[polyc_lane0][polyc_lane2] = O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w];
+                              }
+                            }
+                          }
+                          for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                          {
+                            for (int64_t c12 = 0; c12 <= 2; c12 += 1)
+                            {
+                              for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = ((c2 + c9) + c15);
+                                    const int64_t w = (c3 + c19);
+                                    const int64_t c = (c4 + c13);
+                                    const int64_t kh = c11;
+                                    const int64_t kw = c12;
+                                    polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                              {
+                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c19 = polyc_lane2;
+                                const int64_t n = c0;
+                                const int64_t m = (c1 + c14);
+                                const int64_t h = ((c2 + c9) + c15);
+                                const int64_t w = (c3 + c19);
+                                O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                              }
                             }
                           }
                         }
                       }
                     }
                     else
-                      if (polyc_count1 == 8)
+                      if (polyc_count2 == 8)
                       {
                         if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
                         {
-                          float polyc_acc[6][8];
+                          float polyc_acc[6][2][8];
                           {
+                            #pragma GCC unroll 6
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              #pragma GCC unroll 2
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                               {
-                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c18 = polyc_lane1;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                #pragma omp simd
+                                for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                {
+                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                  const int64_t c19 = polyc_lane2;
+                                  polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
+                                }
                               }
                             }
                           }
@@ -758,59 +777,77 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                             {
                               for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                               {
+                                #pragma GCC unroll 6
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  #pragma GCC unroll 2
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                   {
-                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c18 = polyc_lane1;
-                                    const int64_t n = c0;
-                                    const int64_t m = (c1 + c14);
-                                    const int64_t h = (c2 + c8);
-                                    const int64_t w = (c3 + c18);
-                                    const int64_t c = (c4 + c13);
-                                    const int64_t kh = c11;
-                                    const int64_t kw = c12;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                      const int64_t c19 = polyc_lane2;
+                                      const int64_t n = c0;
+                                      const int64_t m = (c1 + c14);
+                                      const int64_t h = ((c2 + c9) + c15);
+                                      const int64_t w = (c3 + c19);
+                                      const int64_t c = (c4 + c13);
+                                      const int64_t kh = c11;
+                                      const int64_t kw = c12;
+                                      polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                    }
                                   }
                                 }
                               }
                             }
                           }
                           {
+                            #pragma GCC unroll 6
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              #pragma GCC unroll 2
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                               {
-                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c18 = polyc_lane1;
-                                const int64_t n = c0;
-                                const int64_t m = (c1 + c14);
-                                const int64_t h = (c2 + c8);
-                                const int64_t w = (c3 + c18);
-                                O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                #pragma omp simd
+                                for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                {
+                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                  const int64_t c19 = polyc_lane2;
+                                  const int64_t n = c0;
+                                  const int64_t m = (c1 + c14);
+                                  const int64_t h = ((c2 + c9) + c15);
+                                  const int64_t w = (c3 + c19);
+                                  O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
+                                }
                               }
                             }
                           }
                         }
                         else
                         {
-                          float polyc_acc[6][8];
+                          float polyc_acc[6][2][8];
                           {
+                            #pragma GCC unroll 6
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              #pragma GCC unroll 2
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                               {
-                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c18 = polyc_lane1;
-                                const int64_t n = c0;
-                                const int64_t m = (c1 + c14);
-                                const int64_t h = (c2 + c8);
-                                const int64_t w = (c3 + c18);
-                                polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w];
+                                #pragma omp simd
+                                for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                {
+                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                  const int64_t c19 = polyc_lane2;
+                                  const int64_t n = c0;
+                                  const int64_t m = (c1 + c14);
+                                  const int64_t h = ((c2 + c9) + c15);
+                                  const int64_t w = (c3 + c19);
+                                  polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w];
+                                }
                               }
                             }
                           }
@@ -820,59 +857,77 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                             {
                               for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                               {
+                                #pragma GCC unroll 6
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                  #pragma GCC unroll 2
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                   {
-                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c18 = polyc_lane1;
-                                    const int64_t n = c0;
-                                    const int64_t m = (c1 + c14);
-                                    const int64_t h = (c2 + c8);
-                                    const int64_t w = (c3 + c18);
-                                    const int64_t c = (c4 + c13);
-                                    const int64_t kh = c11;
-                                    const int64_t kw = c12;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                    {
+                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                      const int64_t c19 = polyc_lane2;
+                                      const int64_t n = c0;
+                                      const int64_t m = (c1 + c14);
+                                      const int64_t h = ((c2 + c9) + c15);
+                                      const int64_t w = (c3 + c19);
+                                      const int64_t c = (c4 + c13);
+                                      const int64_t kh = c11;
+                                      const int64_t kw = c12;
+                                      polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                    }
                                   }
                                 }
                               }
                             }
                           }
                           {
+                            #pragma GCC unroll 6
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                              #pragma GCC unroll 2
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                               {
-                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c18 = polyc_lane1;
-                                const int64_t n = c0;
-                                const int64_t m = (c1 + c14);
-                                const int64_t h = (c2 + c8);
-                                const int64_t w = (c3 + c18);
-                                O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                #pragma omp simd
+                                for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                {
+                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                  const int64_t c19 = polyc_lane2;
+                                  const int64_t n = c0;
+                                  const int64_t m = (c1 + c14);
+                                  const int64_t h = ((c2 + c9) + c15);
+                                  const int64_t w = (c3 + c19);
+                                  O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
+                                }
                               }
                             }
                           }
                         }
                       }
                       else
-                        if (polyc_count1 < 8)
+                        if (polyc_count2 < 8)
                         {
                           if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
                           {
-                            float polyc_acc[6][8];
+                            float polyc_acc[6][2][8];
                             {
+                              #pragma GCC unroll 6
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                #pragma GCC unroll 2
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                 {
-                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
+                                  }
                                 }
                               }
                             }
@@ -882,60 +937,78 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                               {
                                 for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                                 {
+                                  #pragma GCC unroll 6
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    #pragma GCC unroll 2
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                     {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      const int64_t c = (c4 + c13);
-                                      const int64_t kh = c11;
-                                      const int64_t kw = c12;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = ((c2 + c9) + c15);
+                                        const int64_t w = (c3 + c19);
+                                        const int64_t c = (c4 + c13);
+                                        const int64_t kh = c11;
+                                        const int64_t kw = c12;
+                                        polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                      }
                                     }
                                   }
                                 }
                               }
                             }
                             {
+                              #pragma GCC unroll 6
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                #pragma GCC unroll 2
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                 {
-                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
-                                  const int64_t n = c0;
-                                  const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
-                                  if (polyc_lane1 < polyc_count1)
-                                    O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = ((c2 + c9) + c15);
+                                    const int64_t w = (c3 + c19);
+                                    if (polyc_lane2 < polyc_count2)
+                                      O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
+                                  }
                                 }
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][8];
+                            float polyc_acc[6][2][8];
                             {
+                              #pragma GCC unroll 6
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                #pragma GCC unroll 2
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                 {
-                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
-                                  const int64_t n = c0;
-                                  const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] : 0.0f);
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = ((c2 + c9) + c15);
+                                    const int64_t w = (c3 + c19);
+                                    polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] : 0.0f);
+                                  }
                                 }
                               }
                             }
@@ -945,40 +1018,52 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                               {
                                 for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                                 {
+                                  #pragma GCC unroll 6
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    #pragma GCC unroll 2
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                     {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      const int64_t c = (c4 + c13);
-                                      const int64_t kh = c11;
-                                      const int64_t kw = c12;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = ((c2 + c9) + c15);
+                                        const int64_t w = (c3 + c19);
+                                        const int64_t c = (c4 + c13);
+                                        const int64_t kh = c11;
+                                        const int64_t kw = c12;
+                                        polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                      }
                                     }
                                   }
                                 }
                               }
                             }
                             {
+                              #pragma GCC unroll 6
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                #pragma GCC unroll 2
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                 {
-                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
-                                  const int64_t n = c0;
-                                  const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
-                                  if (polyc_lane1 < polyc_count1)
-                                    O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = ((c2 + c9) + c15);
+                                    const int64_t w = (c3 + c19);
+                                    if (polyc_lane2 < polyc_count2)
+                                      O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
+                                  }
                                 }
                               }
                             }
@@ -986,124 +1071,128 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                         }
                         else
                         {
-                          if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
                           {
-                            float polyc_acc[6][16];
+                            const int64_t c15 = polyc_lane1;
+                            if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              float polyc_acc[6][16];
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    polyc_acc[polyc_lane0][polyc_lane2] = 0.0f;
+                                  }
                                 }
                               }
-                            }
-                            for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                            {
-                              for (int64_t c12 = 0; c12 <= 2; c12 += 1)
+                              for (int64_t c11 = 0; c11 <= 2; c11 += 1)
                               {
-                                for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                for (int64_t c12 = 0; c12 <= 2; c12 += 1)
                                 {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      const int64_t c = (c4 + c13);
-                                      const int64_t kh = c11;
-                                      const int64_t kw = c12;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = ((c2 + c9) + c15);
+                                        const int64_t w = (c3 + c19);
+                                        const int64_t c = (c4 + c13);
+                                        const int64_t kh = c11;
+                                        const int64_t kw = c12;
+                                        polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                      }
                                     }
                                   }
                                 }
                               }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
-                                  const int64_t n = c0;
-                                  const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
-                                  if (polyc_lane1 < polyc_count1)
-                                    O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][16];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
-                                  const int64_t n = c0;
-                                  const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                            {
-                              for (int64_t c12 = 0; c12 <= 2; c12 += 1)
-                              {
-                                for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      const int64_t c = (c4 + c13);
-                                      const int64_t kh = c11;
-                                      const int64_t kw = c12;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-                                    }
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = ((c2 + c9) + c15);
+                                    const int64_t w = (c3 + c19);
+                                    if (polyc_lane2 < polyc_count2)
+                                      O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane2];
                                   }
                                 }
                               }
                             }
+                            else
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              float polyc_acc[6][16];
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
-                                  const int64_t n = c0;
-                                  const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
-                                  if (polyc_lane1 < polyc_count1)
-                                    O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = ((c2 + c9) + c15);
+                                    const int64_t w = (c3 + c19);
+                                    polyc_acc[polyc_lane0][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] : 0.0f);
+                                  }
+                                }
+                              }
+                              for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                              {
+                                for (int64_t c12 = 0; c12 <= 2; c12 += 1)
+                                {
+                                  for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                  {
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    {
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c19 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = ((c2 + c9) + c15);
+                                        const int64_t w = (c3 + c19);
+                                        const int64_t c = (c4 + c13);
+                                        const int64_t kh = c11;
+                                        const int64_t kw = c12;
+                                        polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c19 = polyc_lane2;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = ((c2 + c9) + c15);
+                                    const int64_t w = (c3 + c19);
+                                    if (polyc_lane2 < polyc_count2)
+                                      O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                                  }
                                 }
                               }
                             }

@@ -375,130 +375,134 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
               {
                 for (int64_t c7 = 0; c7 < KW; c7 += 8)
                 {
-                  for (int64_t c10 = 0; c10 <= polyc_min(7, ((H - KH) - c3)); c10 += 1)
+                  for (int64_t c11 = 0; c11 <= polyc_min(7, ((H - KH) - c3)); c11 += 2)
                   {
-                    if ((((F - c2) - 1) >= 5) && (((W - KW) - c4) >= 15))
-                      if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                    if ((((F - c2) - 1) >= 5) && ((((H - KH) - c3) - c11) >= 1) && (((W - KW) - c4) >= 15))
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                       {
-                        float polyc_acc[6][16];
+                        const int64_t c17 = polyc_lane1;
+                        if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                         {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          float polyc_acc[6][16];
                           {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              const int64_t c16 = polyc_lane0;
-                              const int64_t c20 = polyc_lane1;
-                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              #pragma omp simd
+                              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                              {
+                                const int64_t c16 = polyc_lane0;
+                                const int64_t c21 = polyc_lane2;
+                                polyc_acc[polyc_lane0][polyc_lane2] = 0.0f;
+                              }
                             }
                           }
-                        }
-                        for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                        {
-                          for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                          for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
                           {
-                            for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                            for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  const int64_t c16 = polyc_lane0;
-                                  const int64_t c20 = polyc_lane1;
-                                  const int64_t n = c0;
-                                  const int64_t g = c1;
-                                  const int64_t f = (c2 + c16);
-                                  const int64_t h = (c3 + c10);
-                                  const int64_t w = (c4 + c20);
-                                  const int64_t c = (c5 + c15);
-                                  const int64_t kh = (c6 + c13);
-                                  const int64_t kw = (c7 + c14);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c16 = polyc_lane0;
+                                    const int64_t c21 = polyc_lane2;
+                                    const int64_t n = c0;
+                                    const int64_t g = c1;
+                                    const int64_t f = (c2 + c16);
+                                    const int64_t h = ((c3 + c11) + c17);
+                                    const int64_t w = (c4 + c21);
+                                    const int64_t c = (c5 + c15);
+                                    const int64_t kh = (c6 + c13);
+                                    const int64_t kw = (c7 + c14);
+                                    polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                  }
                                 }
                               }
                             }
                           }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              const int64_t c16 = polyc_lane0;
-                              const int64_t c20 = polyc_lane1;
-                              const int64_t n = c0;
-                              const int64_t g = c1;
-                              const int64_t f = (c2 + c16);
-                              const int64_t h = (c3 + c10);
-                              const int64_t w = (c4 + c20);
-                              O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c16 = polyc_lane0;
-                              const int64_t c20 = polyc_lane1;
-                              const int64_t n = c0;
-                              const int64_t g = c1;
-                              const int64_t f = (c2 + c16);
-                              const int64_t h = (c3 + c10);
-                              const int64_t w = (c4 + c20);
-                              polyc_acc[polyc_lane0][polyc_lane1] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
-                            }
-                          }
-                        }
-                        for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                        {
-                          for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                          {
-                            for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c16 = polyc_lane0;
-                                  const int64_t c20 = polyc_lane1;
-                                  const int64_t n = c0;
-                                  const int64_t g = c1;
-                                  const int64_t f = (c2 + c16);
-                                  const int64_t h = (c3 + c10);
-                                  const int64_t w = (c4 + c20);
-                                  const int64_t c = (c5 + c15);
-                                  const int64_t kh = (c6 + c13);
-                                  const int64_t kw = (c7 + c14);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-                                }
+                                const int64_t c16 = polyc_lane0;
+                                const int64_t c21 = polyc_lane2;
+                                const int64_t n = c0;
+                                const int64_t g = c1;
+                                const int64_t f = (c2 + c16);
+                                const int64_t h = ((c3 + c11) + c17);
+                                const int64_t w = (c4 + c21);
+                                O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
                               }
                             }
                           }
                         }
+                        else
                         {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          float polyc_acc[6][16];
                           {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              const int64_t c16 = polyc_lane0;
-                              const int64_t c20 = polyc_lane1;
-                              const int64_t n = c0;
-                              const int64_t g = c1;
-                              const int64_t f = (c2 + c16);
-                              const int64_t h = (c3 + c10);
-                              const int64_t w = (c4 + c20);
-                              O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                              #pragma omp simd
+                              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                              {
+                                const int64_t c16 = polyc_lane0;
+                                const int64_t c21 = polyc_lane2;
+                                const int64_t n = c0;
+                                const int64_t g = c1;
+                                const int64_t f = (c2 + c16);
+                                const int64_t h = ((c3 + c11) + c17);
+                                const int64_t w = (c4 + c21);
+                                polyc_acc[polyc_lane0][polyc_lane2] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
+                              }
+                            }
+                          }
+                          for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                          {
+                            for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                            {
+                              for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                  {
+                                    const int64_t c16 = polyc_lane0;
+                                    const int64_t c21 = polyc_lane2;
+                                    const int64_t n = c0;
+                                    const int64_t g = c1;
+                                    const int64_t f = (c2 + c16);
+                                    const int64_t h = ((c3 + c11) + c17);
+                                    const int64_t w = (c4 + c21);
+                                    const int64_t c = (c5 + c15);
+                                    const int64_t kh = (c6 + c13);
+                                    const int64_t kw = (c7 + c14);
+                                    polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                              {
+                                const int64_t c16 = polyc_lane0;
+                                const int64_t c21 = polyc_lane2;
+                                const int64_t n = c0;
+                                const int64_t g = c1;
+                                const int64_t f = (c2 + c16);
+                                const int64_t h = ((c3 + c11) + c17);
+                                const int64_t w = (c4 + c21);
+                                O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                              }
                             }
                           }
                         }
@@ -506,151 +510,24 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                     else
                     {
                       const int64_t polyc_count0 = polyc_min(5, ((F - c2) - 1)) + 1;
-                      const int64_t polyc_count1 = polyc_min(15, ((W - KW) - c4)) + 1;
-                      if (polyc_count0 > 0 && polyc_count1 > 0)
+                      const int64_t polyc_count1 = polyc_min(1, (((H - KH) - c3) - c11)) + 1;
+                      const int64_t polyc_count2 = polyc_min(15, ((W - KW) - c4)) + 1;
+                      if (polyc_count0 > 0 && polyc_count1 > 0 && polyc_count2 > 0)
                       {
                         int64_t polyc_shift = 0;
                         {
-                          const int64_t c20 = -(16 - polyc_count1);
-                          const int64_t w = (c4 + c20);
+                          const int64_t c21 = -(16 - polyc_count2);
+                          const int64_t w = (c4 + c21);
                           if (w >= 0)
-                            polyc_shift = 16 - polyc_count1;
+                            polyc_shift = 16 - polyc_count2;
                         }
-                        if (polyc_shift > 0 && polyc_count1 > 8)
+                        if (polyc_shift > 0 && polyc_count2 > 8)
                         {
                           const int64_t polyc_base = -polyc_shift;
                           const int64_t polyc_own = polyc_shift;
-                          if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
                           {
-                            float polyc_acc[6][16];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c20 = polyc_lane1 + polyc_base;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                            {
-                              for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                              {
-                                for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c20 = polyc_lane1 + polyc_base;
-                                      const int64_t n = c0;
-                                      const int64_t g = c1;
-                                      const int64_t f = (c2 + c16);
-                                      const int64_t h = (c3 + c10);
-                                      const int64_t w = (c4 + c20);
-                                      const int64_t c = (c5 + c15);
-                                      const int64_t kh = (c6 + c13);
-                                      const int64_t kw = (c7 + c14);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c20 = polyc_lane1 + polyc_base;
-                                  const int64_t n = c0;
-                                  const int64_t g = c1;
-                                  const int64_t f = (c2 + c16);
-                                  const int64_t h = (c3 + c10);
-                                  const int64_t w = (c4 + c20);
-                                  if (polyc_lane1 >= polyc_own)
-                                    O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][16];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c20 = polyc_lane1 + polyc_base;
-                                  const int64_t n = c0;
-                                  const int64_t g = c1;
-                                  const int64_t f = (c2 + c16);
-                                  const int64_t h = (c3 + c10);
-                                  const int64_t w = (c4 + c20);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 >= polyc_own) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                            {
-                              for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                              {
-                                for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c20 = polyc_lane1 + polyc_base;
-                                      const int64_t n = c0;
-                                      const int64_t g = c1;
-                                      const int64_t f = (c2 + c16);
-                                      const int64_t h = (c3 + c10);
-                                      const int64_t w = (c4 + c20);
-                                      const int64_t c = (c5 + c15);
-                                      const int64_t kh = (c6 + c13);
-                                      const int64_t kw = (c7 + c14);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c20 = polyc_lane1 + polyc_base;
-                                  const int64_t n = c0;
-                                  const int64_t g = c1;
-                                  const int64_t f = (c2 + c16);
-                                  const int64_t h = (c3 + c10);
-                                  const int64_t w = (c4 + c20);
-                                  if (polyc_lane1 >= polyc_own)
-                                    O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                          if (polyc_count1 == 16)
-                          {
+                            const int64_t c17 = polyc_lane1;
                             if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                             {
                               float polyc_acc[6][16];
@@ -658,11 +535,11 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                   {
                                     const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c20 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                    const int64_t c21 = polyc_lane2 + polyc_base;
+                                    polyc_acc[polyc_lane0][polyc_lane2] = 0.0f;
                                   }
                                 }
                               }
@@ -675,19 +552,19 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
                                       #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                       {
                                         const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
+                                        const int64_t c21 = polyc_lane2 + polyc_base;
                                         const int64_t n = c0;
                                         const int64_t g = c1;
                                         const int64_t f = (c2 + c16);
-                                        const int64_t h = (c3 + c10);
-                                        const int64_t w = (c4 + c20);
+                                        const int64_t h = ((c3 + c11) + c17);
+                                        const int64_t w = (c4 + c21);
                                         const int64_t c = (c5 + c15);
                                         const int64_t kh = (c6 + c13);
                                         const int64_t kw = (c7 + c14);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                        polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -697,16 +574,17 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                   {
                                     const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c20 = polyc_lane1;
+                                    const int64_t c21 = polyc_lane2 + polyc_base;
                                     const int64_t n = c0;
                                     const int64_t g = c1;
                                     const int64_t f = (c2 + c16);
-                                    const int64_t h = (c3 + c10);
-                                    const int64_t w = (c4 + c20);
-                                    O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    const int64_t h = ((c3 + c11) + c17);
+                                    const int64_t w = (c4 + c21);
+                                    if (polyc_lane2 >= polyc_own)
+                                      O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
                                   }
                                 }
                               }
@@ -718,16 +596,16 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                   {
                                     const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c20 = polyc_lane1;
+                                    const int64_t c21 = polyc_lane2 + polyc_base;
                                     const int64_t n = c0;
                                     const int64_t g = c1;
                                     const int64_t f = (c2 + c16);
-                                    const int64_t h = (c3 + c10);
-                                    const int64_t w = (c4 + c20);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
+                                    const int64_t h = ((c3 + c11) + c17);
+                                    const int64_t w = (c4 + c21);
+                                    polyc_acc[polyc_lane0][polyc_lane2] = ((polyc_lane2 >= polyc_own) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
                                   }
                                 }
                               }
@@ -740,19 +618,19 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
                                       #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                       {
                                         const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
+                                        const int64_t c21 = polyc_lane2 + polyc_base;
                                         const int64_t n = c0;
                                         const int64_t g = c1;
                                         const int64_t f = (c2 + c16);
-                                        const int64_t h = (c3 + c10);
-                                        const int64_t w = (c4 + c20);
+                                        const int64_t h = ((c3 + c11) + c17);
+                                        const int64_t w = (c4 + c21);
                                         const int64_t c = (c5 + c15);
                                         const int64_t kh = (c6 + c13);
                                         const int64_t kw = (c7 + c14);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                        polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -762,36 +640,177 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                   {
                                     const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c20 = polyc_lane1;
+                                    const int64_t c21 = polyc_lane2 + polyc_base;
                                     const int64_t n = c0;
                                     const int64_t g = c1;
                                     const int64_t f = (c2 + c16);
-                                    const int64_t h = (c3 + c10);
-                                    const int64_t w = (c4 + c20);
-                                    O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                    const int64_t h = ((c3 + c11) + c17);
+                                    const int64_t w = (c4 + c21);
+                                    if (polyc_lane2 >= polyc_own)
+                                      O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else
+                          if (polyc_count2 == 16)
+                          {
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
+                            {
+                              const int64_t c17 = polyc_lane1;
+                              if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                              {
+                                float polyc_acc[6][16];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                    {
+                                      const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c21 = polyc_lane2;
+                                      polyc_acc[polyc_lane0][polyc_lane2] = 0.0f;
+                                    }
+                                  }
+                                }
+                                for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                                {
+                                  for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                                  {
+                                    for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                                    {
+                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      {
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                        {
+                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c21 = polyc_lane2;
+                                          const int64_t n = c0;
+                                          const int64_t g = c1;
+                                          const int64_t f = (c2 + c16);
+                                          const int64_t h = ((c3 + c11) + c17);
+                                          const int64_t w = (c4 + c21);
+                                          const int64_t c = (c5 + c15);
+                                          const int64_t kh = (c6 + c13);
+                                          const int64_t kw = (c7 + c14);
+                                          polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                    {
+                                      const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c21 = polyc_lane2;
+                                      const int64_t n = c0;
+                                      const int64_t g = c1;
+                                      const int64_t f = (c2 + c16);
+                                      const int64_t h = ((c3 + c11) + c17);
+                                      const int64_t w = (c4 + c21);
+                                      O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                                    }
+                                  }
+                                }
+                              }
+                              else
+                              {
+                                float polyc_acc[6][16];
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                    {
+                                      const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c21 = polyc_lane2;
+                                      const int64_t n = c0;
+                                      const int64_t g = c1;
+                                      const int64_t f = (c2 + c16);
+                                      const int64_t h = ((c3 + c11) + c17);
+                                      const int64_t w = (c4 + c21);
+                                      polyc_acc[polyc_lane0][polyc_lane2] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
+                                    }
+                                  }
+                                }
+                                for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                                {
+                                  for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                                  {
+                                    for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                                    {
+                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      {
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                        {
+                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c21 = polyc_lane2;
+                                          const int64_t n = c0;
+                                          const int64_t g = c1;
+                                          const int64_t f = (c2 + c16);
+                                          const int64_t h = ((c3 + c11) + c17);
+                                          const int64_t w = (c4 + c21);
+                                          const int64_t c = (c5 + c15);
+                                          const int64_t kh = (c6 + c13);
+                                          const int64_t kw = (c7 + c14);
+                                          polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                    {
+                                      const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c21 = polyc_lane2;
+                                      const int64_t n = c0;
+                                      const int64_t g = c1;
+                                      const int64_t f = (c2 + c16);
+                                      const int64_t h = ((c3 + c11) + c17);
+                                      const int64_t w = (c4 + c21);
+                                      O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                                    }
                                   }
                                 }
                               }
                             }
                           }
                           else
-                            if (polyc_count1 == 8)
+                            if (polyc_count2 == 8)
                             {
                               if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                               {
-                                float polyc_acc[6][8];
+                                float polyc_acc[6][2][8];
                                 {
+                                  #pragma GCC unroll 6
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    #pragma GCC unroll 2
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                     {
-                                      const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c20 = polyc_lane1;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                        const int64_t c21 = polyc_lane2;
+                                        polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
+                                      }
                                     }
                                   }
                                 }
@@ -801,62 +820,80 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                   {
                                     for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
                                     {
+                                      #pragma GCC unroll 6
                                       for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                       {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                        #pragma GCC unroll 2
+                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                         {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          const int64_t c = (c5 + c15);
-                                          const int64_t kh = (c6 + c13);
-                                          const int64_t kw = (c7 + c14);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                          {
+                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                            const int64_t c21 = polyc_lane2;
+                                            const int64_t n = c0;
+                                            const int64_t g = c1;
+                                            const int64_t f = (c2 + c16);
+                                            const int64_t h = ((c3 + c11) + c17);
+                                            const int64_t w = (c4 + c21);
+                                            const int64_t c = (c5 + c15);
+                                            const int64_t kh = (c6 + c13);
+                                            const int64_t kw = (c7 + c14);
+                                            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                          }
                                         }
                                       }
                                     }
                                   }
                                 }
                                 {
+                                  #pragma GCC unroll 6
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    #pragma GCC unroll 2
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                     {
-                                      const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c20 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t g = c1;
-                                      const int64_t f = (c2 + c16);
-                                      const int64_t h = (c3 + c10);
-                                      const int64_t w = (c4 + c20);
-                                      O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                        const int64_t c21 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t g = c1;
+                                        const int64_t f = (c2 + c16);
+                                        const int64_t h = ((c3 + c11) + c17);
+                                        const int64_t w = (c4 + c21);
+                                        O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
+                                      }
                                     }
                                   }
                                 }
                               }
                               else
                               {
-                                float polyc_acc[6][8];
+                                float polyc_acc[6][2][8];
                                 {
+                                  #pragma GCC unroll 6
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    #pragma GCC unroll 2
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                     {
-                                      const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c20 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t g = c1;
-                                      const int64_t f = (c2 + c16);
-                                      const int64_t h = (c3 + c10);
-                                      const int64_t w = (c4 + c20);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                        const int64_t c21 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t g = c1;
+                                        const int64_t f = (c2 + c16);
+                                        const int64_t h = ((c3 + c11) + c17);
+                                        const int64_t w = (c4 + c21);
+                                        polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
+                                      }
                                     }
                                   }
                                 }
@@ -866,61 +903,79 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                   {
                                     for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
                                     {
+                                      #pragma GCC unroll 6
                                       for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                       {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                        #pragma GCC unroll 2
+                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                         {
-                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c20 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t g = c1;
-                                          const int64_t f = (c2 + c16);
-                                          const int64_t h = (c3 + c10);
-                                          const int64_t w = (c4 + c20);
-                                          const int64_t c = (c5 + c15);
-                                          const int64_t kh = (c6 + c13);
-                                          const int64_t kw = (c7 + c14);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                          #pragma omp simd
+                                          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                          {
+                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                            const int64_t c21 = polyc_lane2;
+                                            const int64_t n = c0;
+                                            const int64_t g = c1;
+                                            const int64_t f = (c2 + c16);
+                                            const int64_t h = ((c3 + c11) + c17);
+                                            const int64_t w = (c4 + c21);
+                                            const int64_t c = (c5 + c15);
+                                            const int64_t kh = (c6 + c13);
+                                            const int64_t kw = (c7 + c14);
+                                            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                          }
                                         }
                                       }
                                     }
                                   }
                                 }
                                 {
+                                  #pragma GCC unroll 6
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    #pragma GCC unroll 2
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                     {
-                                      const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c20 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t g = c1;
-                                      const int64_t f = (c2 + c16);
-                                      const int64_t h = (c3 + c10);
-                                      const int64_t w = (c4 + c20);
-                                      O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                      {
+                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                        const int64_t c21 = polyc_lane2;
+                                        const int64_t n = c0;
+                                        const int64_t g = c1;
+                                        const int64_t f = (c2 + c16);
+                                        const int64_t h = ((c3 + c11) + c17);
+                                        const int64_t w = (c4 + c21);
+                                        O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
+                                      }
                                     }
                                   }
                                 }
                               }
                             }
                             else
-                              if (polyc_count1 < 8)
+                              if (polyc_count2 < 8)
                               {
                                 if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                                 {
-                                  float polyc_acc[6][8];
+                                  float polyc_acc[6][2][8];
                                   {
+                                    #pragma GCC unroll 6
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      #pragma GCC unroll 2
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                       {
-                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
-                                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                        {
+                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                          const int64_t c21 = polyc_lane2;
+                                          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
+                                        }
                                       }
                                     }
                                   }
@@ -930,63 +985,81 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                     {
                                       for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
                                       {
+                                        #pragma GCC unroll 6
                                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                         {
-                                          #pragma omp simd
-                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                          #pragma GCC unroll 2
+                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                           {
-                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                            const int64_t c20 = polyc_lane1;
-                                            const int64_t n = c0;
-                                            const int64_t g = c1;
-                                            const int64_t f = (c2 + c16);
-                                            const int64_t h = (c3 + c10);
-                                            const int64_t w = (c4 + c20);
-                                            const int64_t c = (c5 + c15);
-                                            const int64_t kh = (c6 + c13);
-                                            const int64_t kw = (c7 + c14);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                            #pragma omp simd
+                                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                            {
+                                              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                              const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                              const int64_t c21 = polyc_lane2;
+                                              const int64_t n = c0;
+                                              const int64_t g = c1;
+                                              const int64_t f = (c2 + c16);
+                                              const int64_t h = ((c3 + c11) + c17);
+                                              const int64_t w = (c4 + c21);
+                                              const int64_t c = (c5 + c15);
+                                              const int64_t kh = (c6 + c13);
+                                              const int64_t kw = (c7 + c14);
+                                              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                            }
                                           }
                                         }
                                       }
                                     }
                                   }
                                   {
+                                    #pragma GCC unroll 6
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      #pragma GCC unroll 2
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                       {
-                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t g = c1;
-                                        const int64_t f = (c2 + c16);
-                                        const int64_t h = (c3 + c10);
-                                        const int64_t w = (c4 + c20);
-                                        if (polyc_lane1 < polyc_count1)
-                                          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                        {
+                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                          const int64_t c21 = polyc_lane2;
+                                          const int64_t n = c0;
+                                          const int64_t g = c1;
+                                          const int64_t f = (c2 + c16);
+                                          const int64_t h = ((c3 + c11) + c17);
+                                          const int64_t w = (c4 + c21);
+                                          if (polyc_lane2 < polyc_count2)
+                                            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
+                                        }
                                       }
                                     }
                                   }
                                 }
                                 else
                                 {
-                                  float polyc_acc[6][8];
+                                  float polyc_acc[6][2][8];
                                   {
+                                    #pragma GCC unroll 6
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      #pragma GCC unroll 2
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                       {
-                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t g = c1;
-                                        const int64_t f = (c2 + c16);
-                                        const int64_t h = (c3 + c10);
-                                        const int64_t w = (c4 + c20);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                        {
+                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                          const int64_t c21 = polyc_lane2;
+                                          const int64_t n = c0;
+                                          const int64_t g = c1;
+                                          const int64_t f = (c2 + c16);
+                                          const int64_t h = ((c3 + c11) + c17);
+                                          const int64_t w = (c4 + c21);
+                                          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
+                                        }
                                       }
                                     }
                                   }
@@ -996,42 +1069,54 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                     {
                                       for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
                                       {
+                                        #pragma GCC unroll 6
                                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                         {
-                                          #pragma omp simd
-                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                          #pragma GCC unroll 2
+                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                           {
-                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                            const int64_t c20 = polyc_lane1;
-                                            const int64_t n = c0;
-                                            const int64_t g = c1;
-                                            const int64_t f = (c2 + c16);
-                                            const int64_t h = (c3 + c10);
-                                            const int64_t w = (c4 + c20);
-                                            const int64_t c = (c5 + c15);
-                                            const int64_t kh = (c6 + c13);
-                                            const int64_t kw = (c7 + c14);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                            #pragma omp simd
+                                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                            {
+                                              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                              const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                              const int64_t c21 = polyc_lane2;
+                                              const int64_t n = c0;
+                                              const int64_t g = c1;
+                                              const int64_t f = (c2 + c16);
+                                              const int64_t h = ((c3 + c11) + c17);
+                                              const int64_t w = (c4 + c21);
+                                              const int64_t c = (c5 + c15);
+                                              const int64_t kh = (c6 + c13);
+                                              const int64_t kw = (c7 + c14);
+                                              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                            }
                                           }
                                         }
                                       }
                                     }
                                   }
                                   {
+                                    #pragma GCC unroll 6
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                      #pragma GCC unroll 2
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
                                       {
-                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t g = c1;
-                                        const int64_t f = (c2 + c16);
-                                        const int64_t h = (c3 + c10);
-                                        const int64_t w = (c4 + c20);
-                                        if (polyc_lane1 < polyc_count1)
-                                          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
+                                        {
+                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+                                          const int64_t c21 = polyc_lane2;
+                                          const int64_t n = c0;
+                                          const int64_t g = c1;
+                                          const int64_t f = (c2 + c16);
+                                          const int64_t h = ((c3 + c11) + c17);
+                                          const int64_t w = (c4 + c21);
+                                          if (polyc_lane2 < polyc_count2)
+                                            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
+                                        }
                                       }
                                     }
                                   }
@@ -1039,129 +1124,133 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                               }
                               else
                               {
-                                if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
                                 {
-                                  float polyc_acc[6][16];
+                                  const int64_t c17 = polyc_lane1;
+                                  if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                                   {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    float polyc_acc[6][16];
                                     {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                       {
-                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
-                                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                        {
+                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c21 = polyc_lane2;
+                                          polyc_acc[polyc_lane0][polyc_lane2] = 0.0f;
+                                        }
                                       }
                                     }
-                                  }
-                                  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                                  {
-                                    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                                    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
                                     {
-                                      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                                      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
                                       {
-                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
                                         {
-                                          #pragma omp simd
-                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                           {
-                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                            const int64_t c20 = polyc_lane1;
-                                            const int64_t n = c0;
-                                            const int64_t g = c1;
-                                            const int64_t f = (c2 + c16);
-                                            const int64_t h = (c3 + c10);
-                                            const int64_t w = (c4 + c20);
-                                            const int64_t c = (c5 + c15);
-                                            const int64_t kh = (c6 + c13);
-                                            const int64_t kw = (c7 + c14);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                            #pragma omp simd
+                                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                            {
+                                              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                              const int64_t c21 = polyc_lane2;
+                                              const int64_t n = c0;
+                                              const int64_t g = c1;
+                                              const int64_t f = (c2 + c16);
+                                              const int64_t h = ((c3 + c11) + c17);
+                                              const int64_t w = (c4 + c21);
+                                              const int64_t c = (c5 + c15);
+                                              const int64_t kh = (c6 + c13);
+                                              const int64_t kw = (c7 + c14);
+                                              polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                            }
                                           }
                                         }
                                       }
                                     }
-                                  }
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                       {
-                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t g = c1;
-                                        const int64_t f = (c2 + c16);
-                                        const int64_t h = (c3 + c10);
-                                        const int64_t w = (c4 + c20);
-                                        if (polyc_lane1 < polyc_count1)
-                                          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                      }
-                                    }
-                                  }
-                                }
-                                else
-                                {
-                                  float polyc_acc[6][16];
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t g = c1;
-                                        const int64_t f = (c2 + c16);
-                                        const int64_t h = (c3 + c10);
-                                        const int64_t w = (c4 + c20);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-                                      }
-                                    }
-                                  }
-                                  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                                  {
-                                    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                                    {
-                                      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                                      {
-                                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
                                         {
-                                          #pragma omp simd
-                                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                          {
-                                            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                            const int64_t c20 = polyc_lane1;
-                                            const int64_t n = c0;
-                                            const int64_t g = c1;
-                                            const int64_t f = (c2 + c16);
-                                            const int64_t h = (c3 + c10);
-                                            const int64_t w = (c4 + c20);
-                                            const int64_t c = (c5 + c15);
-                                            const int64_t kh = (c6 + c13);
-                                            const int64_t kw = (c7 + c14);
-                                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-                                          }
+                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c21 = polyc_lane2;
+                                          const int64_t n = c0;
+                                          const int64_t g = c1;
+                                          const int64_t f = (c2 + c16);
+                                          const int64_t h = ((c3 + c11) + c17);
+                                          const int64_t w = (c4 + c21);
+                                          if (polyc_lane2 < polyc_count2)
+                                            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
                                         }
                                       }
                                     }
                                   }
+                                  else
                                   {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    float polyc_acc[6][16];
                                     {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                       {
-                                        const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c20 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t g = c1;
-                                        const int64_t f = (c2 + c16);
-                                        const int64_t h = (c3 + c10);
-                                        const int64_t w = (c4 + c20);
-                                        if (polyc_lane1 < polyc_count1)
-                                          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                        {
+                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c21 = polyc_lane2;
+                                          const int64_t n = c0;
+                                          const int64_t g = c1;
+                                          const int64_t f = (c2 + c16);
+                                          const int64_t h = ((c3 + c11) + c17);
+                                          const int64_t w = (c4 + c21);
+                                          polyc_acc[polyc_lane0][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
+                                        }
+                                      }
+                                    }
+                                    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+                                    {
+                                      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+                                      {
+                                        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+                                        {
+                                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                          {
+                                            #pragma omp simd
+                                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                            {
+                                              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                              const int64_t c21 = polyc_lane2;
+                                              const int64_t n = c0;
+                                              const int64_t g = c1;
+                                              const int64_t f = (c2 + c16);
+                                              const int64_t h = ((c3 + c11) + c17);
+                                              const int64_t w = (c4 + c21);
+                                              const int64_t c = (c5 + c15);
+                                              const int64_t kh = (c6 + c13);
+                                              const int64_t kw = (c7 + c14);
+                                              polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                            }
+                                          }
+                                        }
+                                      }
+                                    }
+                                    {
+                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      {
+                                        #pragma omp simd
+                                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
+                                        {
+                                          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                          const int64_t c21 = polyc_lane2;
+                                          const int64_t n = c0;
+                                          const int64_t g = c1;
+                                          const int64_t f = (c2 + c16);
+                                          const int64_t h = ((c3 + c11) + c17);
+                                          const int64_t w = (c4 + c21);
+                                          if (polyc_lane2 < polyc_count2)
+                                            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
+                                        }
                                       }
                                     }
                                   }

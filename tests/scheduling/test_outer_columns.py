@@ -1,0 +1,84 @@
+"""A register block's columns span a second member besides the vector one where a
+member qualifies (``register_blocks._outer_columns``): a convolution's image rows ``h``,
+along which the filter (the broadcast operand) is invariant and the input (the streamed
+one) moves. Blocks narrowed to half their columns or fewer (a late layer's 14 output
+columns against 32) keep ``rules.outer_column_steps`` image rows side by side in their
+accumulators; full blocks run them one after another. Expectations come from the rules,
+under every named machine model; values in float64 on any host.
+"""
+import re
+
+import numpy as np
+import pytest
+
+import polyc
+from polyc.compiler import frontend, generate
+from polyc.machine import NAMED_MACHINES
+from polyc.machine.rules import outer_column_steps, register_block
+from polyc.options import Options
+from polyc.scheduling.marks import RegisterBlock, marks_by_statement
+
+CONV = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
+  O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
+}"""
+# The filter moves with every parallel member but the vector one: no outer member.
+MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
+LAYER = """def layer(float(B, L, K) X, float(K, N) W) -> (Y) {
+  Y(b, l, n) +=! X(b, l, k) * W(k, n)
+}"""
+# Lanes gathered (2 * w + s): blocks twice as tall would be unrolled over gathers.
+STRIDED_CONV = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
+  O(n, k, h, w) +=! I(n, c, 2 * h + r, 2 * w + s) * F(k, c, r, s)
+      where h in 0:(H - R) / 2 + 1, w in 0:(W - S) / 2 + 1
+}"""
+
+
+def _blocks(source: str, machine) -> tuple[list[RegisterBlock], str]:
+    compilation = generate(frontend(source), Options(machine=machine))
+    blocks = [mark for marks in marks_by_statement(compilation.schedule.tree).values()
+              for mark in marks if isinstance(mark, RegisterBlock)]
+    return blocks, compilation.c_source.text
+
+
+def test_a_convolution_block_spans_its_image_rows(machine):
+    MR, NR = register_block(machine, 4)
+    steps = outer_column_steps(machine, 4)
+    assert steps == NR // (machine.vector_bytes // 4) >= 2  # one step per vector of a row
+    blocks, text = _blocks(CONV, machine)
+    assert blocks and all(block.outer == steps for block in blocks)
+    # narrowed to half its columns: the steps side by side, the rows unrolled in the C
+    assert f"float polyc_acc[{MR}][{steps}][{NR // 2}]" in text
+    assert f"#pragma GCC unroll {steps}\n" in text
+    # a full block: one step after another, each its own MR × NR block
+    loop = re.search(rf"for \(int64_t polyc_lane1 = 0; polyc_lane1 < {steps}; "
+                     r"polyc_lane1 \+= 1\)\s*\{\s*const int64_t (c\d+) = polyc_lane1;", text)
+    assert loop and f"float polyc_acc[{MR}][{NR}]" in text[loop.end():]
+    # the steps are image rows (h), not images (n): the input's rows lie deeper
+    assert re.search(rf"const int64_t h = \(\(c\d+ \+ c\d+\) \+ {loop.group(1)}\);", text)
+
+
+@pytest.mark.parametrize("source", [MATMUL, LAYER, STRIDED_CONV],
+                         ids=["matmul", "layer", "strided"])
+def test_blocks_without_an_outer_member(source, machine):
+    blocks, text = _blocks(source, machine)
+    assert blocks and all(block.outer == 1 for block in blocks)
+    assert not re.search(r"polyc_acc\[\d+\]\[\d+\]\[\d+\]", text)
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("model", ["zen3", "zen5", "skylake-avx512"])
+def test_convolutions_over_outer_columns_compute_what_numpy_does(model):
+    # Output rows 1 (a step past the edge repeats the last row), 2 and 7; widths below,
+    # at and above half a block, and over two blocks. One kernel serves every shape.
+    _, NR = register_block(NAMED_MACHINES[model], 4)
+    op = polyc.define(CONV, machine=model)
+    rng = np.random.default_rng(NR)
+    for out_rows in (1, 2, 7):
+        for out_columns in (3, NR // 2 - 2, NR // 2, NR // 2 + 3, 2 * NR + 5):
+            I = rng.standard_normal((2, 3, out_rows + 2, out_columns + 2)).astype(np.float32)
+            F = rng.standard_normal((9, 3, 3, 3)).astype(np.float32)
+            windows = np.lib.stride_tricks.sliding_window_view(I.astype(np.float64), (3, 3),
+                                                               axis=(2, 3))
+            expected = np.einsum("nchwrs,kcrs->nkhw", windows, F.astype(np.float64))
+            np.testing.assert_allclose(op(I, F), expected, rtol=1e-4, atol=1e-4,
+                                       err_msg=f"{out_rows} x {out_columns}")
