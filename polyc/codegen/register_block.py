@@ -85,24 +85,30 @@ def register_blocked(emitter: LoopNestEmitter, loop: isl.AstNode, iterator: str,
     A partial block at an edge (bounds below the full trip) keeps the constant trip
     counts, so the accumulator still lives in registers: a row past the edge repeats
     the last row (the same loads, sums and stores again), and a vector lane past the
-    edge reads zeros (masked loads) and is never stored.
+    edge reads zeros (masked loads) and is never stored. A full block's outer column
+    steps (:meth:`_RegisterBlock.outer_level`) run one after another, as many as there
+    are: steps short of the block's make no edge block of their own.
     """
     block = register_block_at(emitter, loop)
     if block is None:
         return None
-    trips = block.trips
+    trips, looped = block.trips, block.outer_level
     emitter.blocked[block.stmt.name] = emitter.blocked.get(block.stmt.name, 0) + 1
-    full = [emitter.expr(trip.full) for trip in trips if trip.full is not None]
-    if not full:
-        return _emit_register_block(emitter, block, _FULL, scope)
     counts = [cgen.Initializer(cgen.Value("const int64_t", f"polyc_count{level}"),
                                _trip_count(emitter, trip))
               for level, trip in enumerate(trips)]
+    steps = [counts[looped]] if looped is not None else []
+    full = [emitter.expr(trip.full) for level, trip in enumerate(trips)
+            if trip.full is not None and level != looped]
+    if not full:
+        return cgen.Block(steps + [_emit_register_block(emitter, block, _FULL, scope)])
     nonempty = " && ".join(f"polyc_count{level} > 0" for level in range(len(trips)))
     edge = _unmasked_edge(emitter, block, _emit_register_block(emitter, block, _MASKED, scope),
                           scope)
-    return cgen.If(" && ".join(full), _emit_register_block(emitter, block, _FULL, scope),
-                   cgen.Block(counts + [cgen.If(nonempty, braced(edge))]))
+    return cgen.Block(steps + [cgen.If(
+        " && ".join(full), _emit_register_block(emitter, block, _FULL, scope),
+        cgen.Block([count for level, count in enumerate(counts) if level != looped]
+                   + [cgen.If(nonempty, braced(edge))]))])
 
 
 def _unmasked_edge(emitter: LoopNestEmitter, block: _RegisterBlock, masked,
@@ -322,10 +328,9 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
     if looped is None:
         return block_code
     step = f"polyc_lane{looped}"
-    steps = block.trips[looped].trip if mode == _FULL else f"polyc_count{looped}"
-    return cgen.For(f"int64_t {step} = 0", f"{step} < {steps}", f"{step} += 1", cgen.Block([
-        cgen.Initializer(cgen.Value("const int64_t", block.iterators[looped]), step),
-        block_code]))
+    bind = cgen.Initializer(cgen.Value("const int64_t", block.iterators[looped]), step)
+    return cgen.For(f"int64_t {step} = 0", f"{step} < polyc_count{looped}", f"{step} += 1",
+                    cgen.Block([bind, block_code]))
 
 
 def _panel_reads(emitter: LoopNestEmitter, block: _RegisterBlock, exprs: ExprEmitter,

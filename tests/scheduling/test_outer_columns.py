@@ -49,8 +49,9 @@ def test_a_convolution_block_spans_its_image_rows(machine):
     # narrowed to half its columns: the steps side by side, the rows unrolled in the C
     assert f"float polyc_acc[{MR}][{steps}][{NR // 2}]" in text
     assert f"#pragma GCC unroll {steps}\n" in text
-    # a full block: one step after another, each its own MR × NR block
-    loop = re.search(rf"for \(int64_t polyc_lane1 = 0; polyc_lane1 < {steps}; "
+    # a full block: one step after another, as many as there are, each its own MR × NR
+    # block
+    loop = re.search(r"for \(int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; "
                      r"polyc_lane1 \+= 1\)\s*\{\s*const int64_t (c\d+) = polyc_lane1;", text)
     assert loop and f"float polyc_acc[{MR}][{NR}]" in text[loop.end():]
     # the steps are image rows (h), not images (n): the input's rows lie deeper

@@ -359,8 +359,9 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
               {
                 for (int64_t c9 = 0; c9 <= polyc_min(7, ((H - KH) - c2)); c9 += 2)
                 {
-                  if ((((M - c1) - 1) >= 5) && ((((H - KH) - c2) - c9) >= 1) && (((W - KW) - c3) >= 15))
-                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+                  const int64_t polyc_count1 = polyc_min(1, (((H - KH) - c2) - c9)) + 1;
+                  if ((((M - c1) - 1) >= 5) && (((W - KW) - c3) >= 15))
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
                     {
                       const int64_t c15 = polyc_lane1;
                       if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
@@ -487,7 +488,6 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                   else
                   {
                     const int64_t polyc_count0 = polyc_min(5, ((M - c1) - 1)) + 1;
-                    const int64_t polyc_count1 = polyc_min(1, (((H - KH) - c2) - c9)) + 1;
                     const int64_t polyc_count2 = polyc_min(15, ((W - KW) - c3)) + 1;
                     if (polyc_count0 > 0 && polyc_count1 > 0 && polyc_count2 > 0)
                     {

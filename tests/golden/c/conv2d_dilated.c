@@ -349,8 +349,9 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
           {
             for (int64_t c9 = 0; c9 <= polyc_min(3, ((H - c2) - 5)); c9 += 2)
             {
-              if ((((M - c1) - 1) >= 5) && ((((H - c2) - c9) - 5) >= 1) && (((W - c3) - 5) >= 15))
-                for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+              const int64_t polyc_count1 = polyc_min(1, (((H - c2) - c9) - 5)) + 1;
+              if ((((M - c1) - 1) >= 5) && (((W - c3) - 5) >= 15))
+                for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
                 {
                   const int64_t c15 = polyc_lane1;
                   if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
@@ -477,7 +478,6 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
               else
               {
                 const int64_t polyc_count0 = polyc_min(5, ((M - c1) - 1)) + 1;
-                const int64_t polyc_count1 = polyc_min(1, (((H - c2) - c9) - 5)) + 1;
                 const int64_t polyc_count2 = polyc_min(15, ((W - c3) - 5)) + 1;
                 if (polyc_count0 > 0 && polyc_count1 > 0 && polyc_count2 > 0)
                 {

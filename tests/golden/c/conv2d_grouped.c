@@ -377,8 +377,9 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                 {
                   for (int64_t c11 = 0; c11 <= polyc_min(7, ((H - KH) - c3)); c11 += 2)
                   {
-                    if ((((F - c2) - 1) >= 5) && ((((H - KH) - c3) - c11) >= 1) && (((W - KW) - c4) >= 15))
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+                    const int64_t polyc_count1 = polyc_min(1, (((H - KH) - c3) - c11)) + 1;
+                    if ((((F - c2) - 1) >= 5) && (((W - KW) - c4) >= 15))
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
                       {
                         const int64_t c17 = polyc_lane1;
                         if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
@@ -510,7 +511,6 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                     else
                     {
                       const int64_t polyc_count0 = polyc_min(5, ((F - c2) - 1)) + 1;
-                      const int64_t polyc_count1 = polyc_min(1, (((H - KH) - c3) - c11)) + 1;
                       const int64_t polyc_count2 = polyc_min(15, ((W - KW) - c4)) + 1;
                       if (polyc_count0 > 0 && polyc_count1 > 0 && polyc_count2 > 0)
                       {
