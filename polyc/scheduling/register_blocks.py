@@ -91,7 +91,7 @@ def register_block_members(members: list[Member], vector: Member, program: PolyP
             best, best_depth = row, depth
     if best is not None:
         return BlockMembers(best, reductions, _outer_columns(members, vector, best, name,
-                                                             statement, inputs))
+                                                             program, inputs))
     if all(is_window(m, program) for m in reductions) and all(
             walks_unit_stride(a, vector_index) for a in inputs if uses(a, vector_index)):
         rows = _stencil_rows(members, vector, name, statement)
@@ -101,7 +101,7 @@ def register_block_members(members: list[Member], vector: Member, program: PolyP
 
 
 def _outer_columns(members: list[Member], vector: Member, row: Member, name: str,
-                   statement: ir.Statement, inputs) -> Member | None:
+                   program: PolyProgram, inputs) -> Member | None:
     """The member a register block's columns span besides ``vector``
     (:func:`~polyc.machine.rules.outer_column_block`): a parallel member the
     accumulator depends on, along which no broadcast operand varies (each broadcast
@@ -114,9 +114,14 @@ def _outer_columns(members: list[Member], vector: Member, row: Member, name: str
     A convolution's rows of 14 output columns, under half of a block two vectors wide,
     had run half-width blocks, one vector per row: eight broadcasts and one load for
     eight multiply-adds (measurements: benchmarks/README.md, "Design measurements").
+    Only a member whose steps the statement's domain leaves an interval of their own:
+    a convolution's data gradient, whose window rows are bounded by its image rows
+    (``r in max(0, h + R - H):min(R, h + 1)``), had its blocks cut into many pieces,
+    its C twice as long and gcc 5.5x as slow.
     Only where the streamed operands' vectors are contiguous: a strided convolution's
     gathered lanes, in blocks twice as tall and unrolled, took gcc 15 s instead of 5.
     """
+    statement = program.statement(name).statement
     vector_index = vector.walks[name]
     streamed = [a for a in inputs if uses(a, vector_index)]
     broadcast = [a for a in inputs if not uses(a, vector_index)]
@@ -127,7 +132,8 @@ def _outer_columns(members: list[Member], vector: Member, row: Member, name: str
         index = member.walks.get(name)
         if (member is vector or member is row or not member.coincident
                 or index not in statement.indices
-                or any(uses(a, index) for a in broadcast)):
+                or any(uses(a, index) for a in broadcast)
+                or not _independent_interval(program, name, index)):
             continue
         depth = max((max(k for k, d in enumerate(a.dims)
                          if d is None or d.coefficient(index))
@@ -204,7 +210,14 @@ def edge_moves_back(vector: Member, program: PolyProgram, read_only: frozenset[s
     if any(read.tensor not in read_only for read in ir.walk(stmt.statement.rhs)
            if isinstance(read, ir.Read) and index in ir.index_names(*read.indices)):
         return False
-    domain = statements_named(program.domain, [stmt.name]).coalesce()
+    return _independent_interval(program, stmt.name, index)
+
+
+def _independent_interval(program: PolyProgram, name: str, index: str) -> bool:
+    """Whether statement ``name``'s instances along ``index`` are an interval that no
+    constraint of its domain ties to another of its indices."""
+    stmt = program.statement(name)
+    domain = statements_named(program.domain, [name]).coalesce()
     sets = isl_items(domain.get_set_list())
     if len(sets) != 1:
         return False

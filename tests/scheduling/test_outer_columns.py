@@ -66,6 +66,20 @@ def test_blocks_without_an_outer_member(source, machine):
     assert not re.search(r"polyc_acc\[\d+\]\[\d+\]\[\d+\]", text)
 
 
+def test_image_rows_that_bound_a_window_are_no_outer_member(machine):
+    # The data gradient's window rows depend on its image rows (r in max(0, h + R - H):
+    # min(R, h + 1)): blocks over pairs of image rows were cut into many pieces (its C
+    # twice as long, gcc 5.5x as slow). Its blocks span its images instead, whose
+    # steps are an interval of their own.
+    gradient = polyc.grad(polyc.define(CONV, machine=machine.name), wrt=("I",))
+    text = gradient.compilation().c_source.text
+    loop = re.search(r"for \(int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; "
+                     r"polyc_lane1 \+= 1\)\s*\{\s*const int64_t (c\d+) = polyc_lane1;", text)
+    assert loop
+    assert re.search(rf"const int64_t n = \(c\d+ \+ {loop.group(1)}\);", text)
+    assert not re.search(rf"const int64_t h = \(c\d+ \+ {loop.group(1)}\);", text)
+
+
 @pytest.mark.needs_cc
 @pytest.mark.parametrize("model", ["zen3", "zen5", "skylake-avx512"])
 def test_convolutions_over_outer_columns_compute_what_numpy_does(model):
