@@ -43,7 +43,7 @@ class RegisterBlock:
     its panels are the only copy of what it reads that runs along its lanes
     (:mod:`polyc.scheduling.packed_copies`). ``outer``: the steps of a second member
     its columns span, between the rows and the vector loop (1: none;
-    :func:`~polyc.machine.rules.outer_column_block`)."""
+    :func:`~polyc.machine.rules.outer_column_steps`)."""
 
     rows: int
     columns: int

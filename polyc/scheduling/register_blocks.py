@@ -103,7 +103,7 @@ def register_block_members(members: list[Member], vector: Member, program: PolyP
 def _outer_columns(members: list[Member], vector: Member, row: Member, name: str,
                    program: PolyProgram, inputs) -> Member | None:
     """The member a register block's columns span besides ``vector``
-    (:func:`~polyc.machine.rules.outer_column_block`): a parallel member the
+    (:func:`~polyc.machine.rules.outer_column_steps`): a parallel member the
     accumulator depends on, along which no broadcast operand varies (each broadcast
     serves the block's columns along it too) and a streamed operand does (each of its
     steps loads its own vectors); where several qualify, the one whose index lies
