@@ -16,7 +16,9 @@ from polyc.codegen.c_expr import ExprEmitter, combine, identity
 from polyc.codegen.c_names import braced, c_name
 from polyc.codegen.isl_ast import Trip, constant_trip, mentions, single
 from polyc.codegen.panels import panel_element, panel_read
+from polyc.lang import ir
 from polyc.lang.ir import is_pure_reduction
+from polyc.lang.ranges import affine_of
 from polyc.machine.rules import masked_rows_unrolled
 from polyc.poly.program import PolyStatement
 from polyc.scheduling.marks import SIMD_MARK, RegisterBlock, is_register_block, node_mark
@@ -264,6 +266,8 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
     if mode == _MASKED and vector_lanes:
         store_condition = " && ".join(f"{lane} < {count}" for lane, count in vector_lanes)
         exprs = exprs.masked(frozenset(block.vector_indices), store_condition, block_lanes)
+        if _lanes_drop_unseen(statement, tensor):
+            exprs = exprs.lanes_unselected()
     elif mode == _SHIFTED:
         store_condition = f"{vector_lanes[0][0]} >= polyc_own"
     if mode != _SHIFTED or vector_width is not None:
@@ -331,6 +335,16 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
     bind = cgen.Initializer(cgen.Value("const int64_t", block.iterators[looped]), step)
     return cgen.For(f"int64_t {step} = 0", f"{step} < polyc_count{looped}", f"{step} += 1",
                     cgen.Block([bind, block_code]))
+
+
+def _lanes_drop_unseen(statement, tensor) -> bool:
+    """Whether a masked block's lanes past the edge may compute on whatever they load
+    (:meth:`~polyc.codegen.c_expr.ExprEmitter.lanes_unselected`): a float accumulator
+    and no gathered index in the statement (a lane past the edge would check or read
+    an index it made up)."""
+    return tensor.type.compute_type.is_float and all(
+        affine_of(index) is not None for read in ir.walk(statement.rhs)
+        if isinstance(read, ir.Read) for index in read.indices)
 
 
 def _panel_reads(emitter: LoopNestEmitter, block: _RegisterBlock, exprs: ExprEmitter,

@@ -176,4 +176,9 @@ def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter
     for tensor in temporaries:
         lines.append(cgen.If(f"!{c_name(tensor.name)}",
                              cgen.Block(allocation_failed(False) + [done])))
+    for tensor in temporaries:  # what masked lanes load unselected: zeros
+        name, ctype = c_name(tensor.name), tensor.type.c_type
+        lines.append(cgen.Statement(
+            f"memset({name} + {exprs.element_count(tensor.shape)}, 0, "
+            f"sizeof({ctype}) * {exprs.slack})"))
     return lines

@@ -14,8 +14,9 @@ from the tensor itself, only under the condition. Each test picks sizes that rea
 of these paths and checks the values in float64.
 
 Lanes past the edge load, then select, where every lane lies inside an allocation: a
-packed panel, or a temporary on the heap (``rules.edge_slack`` elements past its end)
-read with the masked index in its last dimension alone.
+packed panel, or a temporary on the heap (``rules.edge_slack`` elements past its end,
+zeroed) read with the masked index in its last dimension alone; a temporary's lanes
+are not even selected in a float sum without gathers (computed, dropped unseen).
 """
 import re
 
@@ -103,14 +104,25 @@ def test_matmul_edges(model, case):
 @pytest.mark.parametrize("model", EDGE_MODELS)
 def test_masked_lanes_load_a_heap_temporary_along_its_last_index(model):
     # The convolution reads its input through a layout copy (a temporary allocated with
-    # rules.edge_slack elements past its end): its masked lanes load, then select.
-    # (its vector level comes after the rows and the image rows: polyc_lane2)
+    # rules.edge_slack elements past its end, zeroed): its masked lanes load whatever
+    # lies there, unselected (a float sum, no gather: a lane past the edge is computed
+    # and dropped unseen). Its vector level comes after the rows and the image rows.
     text = _c(CONV, model)
-    assert re.search(r"POLYC_LANE_KEEP\(polyc_lane2 < polyc_count2, I_t\d+\[", text)
+    slack = edge_slack(NAMED_MACHINES[model])
     assert "polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * " \
-           f"polyc_extent(W) + {edge_slack(NAMED_MACHINES[model])})" in text
+           f"polyc_extent(W) + {slack})" in text
+    assert re.search(r"memset\(I_t\d+ \+ polyc_extent\(N\) \* polyc_extent\(H\) \* "
+                     rf"polyc_extent\(C\) \* polyc_extent\(W\), 0, sizeof\(float\) \* {slack}\)",
+                     text)
+    assert "POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t" not in text
+    masked = text[text.index("((polyc_lane2 < polyc_count2) ? O["):]
+    assert re.search(r"polyc_acc\[[^=]*= \(polyc_acc\[[^;]* \+ \(I_t\d+\[", masked)
     # a user's array has no slack: its masked lanes load under the condition
     assert "((polyc_lane2 < polyc_count2) ? O[" in text
+    # an integer sum keeps the select (a lane's value never reaches a trap, but the
+    # rule keeps to float arithmetic)
+    integer = _c(CONV.replace("float(", "int32("), model)
+    assert re.search(r"POLYC_LANE_KEEP\(polyc_lane\d < polyc_count\d, I_t\d+\[", integer)
 
 
 @pytest.mark.needs_cc
@@ -141,7 +153,8 @@ def test_strided_convolution_edges(width):
     I = rng.standard_normal((2, 3, 7, width)).astype(np.float32)
     F = rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
     op = polyc.define(STRIDED_CONV)
-    assert "POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t" in op.compilation().c_source.text
+    text = op.compilation().c_source.text
+    assert "memset(I_t" in text and "(polyc_lane1 < polyc_count1) ? O[" in text
     windows = np.lib.stride_tricks.sliding_window_view(I.astype(np.float64), (3, 3),
                                                        axis=(2, 3))[:, :, ::2, ::2]
     expected = np.einsum("nchwrs,kcrs->nkhw", windows, F.astype(np.float64))
@@ -225,7 +238,7 @@ def test_masked_blocks_that_gather_their_lanes_stay_rolled():
     model = next(m for m in NAMED_MACHINES.values() if masked_rows_unrolled(m))
     assert "#pragma GCC unroll" in _c(CONV, model.name)
     strided = _c(STRIDED_CONV, model.name)
-    assert "POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t" in strided
+    assert "(polyc_lane1 < polyc_count1) ? O[" in strided  # a masked block
     assert "#pragma GCC unroll" not in strided
 
 

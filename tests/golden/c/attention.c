@@ -631,7 +631,7 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
                                   const int64_t b = c0;
                                   const int64_t q = ((c1 + c5) + c8);
                                   const int64_t s = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, sc[((b) * Q + q) * S + s]);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
                                 }
                               }
                             }
@@ -735,7 +735,7 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
                                   const int64_t b = c0;
                                   const int64_t q = ((c1 + c5) + c8);
                                   const int64_t s = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, sc[((b) * Q + q) * S + s]);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
                                 }
                               }
                             }
@@ -1646,6 +1646,10 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
     polyc_status = 1;
     goto polyc_done;
   }
+  memset(sc + polyc_extent(B) * polyc_extent(Q) * polyc_extent(S), 0, sizeof(float) * 64);
+  memset(mx + polyc_extent(B) * polyc_extent(Q), 0, sizeof(float) * 64);
+  memset(p + polyc_extent(B) * polyc_extent(Q) * polyc_extent(S), 0, sizeof(float) * 64);
+  memset(z + polyc_extent(B) * polyc_extent(Q), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {

@@ -966,7 +966,7 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                             const int64_t c = (c4 + c13);
                                             const int64_t kh = (c5 + c11);
                                             const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
@@ -1047,7 +1047,7 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                             const int64_t c = (c4 + c13);
                                             const int64_t kh = (c5 + c11);
                                             const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
@@ -1119,7 +1119,7 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                             const int64_t c = (c4 + c13);
                                             const int64_t kh = (c5 + c11);
                                             const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                            polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
@@ -1182,7 +1182,7 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                                             const int64_t c = (c4 + c13);
                                             const int64_t kh = (c5 + c11);
                                             const int64_t kw = (c6 + c12);
-                                            polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                            polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                           }
                                         }
                                       }
@@ -1238,6 +1238,8 @@ int polyc_conv2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t 
     polyc_status = 1;
     goto polyc_done;
   }
+  memset(I_t0213 + polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W), 0, sizeof(float) * 64);
+  memset(W1_t0231 + polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {

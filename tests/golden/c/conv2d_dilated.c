@@ -956,7 +956,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                                         const int64_t c = (c4 + c13);
                                         const int64_t kh = c11;
                                         const int64_t kw = c12;
-                                        polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                        polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -1037,7 +1037,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                                         const int64_t c = (c4 + c13);
                                         const int64_t kh = c11;
                                         const int64_t kw = c12;
-                                        polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                        polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -1109,7 +1109,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                                         const int64_t c = (c4 + c13);
                                         const int64_t kh = c11;
                                         const int64_t kw = c12;
-                                        polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                        polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -1172,7 +1172,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                                         const int64_t c = (c4 + c13);
                                         const int64_t kh = c11;
                                         const int64_t kw = c12;
-                                        polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w]) * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
+                                        polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
                                       }
                                     }
                                   }
@@ -1226,6 +1226,8 @@ int polyc_conv2d_dilated(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
     polyc_status = 1;
     goto polyc_done;
   }
+  memset(I_t0213 + polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W), 0, sizeof(float) * 64);
+  memset(W1_t0231 + polyc_extent(M) * polyc_extent(3) * polyc_extent(3) * polyc_extent(C), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {

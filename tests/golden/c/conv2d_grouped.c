@@ -1005,7 +1005,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                               const int64_t c = (c5 + c15);
                                               const int64_t kh = (c6 + c13);
                                               const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                             }
                                           }
                                         }
@@ -1089,7 +1089,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                               const int64_t c = (c5 + c15);
                                               const int64_t kh = (c6 + c13);
                                               const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                             }
                                           }
                                         }
@@ -1163,7 +1163,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                               const int64_t c = (c5 + c15);
                                               const int64_t kh = (c6 + c13);
                                               const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                              polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                             }
                                           }
                                         }
@@ -1229,7 +1229,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                                               const int64_t c = (c5 + c15);
                                               const int64_t kh = (c6 + c13);
                                               const int64_t kw = (c7 + c14);
-                                              polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (POLYC_LANE_KEEP(polyc_lane2 < polyc_count2, I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w]) * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
+                                              polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
                                             }
                                           }
                                         }
@@ -1287,6 +1287,8 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
     polyc_status = 1;
     goto polyc_done;
   }
+  memset(I_t01324 + polyc_extent(N) * polyc_extent(G) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W), 0, sizeof(float) * 64);
+  memset(W1_t01342 + polyc_extent(G) * polyc_extent(F) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {

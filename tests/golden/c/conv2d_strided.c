@@ -906,7 +906,7 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                                           const int64_t c = (c4 + c13);
                                           const int64_t kh = (c5 + c11);
                                           const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                         }
                                       }
                                     }
@@ -969,7 +969,7 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                                           const int64_t c = (c4 + c13);
                                           const int64_t kh = (c5 + c11);
                                           const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                         }
                                       }
                                     }
@@ -1031,7 +1031,7 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                                           const int64_t c = (c4 + c13);
                                           const int64_t kh = (c5 + c11);
                                           const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                         }
                                       }
                                     }
@@ -1094,7 +1094,7 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                                           const int64_t c = (c4 + c13);
                                           const int64_t kh = (c5 + c11);
                                           const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w]) * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                         }
                                       }
                                     }
@@ -1149,6 +1149,8 @@ int polyc_conv2d_strided(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, 
     polyc_status = 1;
     goto polyc_done;
   }
+  memset(I_t0213 + polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W), 0, sizeof(float) * 64);
+  memset(W1_t0231 + polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {

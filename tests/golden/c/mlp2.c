@@ -641,7 +641,7 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t b = ((c0 + c3) + c6);
                                   const int64_t n = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, H[(b) * N + n]);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = H[(b) * N + n];
                                 }
                               }
                             }
@@ -740,7 +740,7 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t b = ((c0 + c3) + c6);
                                   const int64_t n = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, H[(b) * N + n]);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = H[(b) * N + n];
                                 }
                               }
                             }
@@ -1440,6 +1440,7 @@ int polyc_mlp2(int64_t B, int64_t M, int64_t N, int64_t P, const float *restrict
     polyc_status = 1;
     goto polyc_done;
   }
+  memset(H + polyc_extent(B) * polyc_extent(N), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {

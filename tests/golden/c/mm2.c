@@ -678,7 +678,7 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                                     const int64_t c8 = polyc_lane1;
                                     const int64_t i = ((c0 + c3) + c6);
                                     const int64_t j = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, tmp[(i) * NJ + j]);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = tmp[(i) * NJ + j];
                                   }
                                 }
                               }
@@ -777,7 +777,7 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                                     const int64_t c8 = polyc_lane1;
                                     const int64_t i = ((c0 + c3) + c6);
                                     const int64_t j = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, tmp[(i) * NJ + j]);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = tmp[(i) * NJ + j];
                                   }
                                 }
                               }
@@ -1558,6 +1558,7 @@ int polyc_mm2(int64_t NI, int64_t NK, int64_t NJ, int64_t NL, float alpha, float
     polyc_status = 1;
     goto polyc_done;
   }
+  memset(tmp + polyc_extent(NI) * polyc_extent(NJ), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {

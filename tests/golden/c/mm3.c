@@ -676,7 +676,7 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t j = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, E[(i) * NJ + j]);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NJ + j];
                                 }
                               }
                             }
@@ -775,7 +775,7 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t j = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, E[(i) * NJ + j]);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NJ + j];
                                 }
                               }
                             }
@@ -1375,7 +1375,7 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t j = ((c0 + c3) + c6);
                                   const int64_t l = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, F[(j) * NL + l]);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = F[(j) * NL + l];
                                 }
                               }
                             }
@@ -1474,7 +1474,7 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t j = ((c0 + c3) + c6);
                                   const int64_t l = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, F[(j) * NL + l]);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = F[(j) * NL + l];
                                 }
                               }
                             }
@@ -2238,6 +2238,8 @@ int polyc_mm3(int64_t NI, int64_t NK, int64_t NJ, int64_t NM, int64_t NL, const 
     polyc_status = 1;
     goto polyc_done;
   }
+  memset(E + polyc_extent(NI) * polyc_extent(NJ), 0, sizeof(float) * 64);
+  memset(F + polyc_extent(NJ) * polyc_extent(NL), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {
