@@ -33,7 +33,8 @@ static inline void *polyc_alloc(size_t bytes) {
    slack past its end: ExprEmitter._lanes_loadable) the value is loaded whatever the
    lane, then selected: a load under the condition, as `keep ? v : 0` writes it, gcc
    compiled with the block's accumulators in memory (kronecker product with 8 columns:
-   3.6 -> 1.4 ms). */
+   3.6 -> 1.4 ms). A float sum with no gathered index reads a temporary's lanes
+   unselected (ExprEmitter.lanes_unselected): they are computed and dropped unseen. */
 #define POLYC_LANE_KEEP(keep, value) \
   ({ __typeof__(value) polyc_kept = (value); (keep) ? polyc_kept : (__typeof__(value))0; })
 
