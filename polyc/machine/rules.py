@@ -42,7 +42,7 @@ def outer_column_steps(machine: Machine, element_bytes: int) -> int:
     so that each broadcast still serves as many vectors as in a full block (8 × 2 × 16
     float32 with 32 registers, 6 × 2 × 8 with 16); a full block runs the steps one
     after another (:mod:`polyc.codegen.register_block`)."""
-    rows, columns = register_block(machine, element_bytes)
+    columns = register_block(machine, element_bytes)[1]
     return max(1, columns // vector_lanes(machine, element_bytes))
 
 

@@ -332,10 +332,10 @@ def _tile_start(members: list[Member], carries: list[bool], vector: Member | Non
     model counts it full. Within that bound the vector member starts at two vectors and
     a register block's row member at its rows (both grow by doublings, so by whole
     blocks); where the block's columns span an outer member, that member starts at its
-    steps of the block; a member without reuse stays a plain loop (tile 1); any other member starts
-    at 1. A register block's reductions are fixed: the innermost runs the panel depth,
-    window offsets :data:`WINDOW_TILE`, any other ``square`` (each tile of a reduction
-    reloads the block's accumulators).
+    steps of the block; a member without reuse stays a plain loop (tile 1); any other
+    member starts at 1. A register block's reductions are fixed: the innermost runs the
+    panel depth, window offsets :data:`WINDOW_TILE`, any other ``square`` (each tile of
+    a reduction reloads the block's accumulators).
     """
     rows, columns = register_block(machine, element)
     first = {id(vector): columns} if vector is not None else {}
