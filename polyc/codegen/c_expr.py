@@ -101,6 +101,9 @@ class ExprEmitter:
         self.math_calls: set[str] = set()  # C math functions emitted, e.g. {"expf"}
         self.mask: tuple[frozenset[str], str, int] | None = None
         self.unselected = False  # masked lanes of heap temporaries loaded, not selected
+        # the temporaries some lanes past an edge read unselected (their slack is zeroed);
+        # shared by every view, as ``math_calls`` is
+        self.unselected_reads: set[str] = set()
         self.renames: dict[str, str] = {}  # tensor -> the C array that stands for it
         self.redirects: dict = {}  # tensor -> indices -> C of the element elsewhere, or None
         self.substitutes: dict[ir.Expr, str] = {}  # expression -> C of its value elsewhere
@@ -141,10 +144,11 @@ class ExprEmitter:
         keep whatever they load: for a block whose lanes never meet (each is its own
         output) and whose expression has no effect but its value (no gathered index,
         float arithmetic), a lane past the edge is computed and dropped unseen. The
-        temporary's slack is zeroed when it is allocated. Without mask registers the
-        select's masks had taken the registers of the block's accumulators (a
-        convolution with 14 output columns under AVX2: 23.6 -> 14.4 ms). Panels keep
-        the select: their lanes past the edge are never written."""
+        temporaries read so (:attr:`unselected_reads`) have their slack zeroed when
+        they are allocated. Without mask registers the select's masks had taken the
+        registers of the block's accumulators (a convolution with 14 output columns
+        under AVX2: 23.6 -> 14.4 ms). Panels keep the select: their lanes past the edge
+        are never written."""
         view = copy.copy(self)
         view.unselected = True
         return view
@@ -312,6 +316,7 @@ class ExprEmitter:
             if self.mask is not None and self.mask[0] & index_names(e.indices):
                 if self._lanes_loadable(e):  # loaded whatever the lane, then selected
                     if self.unselected and not self._from_panel(e):
+                        self.unselected_reads.add(e.tensor)
                         return text
                     return f"POLYC_LANE_KEEP({self.mask[1]}, {text})"
                 zero = literal(0, tensor.type.compute_type)

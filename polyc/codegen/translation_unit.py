@@ -166,7 +166,8 @@ def _work(program: PolyProgram) -> str:
 
 def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter) -> list:
     """Each temporary on the heap, with ``exprs.slack`` elements past its end (what
-    :meth:`ExprEmitter._lanes_loadable` relies on)."""
+    :meth:`ExprEmitter._lanes_loadable` relies on), zeroed where lanes past an edge
+    read them unselected (:meth:`ExprEmitter.lanes_unselected`)."""
     lines = []
     for tensor in temporaries:
         lines.append(allocation_statement(
@@ -177,6 +178,8 @@ def _allocate_temporaries(temporaries: tuple[ir.Tensor, ...], exprs: ExprEmitter
         lines.append(cgen.If(f"!{c_name(tensor.name)}",
                              cgen.Block(allocation_failed(False) + [done])))
     for tensor in temporaries:  # what masked lanes load unselected: zeros
+        if tensor.name not in exprs.unselected_reads:
+            continue
         name, ctype = c_name(tensor.name), tensor.type.c_type
         lines.append(cgen.Statement(
             f"memset({name} + {exprs.element_count(tensor.shape)}, 0, "

@@ -75,13 +75,9 @@ def register_block_members(members: list[Member], vector: Member, program: PolyP
         if row is vector or not row.coincident or row_index not in statement.indices:
             continue
         # the innermost dimension along which a broadcast operand walks the row member
-        depth = max((max(k for k, d in enumerate(a.dims)
-                         if d is not None and d.coefficient(row_index))
-                     for a in inputs
-                     if all(d is not None and d.coefficient(vector_index) == 0
-                            for d in a.dims)
-                     and any(d is not None and d.coefficient(row_index) for d in a.dims)),
-                    default=None)
+        depth = _deepest_dimension(
+            [a for a in inputs if all(d is not None and d.coefficient(vector_index) == 0
+                                      for d in a.dims)], row_index, gathered_moves=False)
         # Each vector of the streamed operands is reused across the block's rows.
         streamed_reused = all(all(d is not None and d.coefficient(row_index) == 0
                                   for d in a.dims)
@@ -135,12 +131,19 @@ def _outer_columns(members: list[Member], vector: Member, row: Member, name: str
                 or any(uses(a, index) for a in broadcast)
                 or not _independent_interval(program, name, index)):
             continue
-        depth = max((max(k for k, d in enumerate(a.dims)
-                         if d is None or d.coefficient(index))
-                     for a in streamed if uses(a, index)), default=None)
+        depth = _deepest_dimension(streamed, index, gathered_moves=True)
         if depth is not None and depth > best_depth:
             best, best_depth = member, depth
     return best
+
+
+def _deepest_dimension(accesses, index: str, gathered_moves: bool) -> int | None:
+    """The innermost dimension of any of ``accesses`` that ``index`` moves, ``None`` where
+    it moves none; a gathered dimension (no affine form) counts as moved where
+    ``gathered_moves``."""
+    return max((k for a in accesses for k, d in enumerate(a.dims)
+                if (gathered_moves if d is None else d.coefficient(index))),
+               default=None)
 
 
 def _stencil_rows(members: list[Member], vector: Member, name: str,

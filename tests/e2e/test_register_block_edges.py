@@ -104,9 +104,9 @@ def test_matmul_edges(model, case):
 @pytest.mark.parametrize("model", EDGE_MODELS)
 def test_masked_lanes_load_a_heap_temporary_along_its_last_index(model):
     # The convolution reads its input through a layout copy (a temporary allocated with
-    # rules.edge_slack elements past its end, zeroed): its masked lanes load whatever
-    # lies there, unselected (a float sum, no gather: a lane past the edge is computed
-    # and dropped unseen). Its vector level comes after the rows and the image rows.
+    # rules.edge_slack elements past its end, zeroed since it is read so): its masked
+    # lanes load whatever lies there, unselected (a float sum, no gather: a lane past
+    # the edge is computed and dropped unseen). Its vector level comes after the rows and the image rows.
     text = _c(CONV, model)
     slack = edge_slack(NAMED_MACHINES[model])
     assert "polyc_max(1, polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * " \
@@ -123,6 +123,8 @@ def test_masked_lanes_load_a_heap_temporary_along_its_last_index(model):
     # rule keeps to float arithmetic)
     integer = _c(CONV.replace("float(", "int32("), model)
     assert re.search(r"POLYC_LANE_KEEP\(polyc_lane\d < polyc_count\d, I_t\d+\[", integer)
+    # and its copy's slack, which no lane reads unselected, is left as allocated
+    assert "memset(" not in integer
 
 
 @pytest.mark.needs_cc

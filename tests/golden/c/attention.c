@@ -1648,9 +1648,6 @@ int polyc_attention(int64_t B, int64_t Q, int64_t D, int64_t S, int64_t E, const
     goto polyc_done;
   }
   memset(sc + polyc_extent(B) * polyc_extent(Q) * polyc_extent(S), 0, sizeof(float) * 64);
-  memset(mx + polyc_extent(B) * polyc_extent(Q), 0, sizeof(float) * 64);
-  memset(p + polyc_extent(B) * polyc_extent(Q) * polyc_extent(S), 0, sizeof(float) * 64);
-  memset(z + polyc_extent(B) * polyc_extent(Q), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {

@@ -1240,7 +1240,6 @@ int polyc_conv2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t 
     goto polyc_done;
   }
   memset(I_t0213 + polyc_extent(N) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W), 0, sizeof(float) * 64);
-  memset(W1_t0231 + polyc_extent(M) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {

@@ -1289,7 +1289,6 @@ int polyc_conv2d_grouped(int64_t N, int64_t G, int64_t C, int64_t H, int64_t W, 
     goto polyc_done;
   }
   memset(I_t01324 + polyc_extent(N) * polyc_extent(G) * polyc_extent(H) * polyc_extent(C) * polyc_extent(W), 0, sizeof(float) * 64);
-  memset(W1_t01342 + polyc_extent(G) * polyc_extent(F) * polyc_extent(KH) * polyc_extent(KW) * polyc_extent(C), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {

@@ -208,8 +208,6 @@ int polyc_cross_entropy(int64_t B, int64_t C, const float *restrict X, const int
     polyc_status = 1;
     goto polyc_done;
   }
-  memset(mx + polyc_extent(B), 0, sizeof(float) * 64);
-  memset(s + polyc_extent(B), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {

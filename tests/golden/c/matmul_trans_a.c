@@ -1017,7 +1017,6 @@ int polyc_matmul_trans_a(int64_t K, int64_t M, int64_t N, const float *restrict 
     polyc_status = 1;
     goto polyc_done;
   }
-  memset(A_t10 + polyc_extent(M) * polyc_extent(K), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {

@@ -1078,8 +1078,6 @@ int polyc_tensor_contraction(int64_t SA, int64_t SE, int64_t SB, int64_t SF, int
     polyc_status = 1;
     goto polyc_done;
   }
-  memset(A_t0213 + polyc_extent(SA) * polyc_extent(SB) * polyc_extent(SE) * polyc_extent(SF), 0, sizeof(float) * 64);
-  memset(B_t3120 + polyc_extent(SE) * polyc_extent(SF) * polyc_extent(SC) * polyc_extent(SD), 0, sizeof(float) * 64);
   {
     if (polyc_work >= 32768)
     {
