@@ -125,13 +125,26 @@ def _schema_type(tensor: ir.Tensor) -> str:
 
 
 def _fake(torch, operator):
-    """Outputs shaped by the sizes the inputs bind (symbolic under dynamic shapes)."""
+    """Outputs shaped by the sizes the inputs bind (symbolic under dynamic shapes).
+
+    An output declared with the shape of an input (a gradient ``d_X`` and its ``X``, a
+    layer's ``Y(N, D)`` and its ``X(N, D)``) takes that input's shape as it comes, and
+    nothing is checked here: the kernel checks every call. Under ``torch.compile`` an
+    error raised while tracing reaches the caller as torch's ``TorchRuntimeError``, and a
+    gradient shaped by another binding of its sizes than its input's (``D`` from ``X``
+    for ``d_g(D)`` beside ``g(D)``) fails torch's own check of gradient shapes; traced
+    this way, the call runs and polyc's :class:`~polyc.errors.ArgumentError` reaches
+    the caller from the kernel."""
     dtypes = [getattr(torch, t.type.numpy_name) for t in operator.ir.outputs]
+    inputs = [t.shape for t in operator.ir.inputs]
+    same = [next((k for k, shape in enumerate(inputs) if shape == t.shape), None)
+            for t in operator.ir.outputs]
 
     def fake(*args):
         shapes = operator.output_shapes(
             *(a.shape if isinstance(a, torch.Tensor) else () for a in args),
             minimum=torch.sym_min, maximum=torch.sym_max)
+        shapes = [shape if k is None else args[k].shape for shape, k in zip(shapes, same)]
         device = next((a.device for a in args if isinstance(a, torch.Tensor)), "cpu")
         results = tuple(torch.empty(shape, dtype=dtype, device=device)
                         for shape, dtype in zip(shapes, dtypes))

@@ -164,6 +164,19 @@ def test_shape_errors_are_polyc_argument_errors(linear):
         compiled(torch.randn(4, 5), torch.randn(3, 6))
 
 
+def test_shape_errors_under_a_compiled_training_graph_are_polyc_argument_errors(linear):
+    # AOTAutograd traces the backward too: the gradient of W must be traced with W's
+    # shape (K from W, not from X), or torch's check of gradient shapes fails first
+    w, b = _leaves((3, 6), (3,))
+    compiled = torch.compile(lambda x: linear(x, w, b, 1.0)[1].sum(), fullgraph=True,
+                             dynamic=True, backend="aot_eager")
+    compiled(torch.randn(4, 6)).backward()
+    with pytest.raises(polyc.ArgumentError, match="size K is 5 from X.shape"):
+        compiled(torch.randn(4, 5)).backward()
+    with pytest.raises(polyc.ArgumentError, match="size K is 7 from X.shape"):
+        compiled(torch.randn(2, 7, requires_grad=True)).backward()
+
+
 def test_integer_inputs_get_no_gradient():
     bag = polyc.to_torch(polyc.define(
         "def bag(float(V, D) E, int64(B, L) I) -> (O) { O(b, d) +=! E(I(b, l), d) }"))
