@@ -40,10 +40,22 @@ from polyc.lang import ir
 from polyc.machine.rules import PARALLEL_WORK_THRESHOLD
 
 _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
+_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+# A declaration in generated C: a scalar type, maybe a pointer, then the declared name.
+_DECLARED = re.compile(r"\b(?:u?int(?:8|16|32|64)_t|float|double|_Bool|int|char)\s*"
+                       r"(?:\*\s*(?:restrict\s+)?)?([A-Za-z_]\w*)")
+_KEYWORDS = frozenset({"for", "if", "else", "const", "restrict", "sizeof", "return",
+                       "_Alignas", "while", "do", "break", "continue", "void", "float",
+                       "double", "_Bool", "int", "char", "int8_t", "int16_t", "int32_t",
+                       "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t"})
+# The locals an edge register block may name from the code around it (its trip counts,
+# its lanes' offset and the lanes it owns, the move of a full block): all int64_t.
+_BLOCK_LOCALS = re.compile(r"polyc_(?:count\d+|base|own|shift)")
 _ITERATOR = re.compile(r"\bc\d+\b")  # isl's loop iterators (user names never look so)
 _DECLARED_ITERATOR = re.compile(r"\bint64_t\s+(c\d+)\b")
 STATUS_POINTER = "polyc_status_at"
 REGION_QUALIFIERS = "static __attribute__((noinline)) void"
+BLOCK_QUALIFIERS = REGION_QUALIFIERS
 # Around the outlined functions: their code sets the kernel's status through the pointer.
 STATUS_BEFORE = f"#define polyc_status (*{STATUS_POINTER})"
 STATUS_AFTER = "#undef polyc_status"
@@ -81,6 +93,8 @@ class Outliner:
     entry: str
     variables: Variables
     functions: list = field(default_factory=list)
+    regions: int = 0  # the parallel regions outlined so far
+    blocks: int = 0   # the edge register blocks outlined so far
 
     def region(self, body, sharing: str | None = None):
         """The call site of a parallel region running ``body``; ``sharing``: the clauses
@@ -89,7 +103,8 @@ class Outliner:
             body = cgen.Module([cgen.Pragma(f"omp for{sharing} nowait"), body])
         text = str(body)
         parameters = self._parameters(text)
-        name = f"{self.entry}_region{len(self.functions)}"
+        name = f"{self.entry}_region{self.regions}"
+        self.regions += 1
         declaration = cgen.FunctionDeclaration(
             cgen.Value(REGION_QUALIFIERS, name),
             [cgen.Value("int *", STATUS_POINTER)]
@@ -102,6 +117,45 @@ class Outliner:
         call = cgen.Statement(f"{name}({arguments})")
         return cgen.If(f"polyc_work >= {PARALLEL_WORK_THRESHOLD}",
                        cgen.Block([cgen.Pragma("omp parallel"), call]), cgen.Block([call]))
+
+    def block(self, code, types: dict[str, str]):
+        """The call of a function of its own running ``code`` (an edge register block,
+        :mod:`polyc.codegen.register_block`), or ``code`` itself where it names a
+        variable of the code around it whose type is not known here (a thread's private
+        accumulator, a contracted temporary), or sets the kernel's status or streams.
+        ``types``: the C types of variables declared around it besides the kernel's
+        (its packed panels).
+
+        gcc compiles one variant of a block differently as others join it in a function
+        (their loop invariants hoisted around all of them take the registers of the
+        block's row pointers): a convolution whose rows were all half-width blocks ran
+        13% slower once quarter-width variants were emitted beside them. In functions of
+        their own, each is compiled alone; the call costs nothing beside the reduction it
+        runs (measurements: benchmarks/README.md, "Design measurements")."""
+        text = str(code)
+        if "polyc_status" in text or streaming.STREAM_CALL in text:
+            return code
+        scanned = "\n".join(line for line in text.splitlines()
+                             if not line.lstrip().startswith("#"))
+        named = (set(_IDENTIFIER.findall(scanned)) - set(_CALLED.findall(scanned))
+                 - set(_DECLARED.findall(scanned)) - _KEYWORDS)
+        known = {**self.variables.types, **types}
+        parameters = []
+        for name in sorted(named):
+            if name in known:
+                parameters.append((name, known[name]))
+            elif _ITERATOR.fullmatch(name) or _BLOCK_LOCALS.fullmatch(name):
+                parameters.append((name, "int64_t"))
+            else:
+                return code
+        name = f"{self.entry}_block{self.blocks}"
+        self.blocks += 1
+        declaration = cgen.FunctionDeclaration(
+            cgen.Value(BLOCK_QUALIFIERS, name),
+            [cgen.Value(ctype, variable) for variable, ctype in parameters])
+        inner = code if isinstance(code, cgen.Block) else cgen.Block([code])
+        self.functions.append(cgen.FunctionBody(declaration, inner))
+        return cgen.Statement(f"{name}({', '.join(v for v, _ in parameters)})")
 
     def _parameters(self, text: str) -> list[tuple[str, str]]:
         """``(name, C type)`` of the variables declared outside ``text`` that it names:

@@ -45,6 +45,16 @@ def buffer_name(panel: Panel) -> str:
     return f"polyc_panel_{c_name(panel.operand)}"
 
 
+def buffer_type(panel: Panel, statement: ir.Statement, op: ir.Op) -> str:
+    """The C type of a pointer to ``panel``'s buffer: its elements are the factor's
+    compute type, or the operand's type."""
+    if panel.is_factor:
+        ctype = operand_expr(panel, statement).type.compute_type.c_type
+    else:
+        ctype = op.tensor(panel.operand).type.c_type
+    return f"{ctype} *restrict"
+
+
 def pack_code(panel: Panel, statement: ir.Statement, exprs: ExprEmitter,
               machine: Machine, transposes: set | None = None) -> list:
     """The declaration of the panel buffer and the loops that fill it. The loops walk

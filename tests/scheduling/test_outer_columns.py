@@ -3,8 +3,9 @@ member qualifies (``register_blocks._outer_columns``): a convolution's image row
 along which the filter (the broadcast operand) is invariant and the input (the streamed
 one) moves. Blocks narrowed to half their columns or fewer (a late layer's 14 output
 columns against 32) keep ``rules.outer_column_steps`` image rows side by side in their
-accumulators; full blocks run them one after another. Expectations come from the rules,
-under every named machine model; values in float64 on any host.
+accumulators; full blocks run them one after another; their edge variants narrow to
+quarters too, each a function of its own. Expectations come from the rules, under every
+named machine model; values in float64 on any host.
 """
 import re
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 import polyc
+from polyc.codegen.register_block import MIN_NARROWED_BYTES
 from polyc.compiler import frontend, generate
 from polyc.machine import NAMED_MACHINES
 from polyc.machine.rules import outer_column_steps, register_block
@@ -58,6 +60,34 @@ def test_a_convolution_block_spans_its_image_rows(machine):
     assert re.search(rf"const int64_t h = \(\(c\d+ \+ c\d+\) \+ {loop.group(1)}\);", text)
 
 
+def test_a_convolution_narrows_its_edges_to_quarters_in_functions_of_their_own(machine):
+    # Narrowed blocks keep the image rows side by side, so narrowing only saves work:
+    # a quarter of the columns (where that is at least an SSE register) for the columns
+    # a quarter block covers, and half + a quarter moved back for up to three quarters.
+    # Each edge variant is a function of its own; the full block stays in the region.
+    MR, NR = register_block(machine, 4)
+    steps, half, quarter = outer_column_steps(machine, 4), NR // 2, NR // 4
+    _, text = _blocks(CONV, machine)
+    headers = [(m.start(), m.group(1)) for m in
+               re.finditer(r"static __attribute__\(\(noinline\)\) void (\w+)\(", text)]
+    ends = [start for start, _ in headers[1:]] + [text.index("\nint polyc_conv(")]
+    bodies = {name: text[start:end] for (start, name), end in zip(headers, ends)}
+    blocks = [name for name in bodies if "_block" in name]
+    regions = "".join(body for name, body in bodies.items() if "_region" in name)
+    assert blocks and all(f"{name}(" in regions for name in blocks)
+    assert set(re.findall(r"float polyc_acc(\[[^;]*);", regions)) == {f"[{MR}][{NR}]"}
+    if quarter * 4 >= MIN_NARROWED_BYTES:
+        assert f"float polyc_acc[{MR}][{steps}][{quarter}]" in text
+        assert f"polyc_count2 > {half} && polyc_count2 <= {half + quarter}" in text
+    else:  # the SSE2 baseline: 8 lanes, a quarter of two floats
+        assert not re.search(rf"polyc_acc\[{MR}\]\[{steps}\]\[{quarter}\]", text)
+
+
+def test_blocks_without_an_outer_member_stay_inline(machine):
+    _, text = _blocks(MATMUL, machine)
+    assert "_block0(" not in text
+
+
 @pytest.mark.parametrize("source", [MATMUL, LAYER, STRIDED_CONV],
                          ids=["matmul", "layer", "strided"])
 def test_blocks_without_an_outer_member(source, machine):
@@ -83,13 +113,15 @@ def test_image_rows_that_bound_a_window_are_no_outer_member(machine):
 @pytest.mark.needs_cc
 @pytest.mark.parametrize("model", ["zen3", "zen5", "skylake-avx512"])
 def test_convolutions_over_outer_columns_compute_what_numpy_does(model):
-    # Output rows 1 (a step past the edge repeats the last row), 2 and 7; widths below,
-    # at and above half a block, and over two blocks. One kernel serves every shape.
+    # Output rows 1 (a step past the edge repeats the last row), 2 and 7; widths below
+    # and at a quarter of a block, below, at and above half, at and above three
+    # quarters, and over two blocks. One kernel serves every shape.
     _, NR = register_block(NAMED_MACHINES[model], 4)
     op = polyc.define(CONV, machine=model)
     rng = np.random.default_rng(NR)
     for out_rows in (1, 2, 7):
-        for out_columns in (3, NR // 2 - 2, NR // 2, NR // 2 + 3, 2 * NR + 5):
+        for out_columns in (3, NR // 4, NR // 2 - 2, NR // 2, NR // 2 + 1, NR // 2 + NR // 4,
+                            NR // 2 + NR // 4 + 1, 2 * NR + 5):
             I = rng.standard_normal((2, 3, out_rows + 2, out_columns + 2)).astype(np.float32)
             F = rng.standard_normal((9, 3, 3, 3)).astype(np.float32)
             windows = np.lib.stride_tricks.sliding_window_view(I.astype(np.float64), (3, 3),
