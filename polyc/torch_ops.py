@@ -58,12 +58,19 @@ def to_torch(operator, eager_backward: bool = True):
     """The ``torch.library`` custom op of ``operator`` (see the module docstring).
     ``eager_backward``: register the backward op now (else on the first backward, which
     is how the backward's own backward is registered: each order when first needed)."""
+    return _to_torch(operator, eager_backward, frozenset())
+
+
+def _to_torch(operator, eager_backward: bool, tensor_numbers: frozenset[str]):
+    """:func:`to_torch`, with the 0-rank inputs named in ``tensor_numbers`` taken as
+    0-dimensional tensors rather than numbers (a backward's cotangent of a 0-rank
+    output: torch passes a tensor, which a traced graph cannot turn into a number)."""
     torch = _import_torch()
     with _LOCK:
-        key = str(operator) + repr(operator.options)
+        key = str(operator) + repr(operator.options) + repr(sorted(tensor_numbers))
         op = _OPS.get(key)
         if op is None:
-            op = _OPS[key] = _register(torch, operator, eager_backward)
+            op = _OPS[key] = _register(torch, operator, eager_backward, tensor_numbers)
         return op
 
 
@@ -76,11 +83,13 @@ def _import_torch():
     return torch
 
 
-def _register(torch, operator, eager_backward: bool):
+def _register(torch, operator, eager_backward: bool, tensor_numbers: frozenset[str]):
     library = _library(torch)
     name = _free_name(torch, operator.name)
     inputs, outputs = operator.ir.inputs, operator.ir.outputs
-    schema = "(" + ", ".join(f"{_schema_type(t)} {t.name}" for t in inputs) + ") -> " + (
+    schema = "(" + ", ".join(
+        f"{'Tensor' if t.name in tensor_numbers else _schema_type(t)} {t.name}"
+        for t in inputs) + ") -> " + (
         "Tensor" if len(outputs) == 1 else "(" + ", ".join("Tensor" for _ in outputs) + ")")
     tensor = torch.Tensor
 
@@ -136,8 +145,8 @@ def _fake(torch, operator):
     this way, the call runs and polyc's :class:`~polyc.errors.ArgumentError` reaches
     the caller from the kernel."""
     dtypes = [getattr(torch, t.type.numpy_name) for t in operator.ir.outputs]
-    inputs = [t.shape for t in operator.ir.inputs]
-    same = [next((k for k, shape in enumerate(inputs) if shape == t.shape), None)
+    inputs = [t.shape if t.rank else None for t in operator.ir.inputs]  # 0-rank: numbers
+    same = [next((k for k, shape in enumerate(inputs) if t.rank and shape == t.shape), None)
             for t in operator.ir.outputs]
 
     def fake(*args):
@@ -169,8 +178,14 @@ def _register_autograd(torch, op, operator, differentiable: tuple[str, ...],
     def backward_op(wrt: tuple[str, ...]):
         """The recomputing backward: differentiable again (double backward)."""
         if ("grad", wrt) not in made:
-            made["grad", wrt] = to_torch(grad(operator, wrt=wrt), eager_backward=False)
+            gradient = grad(operator, wrt=wrt)
+            made["grad", wrt] = _to_torch(gradient, False, cotangent_numbers(gradient))
         return made["grad", wrt]
+
+    def cotangent_numbers(backward) -> frozenset[str]:
+        """The backward's cotangents of 0-rank outputs (after the forward's inputs)."""
+        cotangents = backward.ir.inputs[len(names):len(names) + count]
+        return frozenset(t.name for t, o in zip(cotangents, operator.ir.outputs) if not o.rank)
 
     def residual_ops(wrt: tuple[str, ...]):
         """The forward that keeps residuals, the backward that takes them, and the pair
@@ -179,9 +194,10 @@ def _register_autograd(torch, op, operator, differentiable: tuple[str, ...],
         if ("residuals", wrt) not in made:
             pair = grad_with_residuals(operator, wrt=wrt)
             takes = len(pair.backward.ir.inputs) > len(names) + count
-            made["residuals", wrt] = (to_torch(pair.forward, eager_backward=False),
-                                      to_torch(pair.backward, eager_backward=False),
-                                      pair) if takes else None
+            made["residuals", wrt] = (
+                to_torch(pair.forward, eager_backward=False),
+                _to_torch(pair.backward, False, cotangent_numbers(pair.backward)),
+                pair) if takes else None
         return made["residuals", wrt]
 
     names = [t.name for t in operator.ir.inputs]

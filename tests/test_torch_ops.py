@@ -254,3 +254,17 @@ def test_the_backward_takes_the_output_it_reads_and_torch_guards_it():
     y.mul_(2.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         torch.autograd.grad(y, x, d_y)
+
+
+def test_a_number_output_beside_a_number_input_traces():
+    # 0-rank output and input: the fake gives the output its shape from the sizes (the
+    # input is a Python number in torch's schema, with no shape to take)
+    total = polyc.to_torch(polyc.define(
+        "def total(float(N) x, float scale) -> (T) { T +=! scale * x(i) * x(i) }"))
+    x = torch.randn(5, requires_grad=True)
+    compiled = torch.compile(lambda x: total(x, 2.0), fullgraph=True, dynamic=True,
+                             backend="aot_eager")
+    value = compiled(x)
+    value.backward()
+    torch.testing.assert_close(value, 2.0 * (x.detach() ** 2).sum())
+    torch.testing.assert_close(x.grad, 4.0 * x.detach())
