@@ -146,7 +146,7 @@ def _fake(torch, operator):
     the caller from the kernel."""
     dtypes = [getattr(torch, t.type.numpy_name) for t in operator.ir.outputs]
     inputs = [t.shape if t.rank else None for t in operator.ir.inputs]  # 0-rank: numbers
-    same = [next((k for k, shape in enumerate(inputs) if t.rank and shape == t.shape), None)
+    same = [next((k for k, shape in enumerate(inputs) if shape == t.shape), None)
             for t in operator.ir.outputs]
 
     def fake(*args):

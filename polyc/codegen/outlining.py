@@ -48,9 +48,6 @@ _KEYWORDS = frozenset({"for", "if", "else", "const", "restrict", "sizeof", "retu
                        "_Alignas", "while", "do", "break", "continue", "void", "float",
                        "double", "_Bool", "int", "char", "int8_t", "int16_t", "int32_t",
                        "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t"})
-# The locals an edge register block may name from the code around it (its trip counts,
-# its lanes' offset and the lanes it owns, the move of a full block): all int64_t.
-_BLOCK_LOCALS = re.compile(r"polyc_(?:count\d+|base|own|shift)")
 _ITERATOR = re.compile(r"\bc\d+\b")  # isl's loop iterators (user names never look so)
 _DECLARED_ITERATOR = re.compile(r"\bint64_t\s+(c\d+)\b")
 STATUS_POINTER = "polyc_status_at"
@@ -124,7 +121,7 @@ class Outliner:
         variable of the code around it whose type is not known here (a thread's private
         accumulator, a contracted temporary), or sets the kernel's status or streams.
         ``types``: the C types of variables declared around it besides the kernel's
-        (its packed panels).
+        and the loop iterators (the block's trip counts and offsets, its packed panels).
 
         gcc compiles one variant of a block differently as others join it in a function
         (their loop invariants hoisted around all of them take the registers of the
@@ -144,7 +141,7 @@ class Outliner:
         for name in sorted(named):
             if name in known:
                 parameters.append((name, known[name]))
-            elif _ITERATOR.fullmatch(name) or _BLOCK_LOCALS.fullmatch(name):
+            elif _ITERATOR.fullmatch(name):
                 parameters.append((name, "int64_t"))
             else:
                 return code

@@ -188,8 +188,9 @@ def _unmasked_edge(emitter: LoopNestEmitter, block: _RegisterBlock, masked,
                     _emit_register_block(emitter, block, _SHIFTED, scope,
                                          vector_width=half)]))
             narrow = cgen.If(f"{count} > {half}", braced(halves), narrow)
-        exact = _emit_register_block(emitter, block, _OWNED, scope, vector_width=half)
-        narrow = cgen.If(f"{count} == {half}", braced(exact), narrow)
+        exact = braced(_emit_register_block(emitter, block, _OWNED, scope,
+                                            vector_width=half))
+        narrow = cgen.If(f"{count} == {half}", exact, narrow)
     narrow = cgen.If(f"{count} == {width}", braced(
         _emit_register_block(emitter, block, _OWNED, scope)), narrow)
     combo = moves and quarter is not None
@@ -197,7 +198,7 @@ def _unmasked_edge(emitter: LoopNestEmitter, block: _RegisterBlock, masked,
         # half the columns owned, then a quarter-width block moved back over them
         # (within the block's columns: no run-time test) for the rest
         pieces = cgen.Block([
-            braced(_emit_register_block(emitter, block, _OWNED, scope, vector_width=half)),
+            exact,  # the same half-width block as for exactly half the columns
             cgen.Block([
                 cgen.Initializer(cgen.Value("const int64_t", "polyc_base"),
                                  f"{count} - {quarter}"),
@@ -304,8 +305,9 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
     elem = tensor.type.compute_type
     looped = block.outer_level if vector_width is None else None
     levels = [level for level in range(len(block.iterators)) if level != looped]
+    all_counts = [f"polyc_count{level}" for level in range(len(block.iterators))]
     lanes = [f"polyc_lane{level}" for level in levels]
-    counts = [f"polyc_count{level}" for level in levels]
+    counts = [all_counts[level] for level in levels]
     simd_levels = [block.simd_levels[level] for level in levels]
     iterators = [block.iterators[level] for level in levels]
     vector_lanes = [(lane, count) for lane, count, simd
@@ -391,10 +393,11 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
     # (Outliner.block; its visits run windows of channels: the call costs nothing
     # beside them, where a Kronecker product's 16-step visits ran 18% slower outlined)
     program = emitter.program
-    return emitter.outliner.block(block_code, {
+    locals_ = {name: "int64_t" for name in ["polyc_base", "polyc_own", *all_counts]}
+    return emitter.outliner.block(block_code, {**locals_, **{
         buffer_name(panel): buffer_type(panel, program.statement(panel.statement).statement,
                                         program.op)
-        for panel in scope.panels.values()})
+        for panel in scope.panels.values()}})
 
 
 def _lanes_drop_unseen(statement, tensor) -> bool:

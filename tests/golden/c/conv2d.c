@@ -1225,167 +1225,7 @@ static __attribute__((noinline)) void polyc_conv2d_block5(int64_t C, int64_t H, 
   }
 }
 
-static __attribute__((noinline)) void polyc_conv2d_block6(int64_t C, int64_t H, float *restrict I_t0213, int64_t KH, int64_t KW, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c9, int64_t polyc_count0, int64_t polyc_count1)
-{
-  if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
-  {
-    float polyc_acc[6][2][8];
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-    {
-      for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-      {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
-        }
-      }
-    }
-  }
-  else
-  {
-    float polyc_acc[6][2][8];
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w];
-          }
-        }
-      }
-    }
-    for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-    {
-      for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-      {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
-        }
-      }
-    }
-  }
-}
-
-static __attribute__((noinline)) void polyc_conv2d_block7(int64_t C, int64_t H, float *restrict I_t0213, int64_t KH, int64_t KW, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c9, int64_t polyc_base, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_own)
+static __attribute__((noinline)) void polyc_conv2d_block6(int64_t C, int64_t H, float *restrict I_t0213, int64_t KH, int64_t KW, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c9, int64_t polyc_base, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_own)
 {
   if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
   {
@@ -1547,7 +1387,7 @@ static __attribute__((noinline)) void polyc_conv2d_block7(int64_t C, int64_t H, 
   }
 }
 
-static __attribute__((noinline)) void polyc_conv2d_block8(int64_t C, int64_t H, float *restrict I_t0213, int64_t KH, int64_t KW, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c9, int64_t polyc_base, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_own)
+static __attribute__((noinline)) void polyc_conv2d_block7(int64_t C, int64_t H, float *restrict I_t0213, int64_t KH, int64_t KW, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c9, int64_t polyc_base, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_own)
 {
   for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
   {
@@ -1857,18 +1697,18 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        polyc_conv2d_block8(C, H, I_t0213, KH, KW, M, O, W, W1_t0231, c0, c1, c2, c3, c4, c5, c6, c9, polyc_base, polyc_count0, polyc_count1, polyc_own);
+                        polyc_conv2d_block7(C, H, I_t0213, KH, KW, M, O, W, W1_t0231, c0, c1, c2, c3, c4, c5, c6, c9, polyc_base, polyc_count0, polyc_count1, polyc_own);
                       }
                       else
                         if (polyc_count2 > 8 && polyc_count2 <= 12)
                         {
                           {
-                            polyc_conv2d_block6(C, H, I_t0213, KH, KW, M, O, W, W1_t0231, c0, c1, c2, c3, c4, c5, c6, c9, polyc_count0, polyc_count1);
+                            polyc_conv2d_block4(C, H, I_t0213, KH, KW, M, O, W, W1_t0231, c0, c1, c2, c3, c4, c5, c6, c9, polyc_count0, polyc_count1);
                           }
                           {
                             const int64_t polyc_base = polyc_count2 - 4;
                             const int64_t polyc_own = 8 - polyc_base;
-                            polyc_conv2d_block7(C, H, I_t0213, KH, KW, M, O, W, W1_t0231, c0, c1, c2, c3, c4, c5, c6, c9, polyc_base, polyc_count0, polyc_count1, polyc_own);
+                            polyc_conv2d_block6(C, H, I_t0213, KH, KW, M, O, W, W1_t0231, c0, c1, c2, c3, c4, c5, c6, c9, polyc_base, polyc_count0, polyc_count1, polyc_own);
                           }
                         }
                         else

@@ -1270,172 +1270,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_block5(int64_t C, int
   }
 }
 
-static __attribute__((noinline)) void polyc_conv2d_grouped_block6(int64_t C, int64_t F, int64_t G, int64_t H, float *restrict I_t01324, int64_t KH, int64_t KW, float *restrict O, int64_t W, float *restrict W1_t01342, int64_t c0, int64_t c1, int64_t c11, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c7, int64_t polyc_count0, int64_t polyc_count1)
-{
-  if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
-  {
-    float polyc_acc[6][2][8];
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-    {
-      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-      {
-        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c21 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
-        }
-      }
-    }
-  }
-  else
-  {
-    float polyc_acc[6][2][8];
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
-          }
-        }
-      }
-    }
-    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-    {
-      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-      {
-        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c21 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
-        }
-      }
-    }
-  }
-}
-
-static __attribute__((noinline)) void polyc_conv2d_grouped_block7(int64_t C, int64_t F, int64_t G, int64_t H, float *restrict I_t01324, int64_t KH, int64_t KW, float *restrict O, int64_t W, float *restrict W1_t01342, int64_t c0, int64_t c1, int64_t c11, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c7, int64_t polyc_base, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_own)
+static __attribute__((noinline)) void polyc_conv2d_grouped_block6(int64_t C, int64_t F, int64_t G, int64_t H, float *restrict I_t01324, int64_t KH, int64_t KW, float *restrict O, int64_t W, float *restrict W1_t01342, int64_t c0, int64_t c1, int64_t c11, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c7, int64_t polyc_base, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_own)
 {
   if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
   {
@@ -1602,7 +1437,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_block7(int64_t C, int
   }
 }
 
-static __attribute__((noinline)) void polyc_conv2d_grouped_block8(int64_t C, int64_t F, int64_t G, int64_t H, float *restrict I_t01324, int64_t KH, int64_t KW, float *restrict O, int64_t W, float *restrict W1_t01342, int64_t c0, int64_t c1, int64_t c11, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c7, int64_t polyc_base, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_own)
+static __attribute__((noinline)) void polyc_conv2d_grouped_block7(int64_t C, int64_t F, int64_t G, int64_t H, float *restrict I_t01324, int64_t KH, int64_t KW, float *restrict O, int64_t W, float *restrict W1_t01342, int64_t c0, int64_t c1, int64_t c11, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c7, int64_t polyc_base, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_own)
 {
   for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
   {
@@ -1925,18 +1760,18 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                         {
                           const int64_t polyc_base = -polyc_shift;
                           const int64_t polyc_own = polyc_shift;
-                          polyc_conv2d_grouped_block8(C, F, G, H, I_t01324, KH, KW, O, W, W1_t01342, c0, c1, c11, c2, c3, c4, c5, c6, c7, polyc_base, polyc_count0, polyc_count1, polyc_own);
+                          polyc_conv2d_grouped_block7(C, F, G, H, I_t01324, KH, KW, O, W, W1_t01342, c0, c1, c11, c2, c3, c4, c5, c6, c7, polyc_base, polyc_count0, polyc_count1, polyc_own);
                         }
                         else
                           if (polyc_count2 > 8 && polyc_count2 <= 12)
                           {
                             {
-                              polyc_conv2d_grouped_block6(C, F, G, H, I_t01324, KH, KW, O, W, W1_t01342, c0, c1, c11, c2, c3, c4, c5, c6, c7, polyc_count0, polyc_count1);
+                              polyc_conv2d_grouped_block4(C, F, G, H, I_t01324, KH, KW, O, W, W1_t01342, c0, c1, c11, c2, c3, c4, c5, c6, c7, polyc_count0, polyc_count1);
                             }
                             {
                               const int64_t polyc_base = polyc_count2 - 4;
                               const int64_t polyc_own = 8 - polyc_base;
-                              polyc_conv2d_grouped_block7(C, F, G, H, I_t01324, KH, KW, O, W, W1_t01342, c0, c1, c11, c2, c3, c4, c5, c6, c7, polyc_base, polyc_count0, polyc_count1, polyc_own);
+                              polyc_conv2d_grouped_block6(C, F, G, H, I_t01324, KH, KW, O, W, W1_t01342, c0, c1, c11, c2, c3, c4, c5, c6, c7, polyc_base, polyc_count0, polyc_count1, polyc_own);
                             }
                           }
                           else
