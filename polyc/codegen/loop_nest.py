@@ -49,6 +49,7 @@ from polyc.scheduling.marks import (PARALLEL_MARK, SELECTED_MARK, SIMD_MARK,
                                     band_depth, called_statements, decision_of,
                                     is_register_block, mark_name, node_mark)
 from polyc.scheduling.packing import Panel
+from polyc.scheduling.threads import Partition
 
 
 @dataclass(frozen=True)
@@ -176,19 +177,38 @@ class LoopNestEmitter:
     def _marked(self, node: isl.AstNode, marks: frozenset, scope: Scope, depth: int | None):
         """The code of the node below ``marks``, the marks of the band at schedule ``depth``
         (:func:`~polyc.scheduling.marks.band_depth`; ``None``: the node is that band's loop)."""
-        if node.get_type() == isl.ast_node_type.block:
+        kind = node.get_type()
+        if kind == isl.ast_node_type.block:
             # isl split the marked band's loop into pieces (peeled iterations); a piece
             # may be a block of its own around the loop (a peeled first iteration, then
             # the loop), which is split again. Other pieces run whole: what they hold
             # shares the private temporaries of one piece.
             children = node.block_get_children()
             return cgen.Block([
-                self._marked(child, marks, scope, depth)
-                if child.get_type() == isl.ast_node_type.block and depth is not None
-                and _holds_loop(child, loop_iterator(depth))
+                self._marked(child, marks, scope, depth) if self._splits_band(child, depth)
                 else self._marked_piece(child, marks, scope, depth)
                 for child in (children.get_at(k) for k in range(len(children)))])
+        if kind == isl.ast_node_type.if_ and self._splits_band(node, depth) and \
+                decision_of(marks, Partition) is None:
+            # isl guarded the band's loop, or split it between the branches (statements
+            # over ranges of different extents: the loop over the shorter range, then
+            # the rest, where the extents compare one way). The guard reads parameters
+            # and outer loops only; each branch's pieces keep the band's marks, since
+            # every piece runs a subset of the band's instances. (A thread box's guard
+            # reads the box, declared inside the region: it stays a piece, below.)
+            then = self._marked(node.if_get_then_node(), marks, scope, depth)
+            other = (self._marked(node.if_get_else_node(), marks, scope, depth)
+                     if node.if_has_else_node() else None)
+            return cgen.If(self.expr(node.if_get_cond()), braced(then),
+                           braced(other) if other is not None else None)
         return self._marked_piece(node, marks, scope, depth)
+
+    @staticmethod
+    def _splits_band(node: isl.AstNode, depth: int | None) -> bool:
+        """Whether ``node``, a block or an if, holds pieces of the loop of the band at
+        schedule ``depth``."""
+        return node.get_type() in (isl.ast_node_type.block, isl.ast_node_type.if_) and \
+            depth is not None and _holds_loop(node, loop_iterator(depth))
 
     def _packed(self, panels: set[Panel], node: isl.AstNode, marks: frozenset,
                 scope: Scope, depth: int | None):
@@ -429,12 +449,14 @@ def _reduction_chain(mark: isl.AstNode, path: tuple[isl.AstNode, ...],
 
 
 def _holds_loop(block: isl.AstNode, iterator: str) -> bool:
-    """Whether the AST block, or a block within it, holds a loop over ``iterator``."""
+    """Whether the AST block or if, or a block or if within it, holds a loop over
+    ``iterator``."""
     for child in ast_children(block):
         kind = child.get_type()
         if kind == isl.ast_node_type.for_ and \
                 child.for_get_iterator().get_id().get_name() == iterator:
             return True
-        if kind == isl.ast_node_type.block and _holds_loop(child, iterator):
+        if kind in (isl.ast_node_type.block, isl.ast_node_type.if_) and \
+                _holds_loop(child, iterator):
             return True
     return False
