@@ -33,7 +33,8 @@ from polyc.lang.printer import statement_to_tc, to_tc
 from polyc.machine import rules
 from polyc.poly.program import isl_items
 from polyc.scheduling.jam import JAM_MARK, JAM_ROWS
-from polyc.scheduling.marks import (SIMD_MARK, SIMD_REDUCTION_MARK, PrivateAccumulators,
+from polyc.scheduling.marks import (SIMD_MARK, SIMD_REDUCTION_MARK, PrefetchNextRow,
+                                    PrivateAccumulators,
                                     collapsed_loops, is_parallel)
 from polyc.scheduling.packing import Panel
 
@@ -237,7 +238,7 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
                          f"{', '.join(jammed)}")
         for band in nest.bands:
             for mark in band.marks:
-                if isinstance(mark, Panel):
+                if isinstance(mark, (Panel, PrefetchNextRow)):
                     lines.append(f"  {mark.describe()}")
                 if mark in vector and band.loops:
                     loop = band.loops[-1]

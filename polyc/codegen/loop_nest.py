@@ -335,7 +335,7 @@ class LoopNestEmitter:
             upper = exclusive_upper_bound(node, iterator)
             if prefetch is not None and upper is not None:
                 loop = chunked_loop(prefetch, iterator, self.expr(node.for_get_init()),
-                                    self.expr(upper), body)
+                                    self.expr(upper), body, loop)
             streamed = decision_of(marks, StreamedStores)
             return (streamed_loop(self, node, iterator, loop, streamed, prefetch)
                     if streamed is not None else None) or loop

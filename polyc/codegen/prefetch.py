@@ -28,6 +28,11 @@ Spread over the last pass, the prefetches did better than issuing the whole row
 before the last pass or fetching two rows ahead (measurements:
 benchmarks/README.md, "Design measurements").
 
+A call prefetches only where the fetched tensors hold the decision's ``from_bytes``
+together (:func:`~polyc.machine.rules.row_prefetch_threshold`, tested at run time as
+streaming stores are); elsewhere the last pass runs as one loop, since its chunks alone
+cost time (:attr:`RowPrefetch.fetching`).
+
 An output that only the last pass stores (the decision's ``stores``) has no line in
 the cache when the last pass writes it, and each store waits for its line to come
 from memory. Its lines of the current row are fetched for writing right after the
@@ -45,7 +50,7 @@ import cgen
 import islpy as isl
 
 from polyc.codegen.c_expr import index_names
-from polyc.codegen.c_names import c_name
+from polyc.codegen.c_names import braced, c_name
 from polyc.codegen.isl_ast import (coefficient, exclusive_upper_bound, identifiers,
                                    mentions, single, statement_loops)
 from polyc.lang import ir
@@ -101,6 +106,7 @@ class RowPrefetch:
     line_elements: int
     stores: tuple[PassFetch, ...] = ()  # the last pass's stores in this row, for writing
     stores_cached: str | None = None    # C: where the stores go through the cache
+    fetching: str = "1"                 # C: where the call prefetches (the tensors' size)
 
     def store_code(self) -> list:
         """The fetches, for writing, of the lines the last pass of this row stores: issued
@@ -111,9 +117,11 @@ class RowPrefetch:
             cgen.For(f"int64_t polyc_line = {fetch.start}", f"polyc_line < {fetch.end}",
                      f"polyc_line += {self.line_elements}", fetch.code())])
                 for fetch in self.stores]
-        if code and self.stores_cached is not None:
-            return [cgen.If(self.stores_cached, cgen.Block(code))]
-        return code
+        if not code:
+            return code
+        condition = self.fetching if self.stores_cached is None else \
+            f"{self.fetching} && {self.stores_cached}"
+        return [cgen.If(condition, cgen.Block(code))]
 
     def code(self, chunk_start: str, chunk_end: str, last_start: str) -> list:
         """The prefetches for the values ``[chunk_start, chunk_end)`` of the last pass,
@@ -125,7 +133,7 @@ class RowPrefetch:
             cgen.Initializer(cgen.Value("const int64_t", self.row), "polyc_next_row"),
             *(fetch.code() for fetch in self.passes)])
         return [cgen.If(
-            f"{self.next_row} < {self.row_end}",
+            f"{self.fetching} && {self.next_row} < {self.row_end}",
             cgen.Block([
                 cgen.Initializer(cgen.Value("const int64_t", "polyc_next_row"),
                                  self.next_row),
@@ -135,12 +143,13 @@ class RowPrefetch:
 
 
 def chunked_loop(plan: RowPrefetch, iterator: str, start: str, end: str,
-                 body) -> cgen.Generable:
+                 body, plain) -> cgen.Generable:
     """The SIMD loop ``for (iterator = start; iterator < end; ++iterator) body`` in chunks
     of :data:`~polyc.machine.rules.PREFETCH_CHUNK_LINES` lines, each after the
-    prefetches for its values."""
+    prefetches for its values, where the call prefetches; else ``plain`` (that loop as
+    usual: the chunks alone cost time)."""
     chunk = PREFETCH_CHUNK_LINES * plan.line_elements
-    return cgen.For(
+    chunked = cgen.For(
         f"int64_t polyc_chunk = {start}, polyc_end", f"polyc_chunk < {end}",
         "polyc_chunk = polyc_end",
         cgen.Block([
@@ -149,6 +158,7 @@ def chunked_loop(plan: RowPrefetch, iterator: str, start: str, end: str,
             cgen.Pragma("omp simd"),
             cgen.For(f"int64_t {iterator} = polyc_chunk", f"{iterator} < polyc_end",
                      f"{iterator} += 1", body)]))
+    return cgen.If(plan.fetching, cgen.Block([chunked]), braced(plain))
 
 
 def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode, iterator: str,
@@ -173,7 +183,7 @@ def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode, iterator: str,
     if SIMD_MARK not in marks or last.get_type() != isl.ast_node_type.for_ or \
             single(last.for_get_body()).get_type() != isl.ast_node_type.user:
         return None
-    fetches, fetched, widths = [], set(), []
+    fetches, fetched, widths, stored = [], set(), [], set()
     for loop in (loop for node in passes[:-1] for loop in statement_loops(node)):
         for call in statement_calls(loop.for_get_body()):
             fetch = _pass_fetch(emitter, loop, call, iterator, decision.tensors, fetched)
@@ -188,6 +198,7 @@ def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode, iterator: str,
                             for_writing=True)
         if fetch is not None:
             stores.append(fetch[0])
+            stored |= set(fetch[1])
             widths += [emitter.program.op.tensor(t).type.bits // 8 for t in fetch[1]]
     if not fetches and not stores:
         return None
@@ -196,8 +207,11 @@ def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode, iterator: str,
     if stores and streamed is not None and emitter.stream_threshold is not None:
         size = stored_bytes(emitter, emitter.program.op.tensor(streamed.tensor))
         cached = f"{size} < {emitter.stream_threshold}"
+    size = " + ".join(stored_bytes(emitter, emitter.program.op.tensor(name))
+                      for name in sorted(fetched | stored))
     return RowPrefetch(iterator, f"({iterator} + 1)", emitter.expr(row_end), tuple(fetches),
-                       line_elements(emitter.machine, min(widths)), tuple(stores), cached)
+                       line_elements(emitter.machine, min(widths)), tuple(stores), cached,
+                       f"({size}) >= {decision.from_bytes}")
 
 
 def stored_bytes(emitter: LoopNestEmitter, tensor: ir.Tensor) -> str:

@@ -215,6 +215,18 @@ def streaming_threshold(machine: Machine) -> int:
     return machine.l3 // 4
 
 
+def row_prefetch_threshold(machine: Machine) -> int:
+    """The bytes that the tensors a row walk prefetches (its earlier passes' inputs, its
+    last pass's output) must hold together for its last pass to prefetch the next row:
+    half the last-level cache. A smaller walk stays in that cache from one call to the
+    next, where the hardware prefetcher keeps up and the prefetches are instructions
+    that gain nothing: a layer norm of 1024 x 1024 (4 MiB in, 4 MiB out; Zen 4, 32 MiB
+    L3, 2 threads) ran 0.127 ms with them, 0.117 without (and 0.123 with the last pass
+    in chunks but no prefetch). From memory they pay: a softmax of 4096 x 1024 (32 MiB)
+    2.56 ms without, 2.15 with (benchmarks/README.md, "Design measurements")."""
+    return machine.l3 // 2
+
+
 # How many source rows ahead a blocked panel copy prefetches the lines of its next
 # block: the copy walks the source a block of a row at a time, rows a row stride apart,
 # which the hardware prefetcher does not follow. A distance in rows, not bytes: one

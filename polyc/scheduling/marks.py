@@ -93,15 +93,26 @@ class StreamedStores:
 class PrefetchNextRow:
     """The row loop below prefetches, during its last pass, what its earlier passes read
     of ``tensors`` in the next row; and, after its first pass, for writing, the lines of
-    ``stores`` that its last pass stores in the current row
-    (:mod:`polyc.scheduling.row_prefetch`)."""
+    ``stores`` that its last pass stores in the current row; in a call where those
+    tensors hold at least ``from_bytes`` together (:mod:`polyc.scheduling.row_prefetch`)."""
 
     tensors: tuple[str, ...]
     stores: tuple[str, ...] = ()
+    from_bytes: int = 0
 
     def mark_name(self) -> str:
         written = f"; for writing: {', '.join(self.stores)}" if self.stores else ""
-        return "prefetch next row: " + ", ".join(self.tensors) + written
+        return (f"prefetch next row from {self.from_bytes} bytes: " + ", ".join(self.tensors)
+                + written)
+
+    def describe(self) -> str:
+        """The decision in words, for :func:`polyc.explain.fusion_text`."""
+        size = (f"{self.from_bytes // (1024 * 1024)} MiB" if self.from_bytes >= 1024 * 1024
+                else f"{self.from_bytes} bytes")
+        fetched = ", ".join(self.tensors) or "nothing"
+        written = f"; for writing: {', '.join(self.stores)}" if self.stores else ""
+        return (f"prefetch of the next row during the last pass, where the tensors fetched "
+                f"hold at least {size}: {fetched}{written}")
 
 
 @dataclass(frozen=True)

@@ -11,29 +11,40 @@ the row is fetched, where the first pass that reads it does (a softmax's backwar
 reads ``X`` in its first pass and ``d_Y`` from its second: both are fetched; fetching
 ``X`` alone left the row of ``d_Y`` to wait for memory, 1.57 against 1.34 ms on
 4096 × 1024, Zen 5, 2 threads). An output that only the last pass stores is fetched
-for writing too (:func:`_row_stores`). The band is marked ``prefetch next row:
-<tensors>; for writing: <output>`` (:class:`~polyc.scheduling.marks.PrefetchNextRow`).
+for writing too (:func:`_row_stores`). The band is marked ``prefetch next row from
+<bytes>: <tensors>; for writing: <output>`` (:class:`~polyc.scheduling.marks.PrefetchNextRow`).
+
+Whether to prefetch is decided per call: where the fetched tensors hold at least
+:func:`~polyc.machine.rules.row_prefetch_threshold` bytes together (half the last-level
+cache). A smaller walk finds its rows in that cache, and the prefetches and the chunks
+of the last pass cost instructions for nothing.
 """
 from __future__ import annotations
 
 import islpy as isl
 
 from polyc.lang import ir
+from polyc.machine import Machine
+from polyc.machine.rules import row_prefetch_threshold
 from polyc.poly.program import PolyProgram, statement_names
 from polyc.scheduling.band_members import band_members
 from polyc.scheduling.marks import SIMD_MARK, PrefetchNextRow, insert_decision_marks, node_mark
 from polyc.scheduling.tiling import has_inner_band
 
 
-def mark_row_prefetches(tree: isl.Schedule, program: PolyProgram) -> isl.Schedule:
+def mark_row_prefetches(tree: isl.Schedule, program: PolyProgram,
+                        machine: Machine) -> isl.Schedule:
     """``tree`` with a :class:`PrefetchNextRow` mark above each row band that prefetches."""
+    threshold = row_prefetch_threshold(machine)
     return insert_decision_marks(tree, lambda node: (
-        row_prefetch(node, program) if node.get_type() == isl.schedule_node_type.band
-        else None))
+        row_prefetch(node, program, threshold)
+        if node.get_type() == isl.schedule_node_type.band else None))
 
 
-def row_prefetch(row: isl.ScheduleNode, program: PolyProgram) -> PrefetchNextRow | None:
-    """What the row band ``row`` prefetches for its next row; ``None`` for nothing."""
+def row_prefetch(row: isl.ScheduleNode, program: PolyProgram,
+                 threshold: int) -> PrefetchNextRow | None:
+    """What the row band ``row`` prefetches for its next row, in calls where that holds
+    at least ``threshold`` bytes; ``None`` for nothing."""
     if row.band_n_member() != 1 or row.child(0).get_type() != isl.schedule_node_type.sequence:
         return None
     passes = [row.child(0).child(k) for k in range(row.child(0).n_children())]
@@ -50,7 +61,8 @@ def row_prefetch(row: isl.ScheduleNode, program: PolyProgram) -> PrefetchNextRow
                                                   row_walks.get(name), program)
                             if t not in tensors]
     stores = _row_stores(passes, row_walks, program)
-    return PrefetchNextRow(tuple(tensors), stores) if tensors or stores else None
+    return (PrefetchNextRow(tuple(tensors), stores, threshold) if tensors or stores
+            else None)
 
 
 def _row_stores(passes: list[isl.ScheduleNode], row_walks: dict,

@@ -149,7 +149,7 @@ def _finish(tree: isl.Schedule, program: PolyProgram, deps: Dependences, paralle
             calls_out=lambda statements: calls_library(statements, program),
             accumulators=joined_accumulators(machine)))
         tree = mark_streamed_stores(tree, program, machine)
-        tree = mark_row_prefetches(tree, program)
+        tree = mark_row_prefetches(tree, program, machine)
     if parallel:
         tree = _mark_outer_parallel(tree.get_root(), deps, program, points).get_schedule()
     return tree

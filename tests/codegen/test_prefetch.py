@@ -3,7 +3,11 @@
 A prefetch never changes a value, so the values tests here are about what the
 chunked last pass computes: every element once, with passes of different
 lengths and on the last row; the structure tests pin what is fetched and where.
+Calls prefetch where the fetched tensors hold half the last-level cache: the value
+tests run under the host's model with a last-level cache of 2 bytes, so that their
+small tensors take the prefetching path.
 """
+import dataclasses
 import re
 
 import numpy as np
@@ -13,7 +17,8 @@ from hypothesis import strategies as st
 
 import polyc
 from corpus import CORPUS
-from polyc.machine.rules import streaming_threshold
+from polyc.machine import host_machine
+from polyc.machine.rules import row_prefetch_threshold, streaming_threshold
 
 SOFTMAX = next(entry.source for entry in CORPUS if entry.name == "softmax")
 # The first pass walks D values of a row, the last E: a row's passes of different lengths.
@@ -35,6 +40,11 @@ def _c(source: str, **options) -> str:
     return polyc.define(source, **options).compilation().c_source.text
 
 
+def _prefetching_everywhere():
+    """The host's model with a last-level cache of 2 bytes: every call prefetches."""
+    return dataclasses.replace(host_machine(), l3=2)
+
+
 def test_the_last_pass_fetches_the_next_rows_first_pass_reads():
     text = _c(SOFTMAX)
     fetches = re.findall(r"__builtin_prefetch\(&(\w+)\[[^;]*, 0, 3\)", text)
@@ -42,8 +52,25 @@ def test_the_last_pass_fetches_the_next_rows_first_pass_reads():
     # in the last pass (the division), once per line of the next row, on rows that exist
     last_pass = text[text.index(", 0, 3)"):]
     assert "/ s[0]" in last_pass and "exp" not in last_pass.split("/ s[0]")[0]
-    assert "if ((c0 + 1) < N)" in text
+    assert "&& (c0 + 1) < N)" in text
     assert "const int64_t c0 = polyc_next_row;" in text
+
+
+def test_calls_prefetch_where_the_fetched_tensors_hold_half_the_cache(machine):
+    # X read and Y stored: the chunks with their prefetches where the two hold at least
+    # half the last-level cache, the last pass as one loop where they hold less.
+    text = _c(SOFTMAX, machine=machine)
+    threshold = row_prefetch_threshold(machine)
+    assert threshold == machine.l3 // 2
+    size = "(int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(C)"
+    fetching = f"({size} + {size}) >= {threshold}"
+    assert f"if ({fetching} && (c0 + 1) < N)" in text
+    # the last pass, chunked with its prefetches, or else as one loop
+    last = text[text.index(f"if ({fetching})\n"):]
+    chunked, plain = last.split("\n", 1)[1].split("else", 1)
+    assert "__builtin_prefetch(&X[" in chunked and "polyc_chunk" in chunked
+    plain = plain[:plain.index("}")]
+    assert "#pragma omp simd" in plain and "polyc_chunk" not in plain
 
 
 def test_no_prefetch_without_a_row_of_passes_or_through_a_gather():
@@ -57,7 +84,7 @@ def test_no_prefetch_without_a_row_of_passes_or_through_a_gather():
 @settings(max_examples=25, deadline=None)
 @given(st.integers(1, 5), st.integers(1, 200), st.integers(1, 200))
 def test_passes_of_different_lengths_compute_every_element(rows, first, last):
-    op = polyc.define(SHIFTED)
+    op = polyc.define(SHIFTED, machine=_prefetching_everywhere())
     assert "__builtin_prefetch" in op.compilation().c_source.text
     rng = np.random.default_rng(rows * 40000 + first * 200 + last)
     X = rng.standard_normal((rows, first)).astype(np.float32)
@@ -69,7 +96,7 @@ def test_passes_of_different_lengths_compute_every_element(rows, first, last):
 @settings(max_examples=20, deadline=None)
 @given(st.integers(1, 9), st.integers(1, 300))
 def test_softmax_with_prefetches_matches_numpy(rows, cols):
-    op = polyc.define(SOFTMAX)
+    op = polyc.define(SOFTMAX, machine=_prefetching_everywhere())
     X = np.random.default_rng(rows * 1000 + cols).standard_normal((rows, cols))
     X = X.astype(np.float32)
     expected = np.exp(X.astype(np.float64) - X.max(axis=1, keepdims=True))
@@ -103,3 +130,10 @@ def test_an_output_only_the_last_pass_stores_is_fetched_for_writing(machine):
         assert f"< {streaming_threshold(machine)})" in before[before.rindex("reduction(max:"):]
     in_place = _c(SOFTMAX_IN_PLACE, machine=machine)
     assert ", 1, 3)" not in in_place and ", 0, 3)" in in_place
+
+
+def test_explain_shows_the_prefetch_and_the_size_it_starts_from(machine):
+    text = polyc.define(SOFTMAX, machine=machine).explain().section("fusion")
+    threshold = row_prefetch_threshold(machine) // (1024 * 1024)
+    assert (f"prefetch of the next row during the last pass, where the tensors fetched "
+            f"hold at least {threshold} MiB: X; for writing: Y") in text

@@ -230,7 +230,7 @@ static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at
           Q[0] = polyc_acc1;
         }
       }
-      if ((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(M) < 8388608)
+      if (((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(M) + (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(M)) >= 16777216 && (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(M) < 8388608)
       {
         {
           const int64_t polyc_last_start = M;
@@ -259,7 +259,7 @@ static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at
           }
           const int64_t polyc_head = (int64_t)((uintptr_t)polyc_to & 63);
           polyc_end = polyc_min((2 * M), polyc_chunk + (polyc_head ? polyc_max(1, (64 - polyc_head) / (int64_t)sizeof(float)) : 128));
-          if ((c0 + 1) < N)
+          if (((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(M) + (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(M)) >= 16777216 && (c0 + 1) < N)
           {
             const int64_t polyc_next_row = (c0 + 1);
             const int64_t polyc_last_start = M;
@@ -290,29 +290,42 @@ static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at
       }
       else
       {
-        for (int64_t polyc_chunk = M, polyc_end; polyc_chunk < (2 * M); polyc_chunk = polyc_end)
+        if (((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(M) + (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(M)) >= 16777216)
         {
-          polyc_end = polyc_min((2 * M), polyc_chunk + 128);
-          if ((c0 + 1) < N)
+          for (int64_t polyc_chunk = M, polyc_end; polyc_chunk < (2 * M); polyc_chunk = polyc_end)
           {
-            const int64_t polyc_next_row = (c0 + 1);
-            const int64_t polyc_last_start = M;
-            for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
+            polyc_end = polyc_min((2 * M), polyc_chunk + 128);
+            if (((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(M) + (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(M)) >= 16777216 && (c0 + 1) < N)
             {
-              const int64_t c0 = polyc_next_row;
+              const int64_t polyc_next_row = (c0 + 1);
+              const int64_t polyc_last_start = M;
+              for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
               {
-                const int64_t c1 = (0) + (polyc_line - polyc_last_start);
-                if (c1 < M)
+                const int64_t c0 = polyc_next_row;
                 {
-                  const int64_t i = c0;
-                  const int64_t j = c1;
-                  __builtin_prefetch(&X[(i) * M + j], 0, 3);
+                  const int64_t c1 = (0) + (polyc_line - polyc_last_start);
+                  if (c1 < M)
+                  {
+                    const int64_t i = c0;
+                    const int64_t j = c1;
+                    __builtin_prefetch(&X[(i) * M + j], 0, 3);
+                  }
                 }
               }
             }
+            #pragma omp simd
+            for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)
+            {
+              const int64_t i = c0;
+              const int64_t j = ((-M) + c1);
+              Y[(i) * M + j] = ((X[(i) * M + j] - (S[0] * (1.0f / ((float)((M)))))) * (1.0f / sqrtf((((Q[0] * (1.0f / ((float)((M))))) - ((S[0] * (1.0f / ((float)((M))))) * (S[0] * (1.0f / ((float)((M))))))) + 1.0f))));
+            }
           }
+        }
+        else
+        {
           #pragma omp simd
-          for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)
+          for (int64_t c1 = M; c1 < (2 * M); c1 += 1)
           {
             const int64_t i = c0;
             const int64_t j = ((-M) + c1);

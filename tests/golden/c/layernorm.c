@@ -195,7 +195,7 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
         }
         mu[0] = polyc_acc;
       }
-      if ((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D) < 8388608)
+      if (((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D) + (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D)) >= 16777216 && (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D) < 8388608)
       {
         {
           const int64_t polyc_last_start = (2 * D);
@@ -274,7 +274,7 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
           }
           const int64_t polyc_head = (int64_t)((uintptr_t)polyc_to & 63);
           polyc_end = polyc_min((3 * D), polyc_chunk + (polyc_head ? polyc_max(1, (64 - polyc_head) / (int64_t)sizeof(float)) : 128));
-          if ((c0 + 1) < N)
+          if (((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D) + (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D)) >= 16777216 && (c0 + 1) < N)
           {
             const int64_t polyc_next_row = (c0 + 1);
             const int64_t polyc_last_start = (2 * D);
@@ -305,29 +305,42 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
       }
       else
       {
-        for (int64_t polyc_chunk = (2 * D), polyc_end; polyc_chunk < (3 * D); polyc_chunk = polyc_end)
+        if (((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D) + (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D)) >= 16777216)
         {
-          polyc_end = polyc_min((3 * D), polyc_chunk + 128);
-          if ((c0 + 1) < N)
+          for (int64_t polyc_chunk = (2 * D), polyc_end; polyc_chunk < (3 * D); polyc_chunk = polyc_end)
           {
-            const int64_t polyc_next_row = (c0 + 1);
-            const int64_t polyc_last_start = (2 * D);
-            for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
+            polyc_end = polyc_min((3 * D), polyc_chunk + 128);
+            if (((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D) + (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(D)) >= 16777216 && (c0 + 1) < N)
             {
-              const int64_t c0 = polyc_next_row;
+              const int64_t polyc_next_row = (c0 + 1);
+              const int64_t polyc_last_start = (2 * D);
+              for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
               {
-                const int64_t c1 = (0) + (polyc_line - polyc_last_start);
-                if (c1 < D)
+                const int64_t c0 = polyc_next_row;
                 {
-                  const int64_t n = c0;
-                  const int64_t d = c1;
-                  __builtin_prefetch(&X[(n) * D + d], 0, 3);
+                  const int64_t c1 = (0) + (polyc_line - polyc_last_start);
+                  if (c1 < D)
+                  {
+                    const int64_t n = c0;
+                    const int64_t d = c1;
+                    __builtin_prefetch(&X[(n) * D + d], 0, 3);
+                  }
                 }
               }
             }
+            #pragma omp simd
+            for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)
+            {
+              const int64_t n = c0;
+              const int64_t d = ((-2 * D) + c1);
+              Y[(n) * D + d] = ((((X[(n) * D + d] - mu[0]) * gamma[d]) * (1.0f / sqrtf((v[0] + eps)))) + beta[d]);
+            }
           }
+        }
+        else
+        {
           #pragma omp simd
-          for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)
+          for (int64_t c1 = (2 * D); c1 < (3 * D); c1 += 1)
           {
             const int64_t n = c0;
             const int64_t d = ((-2 * D) + c1);

@@ -175,7 +175,7 @@ static __attribute__((noinline)) void polyc_log_softmax_region0(int * polyc_stat
         }
         mx[0] = polyc_nan ? (float)NAN : polyc_acc;
       }
-      if ((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(C) < 8388608)
+      if (((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(C) + (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(C)) >= 16777216 && (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(C) < 8388608)
       {
         {
           const int64_t polyc_last_start = (2 * C);
@@ -246,7 +246,7 @@ static __attribute__((noinline)) void polyc_log_softmax_region0(int * polyc_stat
           }
           const int64_t polyc_head = (int64_t)((uintptr_t)polyc_to & 63);
           polyc_end = polyc_min((3 * C), polyc_chunk + (polyc_head ? polyc_max(1, (64 - polyc_head) / (int64_t)sizeof(float)) : 128));
-          if ((c0 + 1) < N)
+          if (((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(C) + (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(C)) >= 16777216 && (c0 + 1) < N)
           {
             const int64_t polyc_next_row = (c0 + 1);
             const int64_t polyc_last_start = (2 * C);
@@ -277,29 +277,42 @@ static __attribute__((noinline)) void polyc_log_softmax_region0(int * polyc_stat
       }
       else
       {
-        for (int64_t polyc_chunk = (2 * C), polyc_end; polyc_chunk < (3 * C); polyc_chunk = polyc_end)
+        if (((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(C) + (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(C)) >= 16777216)
         {
-          polyc_end = polyc_min((3 * C), polyc_chunk + 128);
-          if ((c0 + 1) < N)
+          for (int64_t polyc_chunk = (2 * C), polyc_end; polyc_chunk < (3 * C); polyc_chunk = polyc_end)
           {
-            const int64_t polyc_next_row = (c0 + 1);
-            const int64_t polyc_last_start = (2 * C);
-            for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
+            polyc_end = polyc_min((3 * C), polyc_chunk + 128);
+            if (((int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(C) + (int64_t)sizeof(float) * polyc_extent(N) * polyc_extent(C)) >= 16777216 && (c0 + 1) < N)
             {
-              const int64_t c0 = polyc_next_row;
+              const int64_t polyc_next_row = (c0 + 1);
+              const int64_t polyc_last_start = (2 * C);
+              for (int64_t polyc_line = polyc_chunk; polyc_line < polyc_end; polyc_line += 16)
               {
-                const int64_t c1 = (0) + (polyc_line - polyc_last_start);
-                if (c1 < C)
+                const int64_t c0 = polyc_next_row;
                 {
-                  const int64_t n = c0;
-                  const int64_t c = c1;
-                  __builtin_prefetch(&X[(n) * C + c], 0, 3);
+                  const int64_t c1 = (0) + (polyc_line - polyc_last_start);
+                  if (c1 < C)
+                  {
+                    const int64_t n = c0;
+                    const int64_t c = c1;
+                    __builtin_prefetch(&X[(n) * C + c], 0, 3);
+                  }
                 }
               }
             }
+            #pragma omp simd
+            for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)
+            {
+              const int64_t n = c0;
+              const int64_t c = ((-2 * C) + c1);
+              Y[(n) * C + c] = ((X[(n) * C + c] - mx[0]) - logf(s[0]));
+            }
           }
+        }
+        else
+        {
           #pragma omp simd
-          for (int64_t c1 = polyc_chunk; c1 < polyc_end; c1 += 1)
+          for (int64_t c1 = (2 * C); c1 < (3 * C); c1 += 1)
           {
             const int64_t n = c0;
             const int64_t c = ((-2 * C) + c1);
