@@ -21,7 +21,7 @@ from polyc.jit.build import build_shared_object
 from polyc.jit import toolchain
 from polyc.jit.toolchain import compiler_identity
 from polyc.options import Options
-from child_process import run_json
+from child_process import child_environment, run_json
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -139,7 +139,7 @@ def test_concurrent_processes_compile_the_same_kernel(tmp_path):
     source = unique_source()
     children = [subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path), source],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+                                 cwd=REPO, env=child_environment())
                 for _ in range(4)]
     for child in children:
         stdout, stderr = child.communicate(timeout=120)
