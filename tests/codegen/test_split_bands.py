@@ -6,6 +6,8 @@ else { loop to N }``. Each piece runs a subset of the band's instances, so each 
 the band's parallel mark; the whole nest had run on the calling thread (16 threads
 reached 2.6x of one on the benchmark's layer norm backward)."""
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,22 +16,11 @@ import polyc
 from polyc.compiler import frontend, generate
 from polyc.options import Options
 
-LAYERNORM_BACKWARD = """
-def layernorm_backward(float(N, D) X, float(D) gamma, float eps, float(N, D) d_Y,
-                       float(N) mu, float(N) ss) -> (d_X, d_gamma, d_beta) {
-  mu_1(n) = mu(n) / D
-  rstd(n) = rsqrt(ss(n) / D + eps)
-  a(n) +=! d_Y(n, d) * gamma(d) * (X(n, d) - mu_1(n))
-  g(n) +=! d_Y(n, d) * gamma(d)
-  xs(n) +=! X(n, d) - mu_1(n)
-  d_ss(n) = a(n) * (-0.5 * rstd(n) / (ss(n) / D + eps)) * (1.0 / D)
-  d_mu(n) = (-(g(n) * rstd(n)) - 2.0 * d_ss(n) * xs(n)) * (1.0 / D)
-  d_X(n, d) = d_Y(n, d) * gamma(d) * rstd(n) + 2.0 * d_ss(n) * (X(n, d) - mu_1(n))
-              + d_mu(n)
-  d_gamma(d) +=! d_Y(n, d) * ((X(n, d) - mu_1(n)) * rstd(n))
-  d_beta(d) +=! d_Y(n, d)
-}
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from kernels import BY_NAME  # noqa: E402
+
+# The benchmark's layer norm backward (benchmarks/kernels.py).
+LAYERNORM_BACKWARD = BY_NAME["layernorm_backward"].source
 
 
 def test_a_guarded_band_runs_every_piece_in_a_parallel_region(machine):
