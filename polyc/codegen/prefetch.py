@@ -207,11 +207,11 @@ def row_prefetch(emitter: LoopNestEmitter, row: isl.AstNode, iterator: str,
     if stores and streamed is not None and emitter.stream_threshold is not None:
         size = stored_bytes(emitter, emitter.program.op.tensor(streamed.tensor))
         cached = f"{size} < {emitter.stream_threshold}"
-    size = " + ".join(stored_bytes(emitter, emitter.program.op.tensor(name))
-                      for name in sorted(fetched | stored))
+    fetched_bytes = " + ".join(stored_bytes(emitter, emitter.program.op.tensor(name))
+                               for name in sorted(fetched | stored))
     return RowPrefetch(iterator, f"({iterator} + 1)", emitter.expr(row_end), tuple(fetches),
                        line_elements(emitter.machine, min(widths)), tuple(stores), cached,
-                       f"({size}) >= {decision.from_bytes}")
+                       f"({fetched_bytes}) >= {decision.from_bytes}")
 
 
 def stored_bytes(emitter: LoopNestEmitter, tensor: ir.Tensor) -> str:
