@@ -158,7 +158,8 @@ def stage_texts(compilation, sizes: dict | None = None) -> dict[str, str]:
         "fusion": fusion_text(op, summary, compilation.schedule.decision
                               or compilation.options.fusion, sizes,
                               getattr(compilation, "contractions", None),
-                              compilation.c_source, compilation.schedule.candidates),
+                              compilation.c_source, compilation.schedule.candidates,
+                              compilation.partitions.values()),
         "schedule": str(compilation.schedule),
         "ast": compilation.ast_text,
         "c": compilation.c_source.text,
@@ -194,11 +195,13 @@ def shapes_text(op: ir.Op, sizes: dict | None = None, origins: dict | None = Non
 
 
 def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
-                contractions: dict | None = None, c_source=None, candidates=()) -> str:
+                contractions: dict | None = None, c_source=None, candidates=(),
+                partitions=()) -> str:
     """The candidates the default fusion weighed with their estimated costs, which
-    statements share which loops (from the schedule tree), the temporaries: their full
-    size, and the shape they shrink to when contracted, and the outputs written with
-    streaming stores (``c_source``: the emitted C's record of them)."""
+    statements share which loops (from the schedule tree) and how threads share them
+    (``partitions``: :class:`~polyc.scheduling.threads.Partition`), the temporaries:
+    their full size, and the shape they shrink to when contracted, and the outputs
+    written with streaming stores (``c_source``: the emitted C's record of them)."""
     count = len(summary.nests)
     lines = [f"fusion: {strategy}; {count} loop nest{'s' if count != 1 else ''}"]
     lines += candidates_text(candidates)
@@ -226,6 +229,8 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
                                  f"one): loops {names}")
                 else:
                     lines.append(f"  parallel (OpenMP{how}): loop {nest.outer.loops[0].name}")
+        lines += [f"  {partition.describe()}" for partition in partitions
+                  if partition.statements() <= set(nest.statements)]
         vector = (SIMD_MARK, SIMD_REDUCTION_MARK)
         vectorised = {s for band in nest.bands if any(m in vector for m in band.marks)
                       for s in band.statements}

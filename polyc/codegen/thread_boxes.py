@@ -33,17 +33,37 @@ import cgen
 import islpy as isl
 
 from polyc.codegen.c_expr import isl_expr_to_c
-from polyc.scheduling.threads import Partition
+from polyc.scheduling.threads import VALUE, Partition, SharedLoop
 
 GRID_HELPER = r"""
+/* Where part `part` of `parts` of a loop of uneven work begins: the unit boundary
+   nearest to an even share of the work, work[u] being the work of units [0, u).
+   Boundaries never decrease with `part`: the parts cover the units once. */
+static inline int64_t polyc_cut(const double *work, int64_t units, int64_t part,
+                                int64_t parts) {
+  if (part <= 0) return 0;
+  if (part >= parts) return units;
+  const double target = work[units] * (double)part / (double)parts;
+  int64_t low = 0, high = units;
+  while (low < high) {
+    const int64_t middle = low + (high - low) / 2;
+    if (work[middle] < target) low = middle + 1; else high = middle;
+  }
+  if (low > 0 && target - work[low - 1] < work[low] - target) low -= 1;
+  return low;
+}
+
 /* The threads as a grid over `count` loops: parts[k] along loop k, the parts
-   multiplying to `threads`. Loop k has extents[k] values in blocks of sizes[k].
-   Each prime factor of `threads`, largest first, goes to the outermost loop whose
-   largest part would hold at most 5% more values than an even share (OpenMP's
+   multiplying to `threads`. Loop k has extents[k] values in blocks of sizes[k];
+   work[k], where work is not NULL and it is not, the cumulative work of its blocks
+   (polyc_cut). Each prime factor of `threads`, largest first, goes to the outermost
+   loop whose largest part would hold at most 5% more than an even share (of its
+   values, or of its work), else to the loop where it would hold least (OpenMP's
    static schedule of collapsed loops also cuts the outermost first: each thread
-   keeps its own images of a batch), else to the loop where it would hold least. */
+   keeps its own images of a batch). */
 static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *extents,
-                                     const int64_t *sizes, int64_t *parts) {
+                                     const int64_t *sizes, const double *const *work,
+                                     int64_t *parts) {
   int64_t factors[64];
   int n = 0;
   for (int k = 0; k < count; k++) parts[k] = 1;
@@ -56,8 +76,18 @@ static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *
     for (int k = 0; k < count; k++) {
       const int64_t q = parts[k] * factors[f];
       const int64_t blocks = (extents[k] + sizes[k] - 1) / sizes[k];
-      const int64_t largest = ((blocks + q - 1) / q) * sizes[k];
-      const double excess = extents[k] > 0 ? (double)largest * q / extents[k] : 1e300;
+      double excess = 1e300;
+      if (work && work[k]) {
+        double largest = 0.0;
+        for (int64_t t = 0; t < q; t++) {
+          const double held = work[k][polyc_cut(work[k], blocks, t + 1, q)]
+                              - work[k][polyc_cut(work[k], blocks, t, q)];
+          if (held > largest) largest = held;
+        }
+        if (work[k][blocks] > 0.0) excess = largest * q / work[k][blocks];
+      } else if (extents[k] > 0) {
+        excess = (double)(((blocks + q - 1) / q) * sizes[k]) * q / extents[k];
+      }
       if (excess <= 1.05) { best = k; break; }
       if (k == 0 || excess < best_excess) { best = k; best_excess = excess; }
     }
@@ -65,6 +95,10 @@ static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *
   }
 }
 """
+
+# The blocks a loop of uneven work is cut in at most: larger extents are cut in
+# groups of blocks (its work is summed per block, at the start of each region).
+WORK_UNITS = 1024
 
 
 def box_code(partition: Partition, context: isl.Set, names: dict[str, str]) -> list:
@@ -79,15 +113,31 @@ def box_code(partition: Partition, context: isl.Set, names: dict[str, str]) -> l
         last = isl_expr_to_c(build.expr_from_pw_aff(loop.last), names)
         firsts.append(cgen.Initializer(cgen.Value("const int64_t", f"polyc_first{k}"), first))
         extents.append(f"polyc_max(0, ({last}) - (polyc_first{k}) + 1)")
-        sizes.append(str(loop.unit))
-        units.append(f"(polyc_extents[{k}] + {loop.unit - 1}) / {loop.unit}")
+        if loop.work:  # at most WORK_UNITS blocks: whole groups of register blocks
+            group = loop.unit * WORK_UNITS
+            sizes.append(f"{loop.unit} * polyc_max(1, (polyc_extents[{k}] + {group - 1}) / "
+                         f"{group})")
+            units.append(f"(polyc_extents[{k}] + polyc_sizes[{k}] - 1) / polyc_sizes[{k}]")
+        else:
+            sizes.append(str(loop.unit))
+            units.append(f"(polyc_extents[{k}] + {loop.unit - 1}) / {loop.unit}")
     lines = firsts + [
         cgen.Statement(f"const int64_t polyc_extents[{count}] = {{{', '.join(extents)}}}"),
         cgen.Statement(f"const int64_t polyc_sizes[{count}] = {{{', '.join(sizes)}}}"),
-        cgen.Statement(f"const int64_t polyc_units[{count}] = {{{', '.join(units)}}}"),
+        cgen.Statement(f"const int64_t polyc_units[{count}] = {{{', '.join(units)}}}")]
+    weighted = [k for k, loop in enumerate(partition.loops) if loop.work]
+    for k in weighted:
+        lines += _work_code(k, partition.loops[k], build, names)
+    work = "NULL"
+    if weighted:
+        lines.append(cgen.Statement(
+            f"const double *const polyc_loop_work[{count}] = {{" + ", ".join(
+                f"polyc_work{k}" if k in weighted else "NULL" for k in range(count)) + "}"))
+        work = "polyc_loop_work"
+    lines += [
         cgen.Statement(f"int64_t polyc_parts[{count}]"),
         cgen.Statement(f"polyc_thread_grid(omp_get_num_threads(), {count}, polyc_extents, "
-                       f"polyc_sizes, polyc_parts)"),
+                       f"polyc_sizes, {work}, polyc_parts)"),
         cgen.Statement("int64_t polyc_place = omp_get_thread_num()")]
     for k in reversed(range(count)):
         lines += [cgen.Initializer(cgen.Value("const int64_t", f"polyc_t{k}"),
@@ -96,8 +146,41 @@ def box_code(partition: Partition, context: isl.Set, names: dict[str, str]) -> l
     for k, loop in enumerate(partition.loops):
         for name, part in ((partition.low(k), f"polyc_t{k}"),
                            (partition.high(k), f"(polyc_t{k} + 1)")):
-            lines.append(cgen.Initializer(
-                cgen.Value("const int64_t", name),
-                f"polyc_first{k} + {loop.unit} * (polyc_units[{k}] * {part} / "
-                f"polyc_parts[{k}])"))
+            if loop.work:
+                cut = (f"polyc_sizes[{k}] * polyc_cut(polyc_work{k}, polyc_units[{k}], "
+                       f"{part}, polyc_parts[{k}])")
+            else:
+                cut = f"{loop.unit} * (polyc_units[{k}] * {part} / polyc_parts[{k}])"
+            lines.append(cgen.Initializer(cgen.Value("const int64_t", name),
+                                          f"polyc_first{k} + {cut}"))
     return lines
+
+
+def _work_code(k: int, loop: SharedLoop, build: isl.AstBuild, names: dict[str, str]) -> list:
+    """``polyc_work<k>``: the cumulative work of loop ``k``'s blocks. A block's work is
+    the number of its values times the mean of the work at its first and last value
+    (exact where the work is linear in the value: a triangle's rows)."""
+    value = names.get(VALUE, VALUE)
+    products = [" * ".join(f"(double)({isl_expr_to_c(build.expr_from_pw_aff(e), names)})"
+                           for e in extents) or "1.0"
+                for _, extents in loop.work]
+    array = f"polyc_work{k}"
+    at_ends = cgen.Block([
+        cgen.Initializer(cgen.Value("const int64_t", value),
+                         "polyc_from + polyc_end * (polyc_count - 1)"),
+        cgen.Statement("polyc_ends += " + " + ".join(products))])
+    return [
+        cgen.Statement(f"double {array}[{WORK_UNITS + 1}]"),
+        cgen.Statement(f"{array}[0] = 0.0"),
+        cgen.For("int64_t polyc_u = 0", f"polyc_u < polyc_units[{k}]", "polyc_u += 1",
+                 cgen.Block([
+                     cgen.Initializer(cgen.Value("const int64_t", "polyc_from"),
+                                      f"polyc_first{k} + polyc_sizes[{k}] * polyc_u"),
+                     cgen.Initializer(cgen.Value("const int64_t", "polyc_count"),
+                                      f"polyc_min(polyc_sizes[{k}], polyc_first{k} + "
+                                      f"polyc_extents[{k}] - polyc_from)"),
+                     cgen.Initializer(cgen.Value("double", "polyc_ends"), "0.0"),
+                     cgen.For("int64_t polyc_end = 0", "polyc_end < 2", "polyc_end += 1",
+                              at_ends),
+                     cgen.Statement(f"{array}[polyc_u + 1] = {array}[polyc_u] + "
+                                    f"0.5 * polyc_ends * (double)polyc_count")]))]

@@ -26,6 +26,21 @@ row pointers around the boxes' bounds (conv2d, with its four collapsed loops in
 boxes and the same share of work per thread; measurements: benchmarks/README.md,
 "Design measurements").
 
+Over a triangle (a statement whose ranges' extents vary with other indices:
+:func:`~polyc.lang.ranges.has_uneven_extent`) values of a loop hold uneven work:
+row ``i`` of trmm's ``k in i + 1:M`` sums ``M - 1 - i`` products, so boxes of
+even extent would give the first of two threads three quarters of the work. Such
+a loop is cut in register blocks wherever it is in the band, and where its
+*cumulative work* divides evenly: :func:`_work` derives, per statement, the
+extents of its dimensions at one value ``v`` of the loop (isl: the instances with
+``g = v``, each dimension's bounds), and the C sums their products over the blocks
+at run time, for the sizes of the call (:mod:`polyc.codegen.thread_boxes`). One
+such loop per nest is shared: the work of a grid over two (syrk's rows and
+columns) is not a product of their works. Before, these nests went to OpenMP's
+dynamic schedule over whole tiles: an output of at most one tile's columns was
+one tile, one thread's work (symm with 128 columns ran 3.10 ms on one thread,
+2.91 on two; measurements: benchmarks/README.md, "Design measurements").
+
 Legality: a thread runs the instances of its box in the schedule's order, and the
 schedule is the one proven legal. Threads run their boxes at the same time, so
 :func:`check_partitions` proves with isl that no dependence joins instances of a
@@ -53,16 +68,27 @@ from polyc.scheduling.marks import (PARALLEL_MARK, SIMD_MARK, Collapse,
 MAX_SHARED = 2
 
 
+# The parameter standing for one value of a shared loop in its work (SharedLoop.work).
+VALUE = "polyc_value"
+
+
 @dataclass(frozen=True)
 class SharedLoop:
     """One loop shared out among threads: its untiled value ``g`` per statement, the
-    first and last value over the nest's instances (functions of the sizes), and the
-    unit its range is cut in."""
+    first and last value over the nest's instances (functions of the sizes), the unit
+    its range is cut in, and its work where its values hold uneven work."""
 
     value: isl.UnionPwAff
     first: isl.PwAff
     last: isl.PwAff
     unit: int
+    # Per statement (by name), the extents of its dimensions among its instances with
+    # ``g`` equal to the parameter VALUE (functions of it and the sizes, 0 where there
+    # are none). Their product counts the instances where no dimension's bounds
+    # depend on another's than ``g`` (a triangle's rows: ``k in i + 1:M``), and bounds
+    # them otherwise. Empty where every value of ``g`` holds the same work: the boxes
+    # then cut even extents; else each holds an even share of the work.
+    work: tuple[tuple[str, tuple[isl.PwAff, ...]], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,24 +109,36 @@ class Partition:
     def mark_name(self) -> str:
         return f"threads {self.nest}"
 
+    def statements(self) -> frozenset[str]:
+        return frozenset(statement_names(self.loops[0].value.domain()))
+
+    def describe(self) -> str:
+        """The decision in words, for :func:`polyc.explain.fusion_text`."""
+        cuts = []
+        for loop in self.loops:
+            piece = isl_items(loop.value.get_pw_aff_list())[0]
+            name = str(piece.get_pieces()[0][1]).rsplit("[(", 1)[-1].split(")]")[0]
+            how = f"blocks of {loop.unit}" if loop.unit > 1 else "single values"
+            if loop.work:
+                how += ", cut where its work divides evenly"
+            cuts.append(f"{name} ({how})")
+        return "threads share boxes of loops " + ", ".join(cuts)
+
 
 def partition_nests(tree: isl.Schedule, uneven: frozenset[str] = frozenset()
                     ) -> tuple[isl.Schedule, dict[int, Partition]]:
     """``tree`` with each outermost parallel tiled nest generated for one thread's box
     (module docstring), and the partitions by nest number. Nests that do not qualify
     (inside outer loops, or a parallel loop isl did not tile as ``g - g mod T``)
-    are left to OpenMP's schedule, and so are nests with a statement of ``uneven``
-    (:func:`~polyc.lang.ranges.has_uneven_extent`): over a triangle, boxes of even
-    extent hold uneven work (the lower half of syrk's rows holds three quarters of it),
-    which OpenMP's dynamic schedule shares out as threads finish."""
+    are left to OpenMP's schedule. In a nest with a statement of ``uneven``
+    (:func:`~polyc.lang.ranges.has_uneven_extent`: a triangle) the loops whose values
+    hold uneven work are cut where their work divides evenly (:class:`SharedLoop`)."""
     partitions: dict[int, Partition] = {}
 
     def visit(node: isl.ScheduleNode) -> isl.ScheduleNode:
         if node_mark(node) == PARALLEL_MARK:
             names = set(statement_names(node.get_domain()))
-            if names & uneven:
-                return node
-            partition = _partition(node, len(partitions))
+            partition = _partition(node, len(partitions), bool(names & uneven))
             if partition is None:
                 return node
             partitions[partition.nest] = partition
@@ -137,7 +175,7 @@ def check_partitions(tree: isl.Schedule, deps: Dependences) -> None:
     visit(tree.get_root())
 
 
-def _partition(mark: isl.ScheduleNode, nest: int) -> Partition | None:
+def _partition(mark: isl.ScheduleNode, nest: int, uneven: bool) -> Partition | None:
     if mark.get_schedule_depth() != 0:
         return None  # the box would depend on outer loops
     band, count = mark.child(0), 1
@@ -158,15 +196,20 @@ def _partition(mark: isl.ScheduleNode, nest: int) -> Partition | None:
         values = _range(value, domain)
         if values is None:
             return None
+        work = _work(value, domain, values) if uneven else ()
+        if work and any(loop.work for loop in loops):
+            break  # a grid over two such loops would not share their joint work evenly
         # The outermost loop is cut in register blocks; the others in whole tiles,
         # so that their point loops keep the bounds they had: cut in blocks, the extra
         # bounds cost more than the finer share gives (measurements:
-        # benchmarks/README.md, "Design measurements").
-        unit = _unit(band, value, tile) if k == 0 and tile > 1 else 1
+        # benchmarks/README.md, "Design measurements"). A loop of uneven work is cut
+        # in register blocks wherever it is: whole tiles would hold uneven shares.
+        unit = _unit(band, value, tile) if (k == 0 or work) and tile > 1 else 1
         loops.append(SharedLoop(value, values.dim_min(0), values.dim_max(0),
-                                unit if unit > 1 else tile))
+                                unit if unit > 1 or work else tile, work))
         tiles.append(tile)
-    if loops[0].unit >= tiles[0]:
+    if all(loop.unit >= tile for loop, tile in zip(loops, tiles)) or \
+            (loops[0].unit >= tiles[0] and not any(loop.work for loop in loops)):
         return None  # boxes would cut where tiles do: OpenMP's schedule shares as well
     return Partition(nest, tuple(loops))
 
@@ -216,6 +259,38 @@ def _range(value: isl.UnionPwAff, domain: isl.UnionSet) -> isl.Set | None:
             return None
         result = result.union(other)
     return result
+
+
+def _work(value: isl.UnionPwAff, domain: isl.UnionSet,
+          values: isl.Set) -> tuple[tuple[str, tuple[isl.PwAff, ...]], ...]:
+    """The work of each value of the loop walking ``value`` over ``domain``
+    (:attr:`SharedLoop.work`); empty where it is the same for every value in
+    ``values``, the loop's range."""
+    parameter = isl.Set(f"[{VALUE}] -> {{ : }}").get_space().get_dim_id(
+        isl.dim_type.param, 0)  # as isl parsed it: an id made here would be another one
+    in_range = values.move_dims(isl.dim_type.param, values.dim(isl.dim_type.param),
+                                isl.dim_type.set, 0, 1)
+    in_range = in_range.set_dim_id(isl.dim_type.param,
+                                   in_range.dim(isl.dim_type.param) - 1, parameter)
+    work, uneven = [], False
+    for piece in isl_items(value.get_pw_aff_list()):
+        instances = domain.extract_set(piece.domain().get_space())
+        at_value = piece.intersect_domain(instances).eq_set(
+            isl.PwAff.param_on_domain_id(instances, parameter))
+        extents = []
+        for d in range(at_value.dim(isl.dim_type.set)):
+            n = at_value.dim(isl.dim_type.set)
+            one = at_value.project_out(isl.dim_type.set, d + 1, n - d - 1).project_out(
+                isl.dim_type.set, 0, d)
+            extent = one.dim_max(0).sub(one.dim_min(0)).add_constant_val(isl.Val(1))
+            none = isl.PwAff.from_aff(isl.Aff.zero_on_domain(
+                isl.LocalSpace.from_space(extent.get_domain_space())))
+            extent = extent.union_max(none).gist_params(in_range).coalesce()
+            position = extent.find_dim_by_name(isl.dim_type.param, VALUE)
+            uneven |= position >= 0 and extent.involves_dims(isl.dim_type.param, position, 1)
+            extents.append(extent)
+        work.append((instances.get_tuple_name(), tuple(extents)))
+    return tuple(sorted(work, key=lambda item: item[0])) if uneven else ()
 
 
 def _unit(band: isl.ScheduleNode, value: isl.UnionPwAff, tile: int) -> int:

@@ -94,7 +94,7 @@ def test_entry_point_signature_and_parallel_loop():
     loop = box.block_items[-1]
     assert loop is finder.fors[0], "the region ends with the outermost loop"
     assert loop.init.decls[0].type.type.names == ["int64_t"]
-    assert "polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts)" in text
+    assert "polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, NULL, polyc_parts)" in text
 
 
 def test_header_comment_names_operator_version_and_options():

@@ -233,19 +233,77 @@ def test_triangles_have_uneven_work_and_bands_do_not(source, uneven):
     assert has_uneven_extent(statement) is uneven
 
 
-def test_a_parallel_loop_over_a_triangle_is_shared_as_threads_finish(machine):
-    # boxes of even extent would give one thread three quarters of syrk's lower half
-    def compiled(name):
-        return generate(frontend(KERNELS[name][0]), Options().with_(machine=machine))
-    syrk = compiled("syrk")
-    assert syrk.partitions == {} and "schedule(dynamic)" in syrk.c_source.text
-    assert "schedule(dynamic)" not in compiled("banded").c_source.text
+def _compiled(name, machine, spelling="where"):
+    source = KERNELS[name][0] if spelling == "where" else TERNARY[name]
+    return generate(frontend(source), Options().with_(machine=machine))
+
+
+def test_threads_share_a_triangle_where_its_work_divides_evenly(machine):
+    # syrk's rows hold uneven work (row i: i + 1 columns), and so do its columns: only
+    # the rows are shared (a grid's boxes would not hold a product of their works)
+    syrk = _compiled("syrk", machine)
+    [rows] = [p.loops for p in syrk.partitions.values() if any(l.work for l in p.loops)]
+    assert len(rows) == 1 and str(rows[0].value).endswith("-> [(i)] }")
+    assert rows[0].unit > 1   # whole register blocks
+    # trmm: the columns' work is even, the rows' is not: a grid of both
+    trmm = _compiled("trmm", machine)
+    [loops] = [p.loops for p in trmm.partitions.values() if any(l.work for l in p.loops)]
+    assert {str(l.value)[-7:]: bool(l.work) for l in loops} == {"[(j)] }": False,
+                                                                 "[(i)] }": True}
+    for compilation in (syrk, trmm):
+        text = compilation.c_source.text
+        assert "polyc_cut(polyc_work" in text and "schedule(dynamic)" not in text
+    # a band moves with i: the same work per row, boxes of even extent as before
+    assert "polyc_cut(polyc_work" not in _compiled("banded", machine).c_source.text
+
+
+def _parameters(space_of) -> list[str]:
+    return [space_of.get_dim_name(isl.dim_type.param, k)
+            for k in range(space_of.dim(isl.dim_type.param))]
+
+
+def _at(names: list[str], values: dict) -> isl.Set:
+    fixed = " and ".join(f"{n} = {values[n]}" for n in names)
+    return isl.Set(f"[{', '.join(names)}] -> {{ : {fixed} }}")
+
+
+@pytest.mark.parametrize("name, spelling", [("trmm", "where"), ("syrk", "where"),
+                                            ("symm", "where"), ("causal_attention", "where"),
+                                            ("trmm", "select")])
+def test_a_loops_work_counts_its_instances(name, spelling, machine):
+    # the work polyc derives for each value v of a shared loop against isl's count of
+    # the instances with that value, at a few sizes, for every v in the loop's range
+    compilation = _compiled(name, machine, spelling)
+    checked = 0
+    for loop in (l for p in compilation.partitions.values() for l in p.loops if l.work):
+        for piece in isl_items(loop.value.get_pw_aff_list()):
+            extents = dict(loop.work)[piece.get_domain_space().get_tuple_name(isl.dim_type.set)]
+            names = _parameters(piece)
+            zero = isl.Aff.zero_on_domain(isl.LocalSpace.from_space(piece.get_domain_space()))
+            for size in (1, 6, 11):
+                sizes = {n: size + 3 * k for k, n in enumerate(names)}
+                instances = compilation.program.domain.extract_set(
+                    piece.domain().get_space()).intersect_params(_at(names, sizes))
+                first, last = (_at(_parameters(end), sizes).sample_point()
+                               for end in (loop.first, loop.last))
+                for value in range(loop.first.eval(first).to_python(),
+                                   loop.last.eval(last).to_python() + 1):
+                    slice_ = instances.intersect(piece.eq_set(isl.PwAff.from_aff(
+                        zero.set_constant_val(isl.Val(value)))))
+                    product = 1
+                    for extent in extents:
+                        point = _at(_parameters(extent), dict(sizes, polyc_value=value))
+                        product *= extent.eval(point.sample_point()).to_python()
+                    assert product == slice_.count_val().to_python(), (sizes, value)
+                    checked += 1
+    assert checked
 
 
 def test_explain_shows_the_triangle_and_its_isolated_blocks(machine):
     text = str(polyc.define(KERNELS["trmm"][0], machine=machine).explain())
     assert "k in i + 1:M" in text
     assert "isolate" in text  # the register band's full blocks (scheduling/full_blocks.py)
+    assert "i (blocks of " in text and "cut where its work divides evenly" in text
 
 
 def test_the_example_script_checks_its_operators_against_numpy(capsys):

@@ -8,6 +8,8 @@ twice, a gap would leave elements at their initial value.
 import contextlib
 import ctypes
 import ctypes.util
+import sys
+from pathlib import Path
 
 import islpy as isl
 import numpy as np
@@ -20,6 +22,9 @@ from polyc.errors import InternalError
 from polyc.options import Options
 from polyc.scheduling.marks import decision_mark, node_mark
 from polyc.scheduling.threads import Partition, SharedLoop, check_partitions, partition_nests
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from triangular import KERNELS, inputs  # noqa: E402
 
 MATMUL = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m, n) +=! A(m, k) * B(k, n) }"
 SCALED = """def smm(float alpha, float(M,K) A, float(K,N) B) -> (C) {
@@ -135,3 +140,19 @@ def test_matmul_values_property(m, k, n, count):
     B = rng.standard_normal((k, n)).astype(np.float32)
     with threads(count):
         _check(MATMUL, (A, B), A.astype(np.float64) @ B.astype(np.float64))
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 7])
+def test_triangles_shared_by_their_work_under_each_thread_count(count):
+    # boxes cut where the work divides evenly: a gap or an overlap between two
+    # threads' rows would leave zeros or add products twice
+    rng = np.random.default_rng(count)
+    with threads(count):
+        for name, sizes in (("trmm", dict(M=203, N=40)), ("symm", dict(M=150, N=130)),
+                            ("syrk", dict(N=211, M=30)),
+                            ("causal_attention", dict(T=190, D=16, E=24))):
+            source, reference, _ = KERNELS[name]
+            args = inputs(name, sizes, rng)
+            got = polyc.define(source)(*args)
+            np.testing.assert_allclose(got, reference(*args)[0], rtol=1e-4, atol=1e-3)

@@ -89,14 +89,34 @@ static inline int64_t polyc_gather_index(int64_t v, int64_t extent, int *status)
 }
 
 
+/* Where part `part` of `parts` of a loop of uneven work begins: the unit boundary
+   nearest to an even share of the work, work[u] being the work of units [0, u).
+   Boundaries never decrease with `part`: the parts cover the units once. */
+static inline int64_t polyc_cut(const double *work, int64_t units, int64_t part,
+                                int64_t parts) {
+  if (part <= 0) return 0;
+  if (part >= parts) return units;
+  const double target = work[units] * (double)part / (double)parts;
+  int64_t low = 0, high = units;
+  while (low < high) {
+    const int64_t middle = low + (high - low) / 2;
+    if (work[middle] < target) low = middle + 1; else high = middle;
+  }
+  if (low > 0 && target - work[low - 1] < work[low] - target) low -= 1;
+  return low;
+}
+
 /* The threads as a grid over `count` loops: parts[k] along loop k, the parts
-   multiplying to `threads`. Loop k has extents[k] values in blocks of sizes[k].
-   Each prime factor of `threads`, largest first, goes to the outermost loop whose
-   largest part would hold at most 5% more values than an even share (OpenMP's
+   multiplying to `threads`. Loop k has extents[k] values in blocks of sizes[k];
+   work[k], where work is not NULL and it is not, the cumulative work of its blocks
+   (polyc_cut). Each prime factor of `threads`, largest first, goes to the outermost
+   loop whose largest part would hold at most 5% more than an even share (of its
+   values, or of its work), else to the loop where it would hold least (OpenMP's
    static schedule of collapsed loops also cuts the outermost first: each thread
-   keeps its own images of a batch), else to the loop where it would hold least. */
+   keeps its own images of a batch). */
 static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *extents,
-                                     const int64_t *sizes, int64_t *parts) {
+                                     const int64_t *sizes, const double *const *work,
+                                     int64_t *parts) {
   int64_t factors[64];
   int n = 0;
   for (int k = 0; k < count; k++) parts[k] = 1;
@@ -109,8 +129,18 @@ static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *
     for (int k = 0; k < count; k++) {
       const int64_t q = parts[k] * factors[f];
       const int64_t blocks = (extents[k] + sizes[k] - 1) / sizes[k];
-      const int64_t largest = ((blocks + q - 1) / q) * sizes[k];
-      const double excess = extents[k] > 0 ? (double)largest * q / extents[k] : 1e300;
+      double excess = 1e300;
+      if (work && work[k]) {
+        double largest = 0.0;
+        for (int64_t t = 0; t < q; t++) {
+          const double held = work[k][polyc_cut(work[k], blocks, t + 1, q)]
+                              - work[k][polyc_cut(work[k], blocks, t, q)];
+          if (held > largest) largest = held;
+        }
+        if (work[k][blocks] > 0.0) excess = largest * q / work[k][blocks];
+      } else if (extents[k] > 0) {
+        excess = (double)(((blocks + q - 1) / q) * sizes[k]) * q / extents[k];
+      }
       if (excess <= 1.05) { best = k; break; }
       if (k == 0 || excess < best_excess) { best = k; best_excess = excess; }
     }
@@ -131,7 +161,7 @@ static __attribute__((noinline)) void polyc_dgemm_region0(int * polyc_status_at,
     const int64_t polyc_sizes[2] = {6, 64};
     const int64_t polyc_units[2] = {(polyc_extents[0] + 5) / 6, (polyc_extents[1] + 63) / 64};
     int64_t polyc_parts[2];
-    polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, polyc_parts);
+    polyc_thread_grid(omp_get_num_threads(), 2, polyc_extents, polyc_sizes, NULL, polyc_parts);
     int64_t polyc_place = omp_get_thread_num();
     const int64_t polyc_t1 = polyc_place % polyc_parts[1];
     polyc_place /= polyc_parts[1];
