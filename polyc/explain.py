@@ -219,8 +219,11 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
             tile = f" (tiles of {loop.tile})" if loop.tile else ""
             lines.append(f"  loop {loop.name}{tile}: {', '.join(loop.statements)}")
         collapsed = collapsed_loops(nest.outer.marks)
+        boxes = next((p for p in partitions if p.statements() <= set(nest.statements)), None)
         for mark in nest.outer.marks:
-            if is_parallel(mark) and nest.outer.loops:
+            if is_parallel(mark) and nest.outer.loops and boxes is not None:
+                lines.append(f"  {boxes.describe()}")
+            elif is_parallel(mark) and nest.outer.loops:
                 how = (f", private accumulators for {', '.join(mark.tensors)}"
                        if isinstance(mark, PrivateAccumulators) else "")
                 if collapsed > 1:
@@ -229,8 +232,6 @@ def fusion_text(op: ir.Op, summary, strategy: str, sizes: dict | None = None,
                                  f"one): loops {names}")
                 else:
                     lines.append(f"  parallel (OpenMP{how}): loop {nest.outer.loops[0].name}")
-        lines += [f"  {partition.describe()}" for partition in partitions
-                  if partition.statements() <= set(nest.statements)]
         vector = (SIMD_MARK, SIMD_REDUCTION_MARK)
         vectorised = {s for band in nest.bands if any(m in vector for m in band.marks)
                       for s in band.statements}

@@ -122,7 +122,7 @@ class Partition:
             if loop.work:
                 how += ", cut where its work divides evenly"
             cuts.append(f"{name} ({how})")
-        return "threads share boxes of loops " + ", ".join(cuts)
+        return "parallel (thread boxes): loops " + ", ".join(cuts)
 
 
 def partition_nests(tree: isl.Schedule, uneven: frozenset[str] = frozenset()

@@ -79,6 +79,9 @@ def test_fusion_names_loop_nests_and_shared_loops(matmul_shapes):
     assert "loop nest 1: S0_init, S0" in fusion
     assert "shared loops: m, n" in fusion
     assert "temporaries: none" in fusion
+    # threads share boxes of rows and columns (polyc.scheduling.threads), not OpenMP's
+    assert "parallel (thread boxes): loops m (blocks of" in fusion
+    assert "parallel (OpenMP" not in fusion and "work divides evenly" not in fusion
 
 
 def test_schedule_shows_bands_and_marks(matmul_shapes):
