@@ -156,3 +156,38 @@ def test_triangles_shared_by_their_work_under_each_thread_count(count):
             args = inputs(name, sizes, rng)
             got = polyc.define(source)(*args)
             np.testing.assert_allclose(got, reference(*args)[0], rtol=1e-4, atol=1e-3)
+
+
+UNEVEN = {
+    # the work of row i: N - i products
+    "upper": ("""def upper(float(N, N) A, float(N, M) B) -> (O) {
+      O(i, m) +=! A(i, k) * B(k, m) where k in i:N
+    }""", lambda A, B: np.triu(A) @ B),
+    # 2 i + 1 products up to a clamp at N
+    "clamped": ("""def clamped(float(N, N) A, float(N, M) B) -> (O) {
+      O(i, m) +=! A(i, k) * B(k, m) where k in 0:min(N, 2 * i + 1)
+    }""", lambda A, B: np.where(np.arange(len(A))[None, :] < np.minimum(
+        len(A), 2 * np.arange(len(A))[:, None] + 1), A, 0.0) @ B),
+    # k's range depends on j, not on i: the extents' product bounds the work
+    "tetrahedron": ("""def tetrahedron(float(N, N) A, float(N, M) B) -> (O) {
+      O(i, m) +=! A(j, k) * B(k, m) where i in 0:N, j in 0:i + 1, k in 0:j + 1
+    }""", lambda A, B: np.cumsum(np.tril(A) @ B, axis=0)),
+}
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("name", sorted(UNEVEN))
+def test_other_uneven_domains_under_several_thread_counts(name):
+    source, reference = UNEVEN[name]
+    op = polyc.define(source)
+    [loop] = [l for p in op.compilation().partitions.values() for l in p.loops if l.work]
+    assert str(loop.value).endswith("-> [(i)] }")
+    rng = np.random.default_rng(7)
+    for n, m in ((150, 40), (77, 130), (300, 9)):
+        A = rng.standard_normal((n, n)).astype(np.float32)
+        B = rng.standard_normal((n, m)).astype(np.float32)
+        expected = reference(A.astype(np.float64), B.astype(np.float64))
+        for count in (1, 2, 3, 5):
+            with threads(count):
+                np.testing.assert_allclose(op(A, B), expected, rtol=1e-4,
+                                           atol=1e-4 * np.abs(expected).max())
