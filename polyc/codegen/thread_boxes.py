@@ -22,7 +22,12 @@ columns ``j`` (unit 32) among the threads of the parallel region::
     ...
 
 Part ``t`` of ``p`` along a loop holds units ``[u t / p, u (t + 1) / p)``: the parts
-of all ``t`` cover ``[0, u)`` once, so every value of the loop is in one box. The
+of all ``t`` cover ``[0, u)`` once, so every value of the loop is in one box. Along a
+loop of uneven work (:attr:`~polyc.scheduling.threads.SharedLoop.work`) the region
+first sums each block's work into ``polyc_work<k>`` (at most :data:`WORK_UNITS`
+blocks: more values make wider blocks), and part ``t`` begins at the block boundary
+nearest to ``t / p`` of the total (``polyc_cut``): the parts still cover the blocks
+once, whatever the work. The
 grid's sizes multiply to the thread count (:data:`GRID_HELPER`); the region runs on
 one thread (its ``if`` clause) when the work is small, and that thread's box is
 everything.
@@ -55,8 +60,8 @@ static inline int64_t polyc_cut(const double *work, int64_t units, int64_t part,
 
 /* The threads as a grid over `count` loops: parts[k] along loop k, the parts
    multiplying to `threads`. Loop k has extents[k] values in blocks of sizes[k];
-   work[k], where work is not NULL and it is not, the cumulative work of its blocks
-   (polyc_cut). Each prime factor of `threads`, largest first, goes to the outermost
+   where `work` and work[k] are not NULL, work[k] is the cumulative work of its
+   blocks (polyc_cut). Each prime factor of `threads`, largest first, goes to the outermost
    loop whose largest part would hold at most 5% more than an even share (of its
    values, or of its work), else to the loop where it would hold least (OpenMP's
    static schedule of collapsed loops also cuts the outermost first: each thread

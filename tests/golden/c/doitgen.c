@@ -111,8 +111,8 @@ static inline int64_t polyc_cut(const double *work, int64_t units, int64_t part,
 
 /* The threads as a grid over `count` loops: parts[k] along loop k, the parts
    multiplying to `threads`. Loop k has extents[k] values in blocks of sizes[k];
-   work[k], where work is not NULL and it is not, the cumulative work of its blocks
-   (polyc_cut). Each prime factor of `threads`, largest first, goes to the outermost
+   where `work` and work[k] are not NULL, work[k] is the cumulative work of its
+   blocks (polyc_cut). Each prime factor of `threads`, largest first, goes to the outermost
    loop whose largest part would hold at most 5% more than an even share (of its
    values, or of its work), else to the loop where it would hold least (OpenMP's
    static schedule of collapsed loops also cuts the outermost first: each thread
