@@ -277,9 +277,8 @@ def _work(value: isl.UnionPwAff, domain: isl.UnionSet,
         instances = domain.extract_set(piece.domain().get_space())
         at_value = piece.intersect_domain(instances).eq_set(
             isl.PwAff.param_on_domain_id(instances, parameter))
-        extents = []
-        for d in range(at_value.dim(isl.dim_type.set)):
-            n = at_value.dim(isl.dim_type.set)
+        extents, n = [], at_value.dim(isl.dim_type.set)
+        for d in range(n):
             one = at_value.project_out(isl.dim_type.set, d + 1, n - d - 1).project_out(
                 isl.dim_type.set, 0, d)
             extent = one.dim_max(0).sub(one.dim_min(0)).add_constant_val(isl.Val(1))

@@ -228,10 +228,11 @@ static inline void polyc_thread_grid(int64_t threads, int count, const int64_t *
       double excess = 1e300;
       if (work && work[k]) {
         double largest = 0.0;
-        for (int64_t t = 0; t < q; t++) {
-          const double held = work[k][polyc_cut(work[k], blocks, t + 1, q)]
-                              - work[k][polyc_cut(work[k], blocks, t, q)];
-          if (held > largest) largest = held;
+        int64_t start = 0;
+        for (int64_t t = 1; t <= q; t++) {
+          const int64_t end = polyc_cut(work[k], blocks, t, q);
+          if (work[k][end] - work[k][start] > largest) largest = work[k][end] - work[k][start];
+          start = end;
         }
         if (work[k][blocks] > 0.0) excess = largest * q / work[k][blocks];
       } else if (extents[k] > 0) {
