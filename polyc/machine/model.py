@@ -94,12 +94,13 @@ class Machine:
     def __str__(self) -> str:
         return (f"{self.name} ({self.vendor}): {self.isa.upper()}, {self.vector_bits}-bit "
                 f"vectors, {self.vector_registers} vector registers, {self.fma_units} FMA "
-                f"units; L1d {_size(self.l1)}, L2 {_size(self.l2)}, L3 {_size(self.l3)}, "
+                f"units; L1d {size_text(self.l1)}, L2 {size_text(self.l2)}, L3 {size_text(self.l3)}, "
                 f"line {self.line} B; {self.cores} cores"
                 + (f" [{self.source}]" if self.source else ""))
 
 
-def _size(nbytes: int) -> str:
+def size_text(nbytes: int) -> str:
+    """``nbytes`` exactly, in the largest of MiB, KiB and bytes that holds it whole."""
     if nbytes % (1024 * 1024) == 0:
         return f"{nbytes // (1024 * 1024)} MiB"
     return f"{nbytes // 1024} KiB" if nbytes % 1024 == 0 else f"{nbytes} B"

@@ -20,6 +20,7 @@ from typing import Iterable, TypeVar
 
 import islpy as isl
 
+from polyc.machine.model import size_text
 from polyc.poly.program import statement_names
 
 PARALLEL_MARK = "parallel"
@@ -107,8 +108,7 @@ class PrefetchNextRow:
 
     def describe(self) -> str:
         """The decision in words, for :func:`polyc.explain.fusion_text`."""
-        size = (f"{self.from_bytes // (1024 * 1024)} MiB" if self.from_bytes >= 1024 * 1024
-                else f"{self.from_bytes} bytes")
+        size = size_text(self.from_bytes)
         fetched = ", ".join(self.tensors) or "nothing"
         written = f"; for writing: {', '.join(self.stores)}" if self.stores else ""
         return (f"prefetch of the next row during the last pass, where the tensors fetched "

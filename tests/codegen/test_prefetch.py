@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import polyc
 from corpus import CORPUS
 from polyc.machine import host_machine
+from polyc.machine.model import size_text
 from polyc.machine.rules import row_prefetch_threshold, streaming_threshold
 
 SOFTMAX = next(entry.source for entry in CORPUS if entry.name == "softmax")
@@ -134,6 +135,6 @@ def test_an_output_only_the_last_pass_stores_is_fetched_for_writing(machine):
 
 def test_explain_shows_the_prefetch_and_the_size_it_starts_from(machine):
     text = polyc.define(SOFTMAX, machine=machine).explain().section("fusion")
-    threshold = row_prefetch_threshold(machine) // (1024 * 1024)
+    threshold = size_text(row_prefetch_threshold(machine))   # "16 MiB" for 32 MiB of L3
     assert (f"prefetch of the next row during the last pass, where the tensors fetched "
-            f"hold at least {threshold} MiB: X; for writing: Y") in text
+            f"hold at least {threshold}: X; for writing: Y") in text
