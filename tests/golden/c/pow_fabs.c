@@ -13,9 +13,11 @@
 #include <math.h>
 #include <omp.h>
 
+/* Floor division without a branch: a strided output's extent, (H - KH) / 2 + 1, is
+   computed in its innermost loops, and gcc unswitched every loop nest on a branch
+   here, to its depth limit (a strided convolution: 3.1 -> 1.2 s to compile). */
 static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  return a / b - ((a % b != 0) & ((a < 0) != (b < 0)));
 }
 static inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
