@@ -1,13 +1,13 @@
 """The helpers every kernel's C starts with (polyc.codegen.c_names.PREAMBLE), compiled
 alone and compared with Python's own arithmetic."""
 import ctypes
-import subprocess
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from polyc.codegen.c_names import PREAMBLE
-from polyc.options import Options
+
+from c_probe import compile_probe
 
 pytestmark = pytest.mark.needs_cc
 
@@ -20,13 +20,7 @@ INT64 = st.integers(-(2 ** 63) + 1, 2 ** 63 - 1)
 
 @pytest.fixture(scope="module")
 def probe(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("preamble")
-    source, library = folder / "probe.c", folder / "probe.so"
-    source.write_text(PROBE)
-    subprocess.run([Options().cc, "-O2", "-fopenmp", "-fPIC", "-shared", "-std=gnu11",
-                    "-fwrapv", str(source), "-o", str(library)], check=True,
-                   capture_output=True)
-    loaded = ctypes.CDLL(str(library))
+    loaded = compile_probe(PROBE, tmp_path_factory.mktemp("preamble"))
     loaded.polyc_probe_floordiv.restype = ctypes.c_int64
     loaded.polyc_probe_floordiv.argtypes = [ctypes.c_int64, ctypes.c_int64]
     return loaded

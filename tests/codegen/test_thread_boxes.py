@@ -2,7 +2,6 @@
 ``polyc_cut`` places each box's ends where the cumulative work divides evenly, and
 ``polyc_thread_grid`` weighs such a loop by its work, not its extent."""
 import ctypes
-import subprocess
 
 import numpy as np
 import pytest
@@ -10,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from polyc.codegen.c_names import PREAMBLE
 from polyc.codegen.thread_boxes import GRID_HELPER
-from polyc.options import Options
+
+from c_probe import compile_probe
 
 pytestmark = pytest.mark.needs_cc
 
@@ -30,12 +30,7 @@ _INT64S = ctypes.POINTER(ctypes.c_int64)
 
 @pytest.fixture(scope="module")
 def probe(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("thread_boxes")
-    source, library = folder / "probe.c", folder / "probe.so"
-    source.write_text(PROBE)
-    subprocess.run([Options().cc, "-O1", "-fopenmp", "-fPIC", "-shared", "-std=gnu11",
-                    str(source), "-o", str(library)], check=True, capture_output=True)
-    loaded = ctypes.CDLL(str(library))
+    loaded = compile_probe(PROBE, tmp_path_factory.mktemp("thread_boxes"))
     loaded.polyc_probe_cut.restype = ctypes.c_int64
     loaded.polyc_probe_cut.argtypes = [_DOUBLES, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]
     loaded.polyc_probe_grid.restype = None
