@@ -94,7 +94,8 @@ class Machine:
     def __str__(self) -> str:
         return (f"{self.name} ({self.vendor}): {self.isa.upper()}, {self.vector_bits}-bit "
                 f"vectors, {self.vector_registers} vector registers, {self.fma_units} FMA "
-                f"units; L1d {size_text(self.l1)}, L2 {size_text(self.l2)}, L3 {size_text(self.l3)}, "
+                f"units; L1d {size_text(self.l1)}, L2 {size_text(self.l2)}, "
+                f"L3 {size_text(self.l3)}, "
                 f"line {self.line} B; {self.cores} cores"
                 + (f" [{self.source}]" if self.source else ""))
 
