@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench bench-fusion bench-scaling bench-dask bench-polly fuzz fuzz-dask \
+.PHONY: demo test test-fast test-models bench bench-fusion bench-scaling bench-dask bench-polly fuzz fuzz-dask \
 	golden clean
 
 # torch is optional; the tests of polyc.to_torch, the torch oracles and tensor calls
@@ -23,6 +23,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	POLYC_CACHE_DIR=$(CURDIR)/.cache/polyc-test $(PY) -m pytest -n 2 tests
+
+# The whole suite once per named machine model (MODELS=, default the five of
+# tests/conftest.py), every kernel shaped by that model and compiled for its instruction
+# set: what an AVX2 or SSE2 machine computes, checked on this one (~8 minutes a model).
+test-models: $(STAMP)
+	$(PY) -m tests.models $(MODELS)
 
 # SciPy's BLAS is a peer of the triangular kernels; without it those rows leave it out.
 bench: $(STAMP)

@@ -62,6 +62,12 @@ def host_fingerprint() -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def host_features() -> frozenset[str]:
+    """The instruction-set features of this CPU (``/proc/cpuinfo``'s flags, as archspec
+    reads them): which ``-march`` targets its code may be compiled for."""
+    return _microarchitecture()[2]
+
+
 @functools.lru_cache(maxsize=1)
 def host_brand() -> str:
     """The CPU's marketing name ("AMD EPYC 9R45"), for reports."""
