@@ -666,15 +666,21 @@ MAX_BACK_TO_BACK = 200
 def shared_outputs(outputs: list, first) -> list:
     """The output arrays a variant writes into: ``outputs``, those of the variants before
     it, where its first result has their shapes and dtypes, else new ones (and
-    ``outputs`` becomes them). One kernel writing a 4096 × 1024 layer norm into six
-    arrays of its own, in one process, ran 0.97-1.07 ms by array (its input and output
-    fill the 32 MiB L3, and where each output's pages fall in it decides what stays), as
-    far apart as the spellings it would compare; written into the same arrays, the
-    variants differ only by their kernels."""
+    ``outputs`` becomes them). Where an operator's arrays fill the L3, which of its
+    output's lines stay there depends on where the array's pages fall, so that one
+    kernel's time moves with the array it writes (benchmarks/README.md, "Design
+    measurements"); written into the same arrays, variants differ only by their
+    kernels. Each variant gets them filled with NaN (integers with their largest value)
+    for its checked first call, so that an earlier variant's results cannot pass its
+    check."""
     results = first if isinstance(first, tuple) else (first,)
     if not outputs or [(a.shape, a.dtype) for a in outputs] != [
             (np.shape(r), getattr(r, "dtype", None)) for r in results]:
         outputs[:] = [np.empty_like(r) for r in results]
+    if any(a.dtype.kind not in "fciu" for a in outputs):  # no value to poison them with
+        return [np.empty_like(r) for r in results]
+    for array in outputs:  # what an earlier variant wrote must not pass this one's check
+        array.fill(np.nan if array.dtype.kind in "fc" else np.iinfo(array.dtype).max)
     return list(outputs)
 
 
