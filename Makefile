@@ -4,8 +4,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast test-models bench bench-fusion bench-scaling bench-dask bench-polly fuzz fuzz-dask \
-	golden clean
+.PHONY: demo test test-fast test-models bench bench-fusion bench-scaling bench-dask bench-polly \
+	fuzz fuzz-dask golden clean
 
 # torch is optional; the tests of polyc.to_torch, the torch oracles and tensor calls
 # skip without it. TORCH= (empty) leaves it out; a failed install is not an error.

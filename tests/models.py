@@ -60,11 +60,13 @@ def runnable(model: str) -> str | None:
 
 
 def environment(model: str) -> dict[str, str]:
-    """The variables that make a test process shape and compile for ``model``; its own
-    kernel cache, kept between runs."""
+    """The variables that make a test process shape and compile for ``model`` (the
+    caller's own ``POLYC_CFLAGS`` first: the last ``-march`` is the one gcc takes); its
+    own kernel cache, kept between runs."""
     target = target_of(model)
+    flags = [os.environ.get("POLYC_CFLAGS", ""), f"-march={target[1]}" if target else ""]
     return {**os.environ, "POLYC_MACHINE": model,
-            "POLYC_CFLAGS": f"-march={target[1]}" if target else "",
+            "POLYC_CFLAGS": " ".join(flag for flag in flags if flag),
             "POLYC_CACHE_DIR": str(REPO / ".cache" / "polyc-models" / model)}
 
 

@@ -7,7 +7,8 @@ from polyc.machine import NAMED_MACHINES
 
 
 @pytest.mark.parametrize("name", sorted(NAMED_MACHINES))
-def test_every_named_model_compiles_for_its_own_instruction_set(name):
+def test_every_named_model_compiles_for_its_own_instruction_set(name, monkeypatch):
+    monkeypatch.delenv("POLYC_CFLAGS", raising=False)
     isa = NAMED_MACHINES[name].isa
     env = models.environment(name)
     assert env["POLYC_MACHINE"] == name
@@ -29,3 +30,8 @@ def test_a_host_without_the_instruction_set_skips_the_model_and_says_what_it_lac
 def test_the_campaign_names_an_unknown_model_and_runs_nothing(capsys):
     assert models.main(["zen9"]) == 2
     assert "zen9" in capsys.readouterr().err
+
+
+def test_the_callers_flags_stay_and_the_models_target_comes_last(monkeypatch):
+    monkeypatch.setenv("POLYC_CFLAGS", "-g -march=native")
+    assert models.environment("zen3")["POLYC_CFLAGS"] == "-g -march=native -march=haswell"
