@@ -26,7 +26,7 @@ test: $(STAMP)
 
 # The whole suite once per named machine model (MODELS=, default the five of
 # tests/conftest.py), every kernel shaped by that model and compiled for its instruction
-# set: what an AVX2 or SSE2 machine computes, checked on this one (~8 minutes a model).
+# set: what an AVX2 or SSE2 machine computes, checked on this one (8–11 minutes a model).
 test-models: $(STAMP)
 	$(PY) -m tests.models $(MODELS)
 

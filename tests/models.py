@@ -14,7 +14,7 @@ CPU lacks is skipped and named. Caches, memory and the clock stay the host's.
     python -m tests.models zen3 x86-64        # some models
     python -m tests.models zen3 -- -k matmul  # arguments after -- go to pytest
 
-About 8 minutes per model on 2 cores (``make test-models``).
+About 8–11 minutes per model on 2 cores (``make test-models``).
 """
 from __future__ import annotations
 
