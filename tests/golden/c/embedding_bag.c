@@ -14,8 +14,8 @@
 #include <omp.h>
 
 /* Floor division without a branch: a strided output's extent, (H - KH) / 2 + 1, is
-   computed in its innermost loops, and gcc unswitched every loop nest on a branch
-   here, to its depth limit (a strided convolution: 3.1 -> 1.2 s to compile). */
+   computed in its innermost loops, and gcc unswitches loop nests on a branch here
+   (benchmarks/README.md, "Design measurements"). */
 static inline int64_t polyc_floordiv(int64_t a, int64_t b) {
   return a / b - ((a % b != 0) & ((a < 0) != (b < 0)));
 }
