@@ -673,12 +673,11 @@ def shared_outputs(outputs: list, first) -> list:
     kernels. Each variant gets them filled with NaN (integers with their largest value)
     for its checked first call, so that an earlier variant's results cannot pass its
     check."""
-    results = first if isinstance(first, tuple) else (first,)
-    if not outputs or [(a.shape, a.dtype) for a in outputs] != [
-            (np.shape(r), getattr(r, "dtype", None)) for r in results]:
-        outputs[:] = [np.empty_like(r) for r in results]
-    if any(a.dtype.kind not in "fciu" for a in outputs):  # no value to poison them with
+    results = [np.asarray(r) for r in (first if isinstance(first, tuple) else (first,))]
+    if any(r.dtype.kind not in "fciu" for r in results):  # no value to poison them with
         return [np.empty_like(r) for r in results]
+    if [(a.shape, a.dtype) for a in outputs] != [(r.shape, r.dtype) for r in results]:
+        outputs[:] = [np.empty_like(r) for r in results]
     for array in outputs:  # what an earlier variant wrote must not pass this one's check
         array.fill(np.nan if array.dtype.kind in "fc" else np.iinfo(array.dtype).max)
     return list(outputs)
