@@ -96,3 +96,48 @@ def test_parameters_are_the_variables_declared_outside_the_region():
         "const float *restrict A, float *restrict B, int64_t c0, int64_t c11)")
     assert "#pragma omp for schedule(static) nowait" in str(function)
     assert call.count("polyc_f_region0(&polyc_status, N, A, B, c0, c11);") == 2
+
+
+def test_regions_equal_up_to_their_names_are_one_function():
+    outliner = Outliner("polyc_f", Variables({"N": "int64_t", "M": "int64_t",
+                                              "A": "const float *restrict",
+                                              "B": "const float *restrict",
+                                              "X": "float *restrict", "Y": "float *restrict"}))
+
+    def scaled(size, source, target, factor):
+        return cgen.For("int64_t c0 = 0", f"c0 < {size}", "c0 += 1", cgen.Block([
+            cgen.Initializer(cgen.Value("const float", f"v_{target}"), f"{source}[c0]"),
+            cgen.Statement(f"{target}[c0] = v_{target} * {factor}")]))
+
+    calls = [str(outliner.region(scaled(*args))) for args in
+             [("N", "A", "X", "2.0f"), ("M", "B", "Y", "2.0f"), ("N", "A", "Y", "3.0f")]]
+    # the second is the first under other names; the third multiplies by another constant
+    assert [str(f.fdecl.subdecl.name) for f in outliner.functions] == [
+        "polyc_f_region0", "polyc_f_region1"]
+    assert "polyc_f_region0(&polyc_status, N, A, X);" in calls[0]
+    assert "polyc_f_region0(&polyc_status, M, B, Y);" in calls[1]
+    assert "polyc_f_region1(&polyc_status, N, A, Y);" in calls[2]
+
+
+@pytest.mark.needs_cc
+def test_the_two_products_of_3mm_share_one_function_and_keep_their_values():
+    op = polyc.define("""def mm3(float(I, K) A, float(K, J) B, float(J, M) C, float(M, L) D)
+                         -> (G) {
+      E(i, j) +=! A(i, k) * B(k, j)
+      F(j, l) +=! C(j, m) * D(m, l)
+      G(i, l) +=! E(i, j) * F(j, l)
+    }""")
+    text = op.compilation().c_source.text
+    kernel = text[text.index("\nint polyc_mm3("):]
+    called = re.findall(r"\b(polyc_mm3_region\d+)\(&polyc_status, ([^;]*)\);", kernel)
+    functions = re.findall(r"static __attribute__\(\(noinline\)\) void (polyc_mm3_region\d+)\(",
+                           text)
+    assert len(set(functions)) == len(functions) < len({args for _, args in called})
+    shared = [name for name in functions if len({a for n, a in called if n == name}) > 1]
+    assert shared
+    rng = np.random.default_rng(1)
+    A, B, C, D = (rng.standard_normal(s).astype(np.float32)
+                  for s in [(37, 29), (29, 41), (41, 23), (23, 19)])
+    expected = (A.astype(np.float64) @ B) @ (C.astype(np.float64) @ D)
+    np.testing.assert_allclose(op(A, B, C, D), expected, rtol=2e-4, atol=2e-4 * np.abs(
+        expected).max())

@@ -208,17 +208,7 @@ static __attribute__((noinline)) void polyc_bicg_region1(int * polyc_status_at, 
   }
 }
 
-static __attribute__((noinline)) void polyc_bicg_region2(int * polyc_status_at, int64_t N, float *restrict q)
-{
-  #pragma omp for simd schedule(static) nowait
-  for (int64_t c0 = 0; c0 < N; c0 += 1)
-  {
-    const int64_t i = c0;
-    q[i] = 0.0f;
-  }
-}
-
-static __attribute__((noinline)) void polyc_bicg_region3(int * polyc_status_at, int64_t N, int64_t M, const float *restrict A, const float *restrict p, float *restrict q)
+static __attribute__((noinline)) void polyc_bicg_region2(int * polyc_status_at, int64_t N, int64_t M, const float *restrict A, const float *restrict p, float *restrict q)
 {
   #pragma omp for schedule(static) nowait
   for (int64_t c0 = 0; c0 < N; c0 += 8)
@@ -418,20 +408,20 @@ int polyc_bicg(int64_t N, int64_t M, const float *restrict A, const float *restr
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_bicg_region2(&polyc_status, N, q);
+      polyc_bicg_region0(&polyc_status, N, q);
     }
     else
     {
-      polyc_bicg_region2(&polyc_status, N, q);
+      polyc_bicg_region0(&polyc_status, N, q);
     }
     if (polyc_work >= 32768)
     {
       #pragma omp parallel
-      polyc_bicg_region3(&polyc_status, N, M, A, p, q);
+      polyc_bicg_region2(&polyc_status, N, M, A, p, q);
     }
     else
     {
-      polyc_bicg_region3(&polyc_status, N, M, A, p, q);
+      polyc_bicg_region2(&polyc_status, N, M, A, p, q);
     }
   }
   return polyc_status;
