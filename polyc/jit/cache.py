@@ -7,8 +7,10 @@ translation unit, compiling it only when no valid copy exists::
     disk:    <cache_dir>/<key[:2]>/<key>.so
              <cache_dir>/<key[:2]>/<key>.sha256   sha256 of the .so's bytes
 
-``key`` is the sha256 of the C source, the compiler's identity, the flags, the
-host CPU (``-march=native``) and polyc's version.
+``key`` is the sha256 of the C source (less its leading comment, which names the
+operator and the options for a reader and changes no byte the compiler emits: the
+same C under ``fusion="max"`` and the default is one kernel), the compiler's
+identity, the flags, the host CPU (``-march=native``) and polyc's version.
 
 An operator compiled once is found again without regenerating its C
 (:func:`load_operator`): its record, keyed by the checked IR and every option that
@@ -102,9 +104,19 @@ class LoadedLibrary:
 
 def cache_key(c_source: str, options) -> str:
     """The sha256 naming the shared object built from ``c_source`` under ``options``."""
-    parts = [c_source, compiler_identity(options), list(options.cflags), host_fingerprint(),
+    parts = [_compiled_text(c_source), compiler_identity(options), list(options.cflags), host_fingerprint(),
              options.machine.key, __version__]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def _compiled_text(c_source: str) -> str:
+    """``c_source`` less its leading comment: a comment is one space to the compiler,
+    and the C polyc emits names no line number (no ``__LINE__``, no ``assert``)."""
+    if c_source.startswith("/*"):
+        end = c_source.find("*/")
+        if end >= 0:
+            return c_source[end + 2:]
+    return c_source
 
 
 @functools.lru_cache(maxsize=1)

@@ -96,6 +96,23 @@ def test_key_depends_on_flags(tmp_path):
 
 
 @pytest.mark.needs_cc
+def test_sources_that_differ_in_their_leading_comment_share_one_kernel(tmp_path):
+    # the comment polyc puts first names the operator's options: the same C under two
+    # fusion strategies is one shared object
+    source = unique_source()
+    options = Options(cache_dir=tmp_path)
+    first = KernelCache().get_library("/*\n * options: fusion=default\n */\n" + source,
+                                      options)
+    second = KernelCache().get_library("/*\n * options: fusion=max\n */\n" + source,
+                                       options)
+    assert first.cache_hit == "miss" and second.cache_hit == "disk"
+    assert second.key == first.key and second.cdll.add1(1) == 2
+    # a comment further down is C the key covers, as is any other text
+    moved = KernelCache().get_library(source + "/* options: fusion=max */\n", options)
+    assert moved.key != first.key and moved.cache_hit == "miss"
+
+
+@pytest.mark.needs_cc
 def test_truncated_shared_object_is_rebuilt(tmp_path):
     source = unique_source()
     # Populated by another process: truncating a file this process has mapped would crash it.
