@@ -29,7 +29,7 @@ SIZES = [(0, 0, 0), (1, 1, 1), (0, 3, 2), (3, 0, 2), (5, 3, 4), (37, 70, 9), (70
 @functools.lru_cache(maxsize=None)
 def _op(name: str, optimize: bool = True, spelling: str = "where") -> polyc.Operator:
     source = KERNELS[name][0] if spelling == "where" else TERNARY[name]
-    return polyc.define(source, options=Options().with_(optimize=optimize))
+    return polyc.define(source, optimize=optimize)  # the environment's cache and model
 
 
 def _check(op, name, values, seed=0):
