@@ -32,7 +32,7 @@ locals (the two products of ``G = (A B) (C D)``, a gradient's pairs of transpose
 products) are one function, called with each one's arguments: the C compiler merges
 such functions itself (gcc's identical code folding), but only within one translation
 unit, and :mod:`polyc.jit.units` puts equal regions, being of equal size, in different
-units (3mm's gradient: 5.0 s of gcc in units against 3.0 s in one).
+units (measurements: benchmarks/README.md, "Design measurements").
 """
 from __future__ import annotations
 

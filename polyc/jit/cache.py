@@ -104,8 +104,8 @@ class LoadedLibrary:
 
 def cache_key(c_source: str, options) -> str:
     """The sha256 naming the shared object built from ``c_source`` under ``options``."""
-    parts = [_compiled_text(c_source), compiler_identity(options), list(options.cflags), host_fingerprint(),
-             options.machine.key, __version__]
+    parts = [_compiled_text(c_source), compiler_identity(options), list(options.cflags),
+             host_fingerprint(), options.machine.key, __version__]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 

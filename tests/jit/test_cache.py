@@ -112,6 +112,13 @@ def test_sources_that_differ_in_their_leading_comment_share_one_kernel(tmp_path)
     assert moved.key != first.key and moved.cache_hit == "miss"
 
 
+def test_the_c_polyc_emits_names_no_line_number():
+    # what lets the kernel key leave out the leading comment, whose length varies
+    for path in sorted((REPO / "tests" / "golden" / "c").glob("*.c")):
+        text = path.read_text()
+        assert "__LINE__" not in text and not re.search(r"\bassert\s*\(", text), path.name
+
+
 @pytest.mark.needs_cc
 def test_truncated_shared_object_is_rebuilt(tmp_path):
     source = unique_source()
