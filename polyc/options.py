@@ -24,12 +24,8 @@ from polyc.errors import ConfigurationError
 from polyc.machine import Machine, host_machine, named_machine
 
 DEBUG_CHANNELS = ("ir", "shapes", "domains", "deps", "fusion", "schedule", "ast", "c", "cc")
-# -fno-tree-loop-distribute-patterns: gcc turns a loop that stores zeros or copies into
-# a call to memset or memcpy; polyc's loops over a short row (a register block's
-# accumulators, an initialisation nest's 16-lane rows) are already vectorised, and
-# each call (or, tuned for Haswell, each `rep stos`) cost more than the row.
 BASE_CFLAGS = ("-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-fwrapv",
-               "-fno-math-errno", "-fno-tree-loop-distribute-patterns", "-std=gnu11")
+               "-fno-math-errno", "-std=gnu11")
 
 
 def _default_cache_dir() -> Path:

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `attention`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -fno-tree-loop-distribute-patterns -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def attention(float32(B, Q, D) Qm, float32(B, S, D) Km, float32(B, S, E) Vm) -> (float32 O) {
  *   sc(b, q, s) +=! Qm(b, q, d) * Km(b, s, d) where b in 0:B, q in 0:Q, s in 0:S, d in 0:D

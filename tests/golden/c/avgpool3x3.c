@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `avgpool3x3`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -fno-tree-loop-distribute-patterns -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def avgpool3x3(float32(N, C, H, W) I) -> (float32 O) {
  *   O(n, c, h, w) +=! I(n, c, h + kh, w + kw) where n in 0:N, c in 0:C, h in 0:H - 2, w in 0:W - 2, kh in 0:3, kw in 0:3

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `batch_matmul_trans_b`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -fno-tree-loop-distribute-patterns -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def batch_matmul_trans_b(float32(B, M, K) X, float32(B, N, K) Y) -> (float32 Z) {
  *   Z(b, m, n) +=! X(b, m, k) * Y(b, n, k) where b in 0:B, m in 0:M, n in 0:N, k in 0:K

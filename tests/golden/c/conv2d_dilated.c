@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `conv2d_dilated`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -fno-tree-loop-distribute-patterns -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def conv2d_dilated(float32(N, C, H, W) I, float32(M, C, 3, 3) W1) -> (float32 O) {
  *   I_t0213(t0, t2, t1, t3) = I(t0, t1, t2, t3) where t0 in 0:N, t2 in 0:H, t1 in 0:C, t3 in 0:W

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `conv2d_grouped`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -fno-tree-loop-distribute-patterns -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def conv2d_grouped(float32(N, G, C, H, W) I, float32(G, F, C, KH, KW) W1) -> (float32 O) {
  *   I_t01324(t0, t1, t3, t2, t4) = I(t0, t1, t2, t3, t4) where t0 in 0:N, t1 in 0:G, t3 in 0:H, t2 in 0:C, t4 in 0:W

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `kronecker3`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -fno-tree-loop-distribute-patterns -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def kronecker3(float32(M, N0, N1, R) X, float32(D, R) W) -> (float32 Y) {
  *   # M_N0_N1 = M * N0 * N1

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `matmul_trans_a`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -fno-tree-loop-distribute-patterns -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def matmul_trans_a(float32(K, M) A, float32(K, N) B) -> (float32 C) {
  *   A_t10(t1, t0) = A(t0, t1) where t1 in 0:M, t0 in 0:K

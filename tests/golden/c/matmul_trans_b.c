@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `matmul_trans_b`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -fno-tree-loop-distribute-patterns -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def matmul_trans_b(float32(M, K) A, float32(N, K) B) -> (float32 C) {
  *   C(m, n) +=! A(m, k) * B(n, k) where m in 0:M, n in 0:N, k in 0:K

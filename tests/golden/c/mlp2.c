@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `mlp2`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -fno-tree-loop-distribute-patterns -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def mlp2(float32(B, M) I, float32(N, M) W1, float32(N) B1, float32(P, N) W2, float32(P) B2) -> (float32 O2) {
  *   H(b, n) +=! I(b, m) * W1(n, m) where b in 0:B, n in 0:N, m in 0:M

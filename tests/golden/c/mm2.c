@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `mm2`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -fno-tree-loop-distribute-patterns -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def mm2(float32 alpha, float32 beta, float32(NI, NK) A, float32(NK, NJ) B, float32(NJ, NL) C, float32(NI, NL) D) -> (float32 E) {
  *   tmp(i, j) +=! A(i, k) * B(k, j) where i in 0:NI, j in 0:NJ, k in 0:NK

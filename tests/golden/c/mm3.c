@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `mm3`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -fno-tree-loop-distribute-patterns -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def mm3(float32(NI, NK) A, float32(NK, NJ) B, float32(NJ, NM) C, float32(NM, NL) D) -> (float32 G) {
  *   E(i, j) +=! A(i, k) * B(k, j) where i in 0:NI, j in 0:NJ, k in 0:NK

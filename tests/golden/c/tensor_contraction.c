@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `tensor_contraction`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -fno-tree-loop-distribute-patterns -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
  *
  * def tensor_contraction(float32(SA, SE, SB, SF) A, float32(SD, SF, SC, SE) B) -> (float32 C) {
  *   # SA_SB = SA * SB
