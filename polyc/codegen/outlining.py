@@ -97,9 +97,7 @@ class Outliner:
     entry: str
     variables: Variables
     functions: list = field(default_factory=list)
-    regions: int = 0  # the parallel regions outlined so far
-    blocks: int = 0   # the edge register blocks outlined so far
-    # each function's text up to the names of its parameters and locals -> its name
+    # (kind, its text up to the names of its parameters and locals) -> the function's name
     _named: dict = field(default_factory=dict)
 
     def region(self, body, sharing: str | None = None):
@@ -169,11 +167,7 @@ class Outliner:
         key = (kind, _renamed_apart(text, declared))
         if key in self._named:
             return self._named[key]
-        number = self.regions if kind == "region" else self.blocks
-        if kind == "region":
-            self.regions += 1
-        else:
-            self.blocks += 1
+        number = sum(made == kind for made, _ in self._named)  # of this kind so far
         name = self._named[key] = f"{placeholder}{number}"
         function.fdecl.subdecl.name = name
         self.functions.append(function)
