@@ -536,13 +536,36 @@ def _names_in(expr: ast.Expr):
 
 
 def _retype_literal(typed: _Typed, elem: ty.ScalarType) -> ir.Expr:
-    """A weak literal takes the type of the operation it appears in."""
+    """A weak literal takes the type of the operation it appears in; so does a floating
+    expression of literals alone where that type is wider (``1.0 / 9.0`` in a float64
+    product is computed in float64, not rounded to float32 first)."""
     expr = typed.expr
     if typed.weak and isinstance(expr, ir.Const) and expr.type != elem:
         value = float(expr.value) if elem.is_float else expr.value
         if not elem.is_float and isinstance(expr.value, float):
             return expr
         return ir.Const(elem, value)
+    if typed.weak and elem.is_float and expr.type.is_float and elem.bits > expr.type.bits:
+        return _widened(expr, elem)
+    return expr
+
+
+def _widened(expr: ir.Expr, elem: ty.ScalarType) -> ir.Expr:
+    """``expr``, a weak floating expression, computed in the wider ``elem``: its float
+    literals and the operations on them retyped (indices and sizes stay integers)."""
+    if not expr.type.is_float:
+        return expr
+    if isinstance(expr, ir.Const):
+        return ir.Const(elem, float(expr.value))
+    if isinstance(expr, ir.Unary):
+        return ir.Unary(elem, expr.op, _widened(expr.operand, elem))
+    if isinstance(expr, ir.Binary):
+        return ir.Binary(elem, expr.op, _widened(expr.lhs, elem), _widened(expr.rhs, elem))
+    if isinstance(expr, ir.Select):
+        return ir.Select(elem, expr.cond, _widened(expr.then, elem),
+                         _widened(expr.other, elem))
+    if isinstance(expr, ir.Call):
+        return ir.Call(elem, expr.function, tuple(_widened(a, elem) for a in expr.args))
     return expr
 
 

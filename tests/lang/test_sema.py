@@ -179,6 +179,30 @@ def test_output_types(source, expected):
     assert frontend(source).outputs[0].type == expected
 
 
+def _float_types(e: ir.Expr) -> set:
+    """The types of ``e``'s floating subexpressions."""
+    children = {ir.Unary: lambda x: (x.operand,), ir.Binary: lambda x: (x.lhs, x.rhs),
+                ir.Select: lambda x: (x.cond, x.then, x.other),
+                ir.Call: lambda x: x.args}.get(type(e), lambda x: ())(e)
+    found = {e.type} if e.type.is_float else set()
+    for child in children:
+        found |= _float_types(child)
+    return found
+
+
+@pytest.mark.parametrize("expression", [
+    "A(i) * (1.0 / 9.0)", "A(i) + -(2.0 / 3.0)", "A(i) * sqrt(2.0)",
+    "A(i) * (i > 2 ? 1.0 / 3.0 : 0.1)", "A(i) - (i + 0.1) / 7.0",
+])
+def test_literals_alone_are_computed_in_the_type_they_meet(expression):
+    # a float64 product with 1.0 / 9.0 divides in float64: rounding 1/9 to float32 first
+    # left a float64 operator (and the gradient of `x / 9.0`) float32's precision
+    op = frontend(f"def f(double(N) A) -> (O) {{ O(i) = {expression} where i in 0:N }}")
+    assert _float_types(op.statements[0].rhs) == {ty.FLOAT64}
+    narrow = frontend(f"def f(float(N) A) -> (O) {{ O(i) = {expression} where i in 0:N }}")
+    assert _float_types(narrow.statements[0].rhs) == {ty.FLOAT32}
+
+
 # ----------------------------------------------------------------- errors
 
 
