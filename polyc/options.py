@@ -26,6 +26,11 @@ from polyc.machine import Machine, host_machine, named_machine
 DEBUG_CHANNELS = ("ir", "shapes", "domains", "deps", "fusion", "schedule", "ast", "c", "cc")
 BASE_CFLAGS = ("-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-fwrapv",
                "-fno-math-errno", "-std=gnu11")
+# optimize=False is the reference schedule, and the C compiler's vectorizer stays out of
+# it too: its loops run as isl wrote them. GCC 11.3 and 12.2 vectorized an in-order
+# floating-point sum fed by loads in reverse order wrongly (GCC PR 110381: the plain
+# float64 gradient of a 3 x 3 average pool was off by a third).
+REFERENCE_CFLAGS = ("-fno-tree-vectorize",)
 
 
 def _default_cache_dir() -> Path:
@@ -50,7 +55,8 @@ class Options:
     # Off with it: the canonical form and layout copies (polyc.rewrite); band optimisation
     # (straightened bands, distributed members, loop order, tiling, simd marks, register
     # blocks and panel packing, jammed rows, fused vector passes); the thread partition,
-    # contraction and folds; vector math calls and streaming stores in the C.
+    # contraction and folds; vector math calls and streaming stores in the C; and the C
+    # compiler's own vectorizer (REFERENCE_CFLAGS).
     optimize: bool = True
     # With optimize: rewrite the IR to a canonical form before scheduling, so that the
     # spelling does not matter (polyc.rewrite.invariant_factors: factors and divisors
@@ -86,7 +92,8 @@ class Options:
 
     @property
     def cflags(self) -> tuple[str, ...]:
-        return BASE_CFLAGS + self.machine.cflags + self.extra_cflags
+        return BASE_CFLAGS + self.machine.cflags + \
+            (() if self.optimize else REFERENCE_CFLAGS) + self.extra_cflags
 
     def summary(self) -> str:
         """The options that shape the generated C, as one line (its header, explain())."""

@@ -189,6 +189,28 @@ def test_convolution_gradients_are_exact_at_the_borders():
     np.testing.assert_allclose(d_x, expected, rtol=1e-4, atol=1e-4)
 
 
+AVERAGE_POOL = """
+def pool(double(N, C, H, W) I) -> (O) {
+  O(n, c, h, w) +=! I(n, c, h + kh, w + kw) / 9.0 where kh in 0:3, kw in 0:3
+}"""
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("optimize", [True, False])
+def test_a_float64_pool_gradient_has_float64_precision_in_either_schedule(optimize):
+    # its backward multiplies by the literal 1.0 / 9.0, once rounded to float32; and the
+    # reference schedule's window sums (rows read in reverse) were vectorized wrongly by
+    # GCC 11.3 and 12.2 (GCC PR 110381: a third off) before it kept the vectorizer out
+    rng = np.random.default_rng(4)
+    x, d_o = rng.standard_normal((2, 3, 7, 5)), rng.standard_normal((2, 3, 5, 3))
+    d_x = polyc.grad(polyc.define(AVERAGE_POOL, optimize=optimize))(x, d_o)
+    expected = np.zeros_like(x)
+    for r in range(3):
+        for s in range(3):
+            expected[:, :, r:r + 5, s:s + 3] += d_o / 9.0
+    np.testing.assert_allclose(d_x, expected, rtol=1e-14, atol=1e-15)
+
+
 _AXES = "nhwc"
 
 
