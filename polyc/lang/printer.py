@@ -9,6 +9,8 @@ printed, so the text pins down everything sema inferred::
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from polyc.lang import ir
 from polyc.lang import sizes as sz
 
@@ -26,8 +28,36 @@ def to_tc(op: ir.Op) -> str:
              for d in op.derived_sizes]
     lines += [f"  # {v.name}({', '.join(sz.to_tc(e) for e in v.shape)}): the memory of "
               f"{v.storage}" for v in op.views]
-    body = "\n".join(lines + ["  " + statement_to_tc(s) for s in op.statements])
+    body = "\n".join(lines + ["  " + statement_to_tc(s) for s in _typed_temporaries(op)])
     return f"def {op.name}({params}) -> ({outputs}) {{\n{body}\n}}\n"
+
+
+def _typed_temporaries(op: ir.Op) -> list[ir.Statement]:
+    """``op``'s statements, each temporary's first definition by literals alone cast to
+    the temporary's type where that is wider than float32: TC gives such a temporary
+    float32 (a tie count or a running product in a float64 gradient), and no signature
+    states a temporary's type."""
+    signature = {t.name for t in op.inputs + op.outputs}
+    types = {t.name: t.type for t in op.temporaries}
+    defined, statements = set(), []
+    for stmt in op.statements:
+        first = stmt.tensor not in signature and stmt.tensor not in defined
+        defined.add(stmt.tensor)
+        elem = types.get(stmt.tensor, stmt.rhs.type)
+        if first and elem.is_float and elem.bits > 32 and _literals_alone(stmt.rhs):
+            stmt = replace(stmt, rhs=ir.Cast(elem, stmt.rhs))
+        statements.append(stmt)
+    return statements
+
+
+def _literals_alone(e: ir.Expr) -> bool:
+    """Whether ``e`` reads no tensor and casts nothing (TC types it as literals)."""
+    if isinstance(e, (ir.Read, ir.Cast)):
+        return False
+    children = {ir.Unary: lambda x: (x.operand,), ir.Binary: lambda x: (x.lhs, x.rhs),
+                ir.Select: lambda x: (x.cond, x.then, x.other),
+                ir.Call: lambda x: x.args}.get(type(e), lambda x: ())(e)
+    return all(_literals_alone(child) for child in children)
 
 
 def _factor(e: sz.SizeExpr) -> str:

@@ -263,13 +263,17 @@ class _OpBuilder:
         if stmt.equivalent is not None:
             equivalent = _source_text(stmt.equivalent.span) or "equivalent"
         tensor = self._define_target(stmt, domain, rhs, op)
+        # literals alone take the type of the tensor they are stored in or added to
+        # (`Y(i) = 0.1` into a float64 `Y` stores 0.1, not 0.1 rounded to float32)
+        value = _retype_literal(rhs, tensor.type.compute_type) \
+            if tensor.type.is_float else rhs.expr
         statement = ir.Statement(
             name=f"S{len(self.statements)}",
             tensor=tensor.name,
             indices=tuple(stmt.indices),
             op=op,
             init=stmt.init,
-            rhs=rhs.expr,
+            rhs=value,
             domain=domain,
             reduction_indices=reduction_indices,
             equivalent=equivalent,
@@ -486,8 +490,10 @@ class _ExprLowering:
         if e.name in ty.TYPE_NAMES:
             if len(e.args) != 1:
                 raise SemanticError(f"cast `{e.name}(...)` takes one argument", e.span)
-            operand = self(e.args[0])
-            return _Typed(ir.Cast(ty.TYPE_NAMES[e.name], operand.expr), False)
+            operand, target = self(e.args[0]), ty.TYPE_NAMES[e.name]
+            # float64(0.1) is 0.1 in float64, not 0.1 rounded to float32 and widened
+            value = _retype_literal(operand, target) if target.is_float else operand.expr
+            return _Typed(ir.Cast(target, value), False)
         builtin = BUILTINS.get(e.name)
         if builtin is None:
             if e.name in self.builder.output_decls:

@@ -211,6 +211,20 @@ def test_a_float64_pool_gradient_has_float64_precision_in_either_schedule(optimi
     np.testing.assert_allclose(d_x, expected, rtol=1e-14, atol=1e-15)
 
 
+@pytest.mark.needs_cc
+def test_a_float64_product_gradient_keeps_its_running_products_in_float64():
+    # the backward's temporaries start from literals (`P(i) = 1.0`), which TC had typed
+    # float32 when the derived operator was printed and read again
+    forward = polyc.define("def row_prod(double(M, N) X) -> (O) { O(i) *=! X(i, j) }")
+    backward = polyc.grad(forward)
+    assert {t.type.name for t in backward.ir.temporaries} == {"float64"}
+    x = np.random.default_rng(5).uniform(0.5, 1.5, (4, 9))
+    x[1, 3], x[2, 4:6] = 0.0, 0.0   # one zero and two zeros in a row
+    d_o = np.arange(1.0, 5.0)
+    expected = np.array([[np.prod(np.delete(row, j)) for j in range(9)] for row in x])
+    np.testing.assert_allclose(backward(x, d_o), expected * d_o[:, None], rtol=1e-14)
+
+
 _AXES = "nhwc"
 
 

@@ -203,6 +203,18 @@ def test_literals_alone_are_computed_in_the_type_they_meet(expression):
     assert _float_types(narrow.statements[0].rhs) == {ty.FLOAT32}
 
 
+@pytest.mark.parametrize("source", [
+    "def f(double(N) A) -> (double O) { O(i) = 0.1 where i in 0:N }",
+    "def f(double(N) A) -> (O) { T(i) = float64(0.1) where i in 0:N\n O(i) = A(i) * T(i) }",
+    "def f(double(N) A) -> (O) { O(i) = A(i)\n O(i) += i > 2 ? 0.1 : 0.2 where i in 0:N }",
+])
+def test_literals_stored_in_float64_are_float64(source):
+    # stored, cast or added: each took float32's rounding of 0.1 before
+    op = frontend(source)
+    assert all(_float_types(s.rhs) <= {ty.FLOAT64} for s in op.statements)
+    assert all(t.type == ty.FLOAT64 for t in op.outputs + op.temporaries)
+
+
 # ----------------------------------------------------------------- errors
 
 
