@@ -1,18 +1,20 @@
-"""Every differentiable corpus operator: polyc.grad against finite differences.
+"""Every differentiable corpus operator: polyc.grad against finite differences, and its
+float64 version's derived operators computing in float64.
 
 The backward operator runs in the corpus' types (float32 mostly); the directional
 derivative it gives must match central differences of the float64 numpy reference to
 1e-3 relative (the issue's target)."""
 import functools
+import re
 
 import numpy as np
 import pytest
 
 import polyc
 from corpus import CORPUS, make_inputs
+from polyc.lang import ir
 from gradcheck import directional, directions, finite_difference, relative_error
 
-pytestmark = pytest.mark.needs_cc
 
 # Operators whose derivative is zero or undefined almost everywhere, or that polyc
 # does not differentiate yet (with the reason the SemanticError gives).
@@ -35,6 +37,31 @@ def backward(name: str) -> tuple[polyc.Operator, polyc.Operator]:
     return forward, polyc.grad(forward)
 
 
+def _float_types(e: ir.Expr) -> set:
+    children = {ir.Unary: lambda x: (x.operand,), ir.Binary: lambda x: (x.lhs, x.rhs),
+                ir.Select: lambda x: (x.cond, x.then, x.other), ir.Cast: lambda x: (x.operand,),
+                ir.Call: lambda x: x.args, ir.Read: lambda x: x.indices}.get(
+        type(e), lambda x: ())(e)
+    found = {e.type.name} if e.type.is_float else set()
+    for child in children:
+        found |= _float_types(child)
+    return found
+
+
+@pytest.mark.parametrize("entry", DIFFERENTIABLE, ids=[c.name for c in DIFFERENTIABLE])
+def test_a_float64_operators_derived_operators_compute_in_float64(entry):
+    # derived operators are printed as TC and read again; nothing may come back float32
+    # (a temporary first defined by a literal, a literal expression: float32's rounding)
+    forward = polyc.define(re.sub(r"\bfloat(32)?\b", "double", entry.source), entry.def_name)
+    residuals = polyc.grad_with_residuals(forward)
+    for derived in (polyc.grad(forward), residuals.forward, residuals.backward):
+        assert all(t.type.name == "float64" for t in derived.ir.temporaries
+                   if t.type.is_float), derived
+        for statement in derived.ir.statements:
+            assert _float_types(statement.rhs) <= {"float64"}, (derived.name, statement)
+
+
+@pytest.mark.needs_cc
 @pytest.mark.parametrize("entry", DIFFERENTIABLE, ids=[c.name for c in DIFFERENTIABLE])
 def test_gradient_matches_finite_differences(entry):
     forward, grad = backward(entry.name)
