@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from polyc.lang import ir
+from polyc.lang.literals import literals_alone
 from polyc.lang import sizes as sz
 
 # Binding strength of each operator (higher binds tighter), as in the parser.
@@ -44,20 +45,10 @@ def _typed_temporaries(op: ir.Op) -> list[ir.Statement]:
         first = stmt.tensor not in signature and stmt.tensor not in defined
         defined.add(stmt.tensor)
         elem = types.get(stmt.tensor, stmt.rhs.type)
-        if first and elem.is_float and elem.bits > 32 and _literals_alone(stmt.rhs):
+        if first and elem.is_float and elem.bits > 32 and literals_alone(stmt.rhs):
             stmt = replace(stmt, rhs=ir.Cast(elem, stmt.rhs))
         statements.append(stmt)
     return statements
-
-
-def _literals_alone(e: ir.Expr) -> bool:
-    """Whether ``e`` reads no tensor and casts nothing (TC types it as literals)."""
-    if isinstance(e, (ir.Read, ir.Cast)):
-        return False
-    children = {ir.Unary: lambda x: (x.operand,), ir.Binary: lambda x: (x.lhs, x.rhs),
-                ir.Select: lambda x: (x.cond, x.then, x.other),
-                ir.Call: lambda x: x.args}.get(type(e), lambda x: ())(e)
-    return all(_literals_alone(child) for child in children)
 
 
 def _factor(e: sz.SizeExpr) -> str:

@@ -29,6 +29,7 @@ from polyc.lang import types as ty
 from polyc.lang.builtins import BUILTINS
 from polyc.lang.guards import guarded_reads
 from polyc.lang.inline import inline_calls
+from polyc.lang.literals import widened
 from polyc.lang.printer import range_bounds_to_tc
 from polyc.lang.statement_ranges import GivenRange, size_bound, statement_ranges
 
@@ -552,26 +553,7 @@ def _retype_literal(typed: _Typed, elem: ty.ScalarType) -> ir.Expr:
             return expr
         return ir.Const(elem, value)
     if typed.weak and elem.is_float and expr.type.is_float and elem.bits > expr.type.bits:
-        return _widened(expr, elem)
-    return expr
-
-
-def _widened(expr: ir.Expr, elem: ty.ScalarType) -> ir.Expr:
-    """``expr``, a weak floating expression, computed in the wider ``elem``: its float
-    literals and the operations on them retyped (indices and sizes stay integers)."""
-    if not expr.type.is_float:
-        return expr
-    if isinstance(expr, ir.Const):
-        return ir.Const(elem, float(expr.value))
-    if isinstance(expr, ir.Unary):
-        return ir.Unary(elem, expr.op, _widened(expr.operand, elem))
-    if isinstance(expr, ir.Binary):
-        return ir.Binary(elem, expr.op, _widened(expr.lhs, elem), _widened(expr.rhs, elem))
-    if isinstance(expr, ir.Select):
-        return ir.Select(elem, expr.cond, _widened(expr.then, elem),
-                         _widened(expr.other, elem))
-    if isinstance(expr, ir.Call):
-        return ir.Call(elem, expr.function, tuple(_widened(a, elem) for a in expr.args))
+        return widened(expr, elem)
     return expr
 
 

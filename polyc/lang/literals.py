@@ -1,0 +1,40 @@
+"""Expressions of literals alone, which TC types weakly.
+
+A literal (``0.1``, ``2``) is *weak*: it takes the type of the operation it meets, and
+so does an expression of literals alone (``1.0 / 9.0``). Sema computes such an
+expression in the wider floating type it meets (:func:`widened`); the printer pins a
+temporary that one defines to its type (:func:`literals_alone`), since reading the
+text back would give it float32.
+"""
+from __future__ import annotations
+
+from polyc.lang import ir
+from polyc.lang import types as ty
+
+
+def widened(expr: ir.Expr, elem: ty.ScalarType) -> ir.Expr:
+    """``expr``, a weak floating expression, computed in the wider ``elem``: its float
+    literals and the operations on them retyped (indices and sizes stay integers)."""
+    if not expr.type.is_float:
+        return expr
+    if isinstance(expr, ir.Const):
+        return ir.Const(elem, float(expr.value))
+    if isinstance(expr, ir.Unary):
+        return ir.Unary(elem, expr.op, widened(expr.operand, elem))
+    if isinstance(expr, ir.Binary):
+        return ir.Binary(elem, expr.op, widened(expr.lhs, elem), widened(expr.rhs, elem))
+    if isinstance(expr, ir.Select):
+        return ir.Select(elem, expr.cond, widened(expr.then, elem), widened(expr.other, elem))
+    if isinstance(expr, ir.Call):
+        return ir.Call(elem, expr.function, tuple(widened(a, elem) for a in expr.args))
+    return expr
+
+
+def literals_alone(e: ir.Expr) -> bool:
+    """Whether ``e`` reads no tensor and casts nothing (TC types it as literals)."""
+    if isinstance(e, (ir.Read, ir.Cast)):
+        return False
+    children = {ir.Unary: lambda x: (x.operand,), ir.Binary: lambda x: (x.lhs, x.rhs),
+                ir.Select: lambda x: (x.cond, x.then, x.other),
+                ir.Call: lambda x: x.args}.get(type(e), lambda x: ())(e)
+    return all(literals_alone(child) for child in children)
