@@ -32,9 +32,4 @@ def widened(expr: ir.Expr, elem: ty.ScalarType) -> ir.Expr:
 
 def literals_alone(e: ir.Expr) -> bool:
     """Whether ``e`` reads no tensor and casts nothing (TC types it as literals)."""
-    if isinstance(e, (ir.Read, ir.Cast)):
-        return False
-    children = {ir.Unary: lambda x: (x.operand,), ir.Binary: lambda x: (x.lhs, x.rhs),
-                ir.Select: lambda x: (x.cond, x.then, x.other),
-                ir.Call: lambda x: x.args}.get(type(e), lambda x: ())(e)
-    return all(literals_alone(child) for child in children)
+    return not any(isinstance(part, (ir.Read, ir.Cast)) for part in ir.walk(e))

@@ -181,13 +181,7 @@ def test_output_types(source, expected):
 
 def _float_types(e: ir.Expr) -> set:
     """The types of ``e``'s floating subexpressions."""
-    children = {ir.Unary: lambda x: (x.operand,), ir.Binary: lambda x: (x.lhs, x.rhs),
-                ir.Select: lambda x: (x.cond, x.then, x.other),
-                ir.Call: lambda x: x.args}.get(type(e), lambda x: ())(e)
-    found = {e.type} if e.type.is_float else set()
-    for child in children:
-        found |= _float_types(child)
-    return found
+    return {part.type for part in ir.walk(e) if part.type.is_float}
 
 
 @pytest.mark.parametrize("expression", [
