@@ -1,6 +1,6 @@
 """A vector reduction over a row keeps several vectors of partial results
 (polyc/codegen/vector_reductions.py, ``_reduction_loop``): independent chains of
-additions, folded after the loop, the steps left over summed as before. The number of
+additions, the steps left over added into the first lanes, the lanes folded in a tree. The number of
 chains comes from the machine model's rule (``rules.reduction_chains``), the values are
 checked against numpy in float64 for row lengths on both sides of a chain's lanes."""
 import re
@@ -14,7 +14,7 @@ import polyc
 from polyc.machine.rules import (REDUCTION_CHAINS, joined_accumulators, reduction_chains,
                                  vector_lanes)
 
-from c_text import vector_loops
+from c_text import reduction_loops, vector_loops
 
 ROW_SUM = "def rs(float(N, D) X) -> (s) { s(n) +=! X(n, d) }"
 MOMENTS = """def moments(float(N, D) X) -> (mean, var) {
@@ -50,16 +50,25 @@ def test_a_row_sum_keeps_the_rules_number_of_vectors(machine):
     text = _c(ROW_SUM, machine)
     assert f"float polyc_part0[{lanes}];" in text
     assert f"for (; polyc_from + {lanes} <= D; polyc_from += {lanes})" in text
-    # the partial results fold into the accumulator, the steps left over run after them
-    assert "polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);" in text
-    assert re.search(r"for \(int64_t c\d+ = polyc_from; c\d+ < D; c\d+ \+= 1\)", text)
+    # the steps left over update the first lanes; the lanes fold in halves, the last
+    # into the accumulator, and no OpenMP reduction adds lanes up one by one
+    assert re.search(r"for \(int64_t (c\d+) = polyc_from; \1 < D; \1 \+= 1\)\s*\{[^}]*"
+                     r"polyc_part0\[\1 - polyc_from\] = \(polyc_part0\[\1 - polyc_from\] \+ ",
+                     text)
+    halves = [int(n) for n in re.findall(
+        r"polyc_part0\[polyc_lane\] = \(polyc_part0\[polyc_lane\] \+ "
+        r"polyc_part0\[polyc_lane \+ (\d+)\]\)", text)]
+    assert halves == [lanes >> k for k in range(1, lanes.bit_length())]
+    assert "polyc_acc = (polyc_acc + polyc_part0[0]);" in text
+    assert "reduction(" not in text
 
 
 def test_sums_joined_in_one_loop_share_the_chains(machine):
     lanes = _lanes(machine, 8, 2)
     text = _c(TWO_SUMS, machine)
     assert f"double polyc_part0[{lanes}];" in text and f"double polyc_part1[{lanes}];" in text
-    assert "polyc_acc1 = (polyc_acc1 + polyc_part1[polyc_lane]);" in text
+    assert "polyc_acc1 = (polyc_acc1 + polyc_part1[0]);" in text
+    assert reduction_loops(text) == [("polyc_part0", "polyc_part1")]
 
 
 def test_a_loop_that_also_stores_along_the_row_keeps_one_accumulator(machine):
@@ -116,3 +125,47 @@ def test_integer_products_and_minima_in_chains(D):
     p, lo = polyc.define(source)(X)
     np.testing.assert_array_equal(p, np.prod(X, axis=1, dtype=np.int32))
     np.testing.assert_array_equal(lo, X.min(axis=1))
+
+
+FIVE_SUMS = """def five(double(N, D) X, double(N, D) Y) -> (a, b, c, d, e) {
+  a(n) +=! X(n, j)
+  b(n) +=! Y(n, j)
+  c(n) +=! X(n, j) * Y(n, j)
+  d(n) +=! X(n, j) * X(n, j)
+  e(n) +=! Y(n, j) * Y(n, j)
+}"""
+
+
+def test_the_fold_adds_every_lane_once_whatever_their_number(machine):
+    # Five sums joined in one loop share the accumulators the rule allows: three chains
+    # each with 32 vector registers, 48 lanes of floats, not a power of two. Replay the
+    # fold's steps (lane i of the lower part takes lane i + offset) on sets of lanes.
+    text = _c(FIVE_SUMS, machine)
+    (parts,) = reduction_loops(text)
+    lanes = _lanes(machine, 8, len(parts))
+    if reduction_chains(machine, len(parts)) < 2:
+        assert parts == tuple(f"polyc_acc{k}" for k in range(5))
+        return
+    assert parts == tuple(f"polyc_part{k}" for k in range(5))
+    steps = [(int(count), int(offset)) for count, offset in re.findall(
+        r"for \(int64_t polyc_lane = 0; polyc_lane < (\d+); polyc_lane \+= 1\)\s*\{\s*"
+        r"polyc_part0\[polyc_lane\] = \(polyc_part0\[polyc_lane\] \+ "
+        r"polyc_part0\[polyc_lane \+ (\d+)\]\);", text)]
+    held = [{lane} for lane in range(lanes)]
+    for count, offset in steps:
+        for lane in range(count):
+            assert held[lane + offset], "a lane folded twice"
+            held[lane] |= held[lane + offset]
+            held[lane + offset] = set()
+    assert held[0] == set(range(lanes)) and not any(held[1:])
+    assert len(steps) == (lanes - 1).bit_length()  # a tree: log2 levels
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("D", [1, 47, 48, 49, 200])
+def test_five_joined_sums_match_numpy(D):
+    rng = np.random.default_rng(D)
+    X, Y = rng.standard_normal((2, 3, D))
+    results = polyc.define(FIVE_SUMS)(X, Y)
+    for got, want in zip(results, (X, Y, X * Y, X * X, Y * Y)):
+        np.testing.assert_allclose(got, want.sum(axis=1), rtol=1e-12, atol=1e-12)

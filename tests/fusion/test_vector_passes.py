@@ -1,6 +1,5 @@
 """Consecutive vector passes over one range fused into one loop
 (polyc/scheduling/vector_passes.py)."""
-import re
 import sys
 from pathlib import Path
 
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 import polyc
 from polyc.machine.rules import joined_accumulators
 
-from c_text import reduction_pragmas, vector_loops
+from c_text import accumulators, reduction_loops, vector_loops
 
 CENTERED = """def var2(float(N, D) X) -> (v) {
   m(n) +=! X(n, d) / D
@@ -44,7 +43,7 @@ def test_a_producer_and_the_reduction_of_its_values_share_one_vector_loop():
     # the temporary as written (the canonical form recomputes a cheap value at its reads)
     op = polyc.define(CENTERED, canonicalize=False)
     loops = _vector_loops(op)
-    fused = [body for body in loops if "c[" in body and "polyc_acc" in body]
+    fused = [body for body in loops if "c[" in body and accumulators(body)]
     assert len(loops) == 2 and fused  # the mean's loop; one for c and v together
     assert "vectorised (simd-reduction): loop d of S1, S2" in str(op.explain())
     # The sum's initialisation moved before the fused loop.
@@ -78,7 +77,7 @@ def test_fused_max_keeps_nan(where):
 @pytest.mark.needs_cc
 def test_a_consumer_reading_another_iterations_value_stays_apart():
     op = polyc.define(REVERSED)
-    assert not any("c[d] = " in body and "polyc_acc" in body for body in _vector_loops(op))
+    assert not any("c[d] = " in body and accumulators(body) for body in _vector_loops(op))
     X = np.random.default_rng(2).standard_normal((4, 9)).astype(np.float32)
     c = 2 * X.astype(np.float64)
     np.testing.assert_allclose(op(X), (c * c[:, ::-1]).sum(axis=1), rtol=1e-5)
@@ -91,7 +90,7 @@ def test_passes_over_different_ranges_stay_apart():
       v(n) +=! c(n, d) * c(n, d) where d in 1:D
     }"""
     op = polyc.define(source)
-    assert not any("c[d] = " in body and "polyc_acc" in body for body in _vector_loops(op))
+    assert not any("c[d] = " in body and accumulators(body) for body in _vector_loops(op))
     X = np.random.default_rng(4).standard_normal((3, 11)).astype(np.float32)
     c = 2 * X.astype(np.float64)
     np.testing.assert_allclose(op(X), (c[:, 1:] ** 2).sum(axis=1), rtol=1e-5)
@@ -100,7 +99,7 @@ def test_passes_over_different_ranges_stay_apart():
 def test_a_library_call_stays_apart_from_a_reduction():
     # A vector exp clobbers every vector register: the sum's accumulator would spill.
     op = polyc.define(SOFTMAX)
-    sums = [body for body in _vector_loops(op) if "polyc_acc + e[" in body]
+    sums = [body for body in _vector_loops(op) if accumulators(body) and "e[" in body]
     assert sums and not any("expf" in body for body in sums)
 
 
@@ -122,7 +121,7 @@ def test_independent_sums_of_a_row_share_one_loop_with_an_accumulator_each():
     # Three sums over the row walk one d loop: their chains of additions overlap and
     # the row is read once.
     op = polyc.define(STATISTICS)
-    loops = [body for body in _vector_loops(op) if "polyc_acc" in body]
+    loops = [body for body in _vector_loops(op) if accumulators(body)]
     assert len(loops) == 1
     text = op.compilation().c_source.text
     assert "#pragma omp simd reduction(+:polyc_acc0, polyc_acc1) reduction(max:polyc_acc2) " \
@@ -152,7 +151,7 @@ def test_sums_sharing_a_loop_match_numpy(rows, cols, nan_at, seed):
 def test_a_sum_waiting_on_another_through_a_statement_stays_apart():
     op = polyc.define(DEPENDENT)
     assert "polyc_acc1" not in op.compilation().c_source.text
-    assert len([body for body in _vector_loops(op) if "polyc_acc" in body]) == 2
+    assert len([body for body in _vector_loops(op) if accumulators(body)]) == 2
     X = np.random.default_rng(5).standard_normal((3, 13)).astype(np.float32)
     x = X.astype(np.float64)
     np.testing.assert_allclose(op(X), ((x - 2 * x.sum(axis=1, keepdims=True)) ** 2).sum(axis=1),
@@ -180,9 +179,7 @@ def test_a_joined_loop_keeps_no_more_accumulators_than_the_machine_model_allows(
     outputs = ", ".join(f"s{k}" for k in range(sums))
     source = f"def many(float(N, D) X) -> ({outputs}) {{\n{body}\n}}"
     text = polyc.define(source, machine=machine).compilation().c_source.text
-    loops = [re.fullmatch(r"reduction\(\+:([^)]*)\)", clauses).group(1)
-             for clauses in reduction_pragmas(text)]
-    held = [len(names.split(",")) for names in loops]
+    held = [len(names) for names in reduction_loops(text)]
     assert max(held) == limit and sum(held) == sums
 
 

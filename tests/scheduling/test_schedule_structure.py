@@ -16,7 +16,7 @@ from polyc.machine.rules import (ROW_TILES, panel_budget, panel_depth, register_
 from polyc.options import Options
 from polyc.scheduling.cache_model import Footprint, square_tile, tile_sizes
 from polyc.scheduling.schedule import check_legality
-from c_text import reduction_pragmas
+from c_text import reduction_loops
 from corpus import CORPUS
 
 SOFTMAX = """def softmax(float(N, D) X) -> (Y) {
@@ -49,7 +49,7 @@ def test_row_chains_are_one_parallel_loop_nest_with_vector_passes(source):
     # one parallel row loop (a region with a row buffer per thread where softmax's
     # exponentials are computed once into one, polyc.rewrite.common_values)
     assert c.count("#pragma omp for") == 1
-    assert len(reduction_pragmas(c)) == 2     # two row reductions, vectorised
+    assert len(reduction_loops(c)) == 2     # two row reductions, vectorised
     assert "#pragma omp simd\n" in c              # the elementwise pass
 
 
@@ -299,8 +299,7 @@ def test_independent_statements_sharing_inputs_are_fused_horizontally():
     text = compilation.c_source.text
     assert text.count("#pragma omp for") == 1
     # one vector loop over the row, an accumulator for each sum (vector_passes)
-    assert len(reduction_pragmas(text)) == 1
-    assert "reduction(+:polyc_acc0, polyc_acc1)" in text
+    assert reduction_loops(text) == [("polyc_part0", "polyc_part1")]
     assert not compilation.dependences.dep_reuse.is_empty()
     unfused = compiled(source, fusion="min").c_source.text
     assert unfused.count("#pragma omp for") >= 2  # X read once per nest
@@ -550,7 +549,7 @@ def test_shifted_passes_nested_in_groups_are_distributed():
     }"""
     c = compiled(source).c_source.text
     assert c.count("#pragma omp for") == 1
-    assert len(reduction_pragmas(c)) == 2
+    assert len(reduction_loops(c)) == 2
 
 
 @pytest.mark.parametrize("source", [
@@ -568,7 +567,7 @@ def test_a_reduction_between_its_initialisation_and_epilogue_is_a_vector_reducti
     assert compilation.schedule.decision.startswith("maximal fusion")
     c = compilation.c_source.text
     assert c.count("#pragma omp for") == 1
-    assert reduction_pragmas(c) == ["reduction(+:polyc_acc)"]
+    assert reduction_loops(c) == [("polyc_part0",)]
 
 
 MLP2 = """def mlp2(float(B, M) I, float(M, N) W1, float(N) B1, float(N, P) W2, float(P) B2)

@@ -866,17 +866,38 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
               }
             }
           }
-          #pragma omp simd reduction(+:polyc_acc)
-          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
-          {
-            polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
-          }
-          #pragma omp simd reduction(+:polyc_acc)
+          #pragma omp simd
           for (int64_t c2 = polyc_from; c2 < (2 * S); c2 += 1)
           {
             const int64_t s = ((-S) + c2);
-            polyc_acc = (polyc_acc + p[((b) * Q + q) * S + s]);
+            polyc_part0[c2 - polyc_from] = (polyc_part0[c2 - polyc_from] + p[((b) * Q + q) * S + s]);
           }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 16]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 8; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 8]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 4; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 4]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 2; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 2]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 1; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 1]);
+          }
+          polyc_acc = (polyc_acc + polyc_part0[0]);
         }
         z[(b) * Q + q] = polyc_acc;
       }

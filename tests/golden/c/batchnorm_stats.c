@@ -136,19 +136,40 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
               }
             }
           }
-          #pragma omp simd reduction(+:polyc_acc)
-          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
-          {
-            polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
-          }
-          #pragma omp simd reduction(+:polyc_acc)
+          #pragma omp simd
           for (int64_t c3 = polyc_from; c3 < W; c3 += 1)
           {
             const int64_t n = c2;
             const int64_t h = c1;
             const int64_t w = c3;
-            polyc_acc = (polyc_acc + X[(((n) * C + c) * H + h) * W + w]);
+            polyc_part0[c3 - polyc_from] = (polyc_part0[c3 - polyc_from] + X[(((n) * C + c) * H + h) * W + w]);
           }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 16]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 8; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 8]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 4; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 4]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 2; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 2]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 1; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 1]);
+          }
+          polyc_acc = (polyc_acc + polyc_part0[0]);
         }
         mean[c] = polyc_acc;
       }
@@ -190,19 +211,40 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
               }
             }
           }
-          #pragma omp simd reduction(+:polyc_acc)
-          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
-          {
-            polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
-          }
-          #pragma omp simd reduction(+:polyc_acc)
+          #pragma omp simd
           for (int64_t c3 = polyc_from; c3 < W; c3 += 1)
           {
             const int64_t n = c2;
             const int64_t h = ((-H) + c1);
             const int64_t w = c3;
-            polyc_acc = (polyc_acc + ((X[(((n) * C + c) * H + h) * W + w] - mean[c]) * (X[(((n) * C + c) * H + h) * W + w] - mean[c])));
+            polyc_part0[c3 - polyc_from] = (polyc_part0[c3 - polyc_from] + ((X[(((n) * C + c) * H + h) * W + w] - mean[c]) * (X[(((n) * C + c) * H + h) * W + w] - mean[c])));
           }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 16]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 8; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 8]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 4; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 4]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 2; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 2]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 1; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 1]);
+          }
+          polyc_acc = (polyc_acc + polyc_part0[0]);
         }
         var[c] = polyc_acc;
       }

@@ -202,26 +202,52 @@ static __attribute__((noinline)) void polyc_zscore_region0(int * polyc_status_at
               }
             }
           }
-          #pragma omp simd reduction(+:polyc_acc0, polyc_acc1)
-          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
-          {
-            polyc_acc0 = (polyc_acc0 + polyc_part0[polyc_lane]);
-            polyc_acc1 = (polyc_acc1 + polyc_part1[polyc_lane]);
-          }
-          #pragma omp simd reduction(+:polyc_acc0, polyc_acc1)
+          #pragma omp simd
           for (int64_t c1 = polyc_from; c1 < M; c1 += 1)
           {
             {
               const int64_t i = c0;
               const int64_t j = c1;
-              polyc_acc0 = (polyc_acc0 + X[(i) * M + j]);
+              polyc_part0[c1 - polyc_from] = (polyc_part0[c1 - polyc_from] + X[(i) * M + j]);
             }
             {
               const int64_t i = c0;
               const int64_t j = c1;
-              polyc_acc1 = (polyc_acc1 + (X[(i) * M + j] * X[(i) * M + j]));
+              polyc_part1[c1 - polyc_from] = (polyc_part1[c1 - polyc_from] + (X[(i) * M + j] * X[(i) * M + j]));
             }
           }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 16]);
+            polyc_part1[polyc_lane] = (polyc_part1[polyc_lane] + polyc_part1[polyc_lane + 16]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 8; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 8]);
+            polyc_part1[polyc_lane] = (polyc_part1[polyc_lane] + polyc_part1[polyc_lane + 8]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 4; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 4]);
+            polyc_part1[polyc_lane] = (polyc_part1[polyc_lane] + polyc_part1[polyc_lane + 4]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 2; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 2]);
+            polyc_part1[polyc_lane] = (polyc_part1[polyc_lane] + polyc_part1[polyc_lane + 2]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 1; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 1]);
+            polyc_part1[polyc_lane] = (polyc_part1[polyc_lane] + polyc_part1[polyc_lane + 1]);
+          }
+          polyc_acc0 = (polyc_acc0 + polyc_part0[0]);
+          polyc_acc1 = (polyc_acc1 + polyc_part1[0]);
         }
         {
           const int64_t i = c0;

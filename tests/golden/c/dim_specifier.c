@@ -129,17 +129,38 @@ static __attribute__((noinline)) void polyc_dim_specifier_region0(int * polyc_st
             }
           }
         }
-        #pragma omp simd reduction(+:polyc_acc)
-        for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
-        {
-          polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
-        }
-        #pragma omp simd reduction(+:polyc_acc)
+        #pragma omp simd
         for (int64_t c1 = polyc_from; c1 < N; c1 += 1)
         {
           const int64_t j = c1;
-          polyc_acc = (polyc_acc + X[(i) * N + j]);
+          polyc_part0[c1 - polyc_from] = (polyc_part0[c1 - polyc_from] + X[(i) * N + j]);
         }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 16]);
+        }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 8; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 8]);
+        }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 4; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 4]);
+        }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 2; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 2]);
+        }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 1; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 1]);
+        }
+        polyc_acc = (polyc_acc + polyc_part0[0]);
       }
       O[i] = polyc_acc;
     }

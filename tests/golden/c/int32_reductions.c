@@ -150,26 +150,52 @@ static __attribute__((noinline)) void polyc_int32_reductions_region0(int * polyc
             }
           }
         }
-        #pragma omp simd reduction(+:polyc_acc0) reduction(max:polyc_acc1)
-        for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
-        {
-          polyc_acc0 = (polyc_acc0 + polyc_part0[polyc_lane]);
-          polyc_acc1 = ((polyc_part1[polyc_lane]) > (polyc_acc1) ? (polyc_part1[polyc_lane]) : (polyc_acc1));
-        }
-        #pragma omp simd reduction(+:polyc_acc0) reduction(max:polyc_acc1)
+        #pragma omp simd
         for (int64_t c1 = polyc_from; c1 < N; c1 += 1)
         {
           {
             const int64_t i = c0;
             const int64_t j = c1;
-            polyc_acc0 = (polyc_acc0 + X[(i) * N + j]);
+            polyc_part0[c1 - polyc_from] = (polyc_part0[c1 - polyc_from] + X[(i) * N + j]);
           }
           {
             const int64_t i = c0;
             const int64_t j = c1;
-            polyc_acc1 = ((X[(i) * N + j]) > (polyc_acc1) ? (X[(i) * N + j]) : (polyc_acc1));
+            polyc_part1[c1 - polyc_from] = ((X[(i) * N + j]) > (polyc_part1[c1 - polyc_from]) ? (X[(i) * N + j]) : (polyc_part1[c1 - polyc_from]));
           }
         }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 16]);
+          polyc_part1[polyc_lane] = ((polyc_part1[polyc_lane + 16]) > (polyc_part1[polyc_lane]) ? (polyc_part1[polyc_lane + 16]) : (polyc_part1[polyc_lane]));
+        }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 8; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 8]);
+          polyc_part1[polyc_lane] = ((polyc_part1[polyc_lane + 8]) > (polyc_part1[polyc_lane]) ? (polyc_part1[polyc_lane + 8]) : (polyc_part1[polyc_lane]));
+        }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 4; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 4]);
+          polyc_part1[polyc_lane] = ((polyc_part1[polyc_lane + 4]) > (polyc_part1[polyc_lane]) ? (polyc_part1[polyc_lane + 4]) : (polyc_part1[polyc_lane]));
+        }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 2; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 2]);
+          polyc_part1[polyc_lane] = ((polyc_part1[polyc_lane + 2]) > (polyc_part1[polyc_lane]) ? (polyc_part1[polyc_lane + 2]) : (polyc_part1[polyc_lane]));
+        }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 1; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 1]);
+          polyc_part1[polyc_lane] = ((polyc_part1[polyc_lane + 1]) > (polyc_part1[polyc_lane]) ? (polyc_part1[polyc_lane + 1]) : (polyc_part1[polyc_lane]));
+        }
+        polyc_acc0 = (polyc_acc0 + polyc_part0[0]);
+        polyc_acc1 = ((polyc_part1[0]) > (polyc_acc1) ? (polyc_part1[0]) : (polyc_acc1));
       }
       {
         const int64_t i = c0;

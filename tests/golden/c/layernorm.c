@@ -183,17 +183,38 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
               }
             }
           }
-          #pragma omp simd reduction(+:polyc_acc)
-          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
-          {
-            polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
-          }
-          #pragma omp simd reduction(+:polyc_acc)
+          #pragma omp simd
           for (int64_t c1 = polyc_from; c1 < D; c1 += 1)
           {
             const int64_t d = c1;
-            polyc_acc = (polyc_acc + X[(n) * D + d]);
+            polyc_part0[c1 - polyc_from] = (polyc_part0[c1 - polyc_from] + X[(n) * D + d]);
           }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 16]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 8; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 8]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 4; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 4]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 2; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 2]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 1; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 1]);
+          }
+          polyc_acc = (polyc_acc + polyc_part0[0]);
         }
         mu[0] = polyc_acc;
       }
@@ -245,17 +266,38 @@ static __attribute__((noinline)) void polyc_layernorm_region0(int * polyc_status
               }
             }
           }
-          #pragma omp simd reduction(+:polyc_acc)
-          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
-          {
-            polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
-          }
-          #pragma omp simd reduction(+:polyc_acc)
+          #pragma omp simd
           for (int64_t c1 = polyc_from; c1 < (2 * D); c1 += 1)
           {
             const int64_t d = ((-D) + c1);
-            polyc_acc = (polyc_acc + ((X[(n) * D + d] - mu[0]) * (X[(n) * D + d] - mu[0])));
+            polyc_part0[c1 - polyc_from] = (polyc_part0[c1 - polyc_from] + ((X[(n) * D + d] - mu[0]) * (X[(n) * D + d] - mu[0])));
           }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 16]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 8; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 8]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 4; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 4]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 2; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 2]);
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 1; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 1]);
+          }
+          polyc_acc = (polyc_acc + polyc_part0[0]);
         }
         v[0] = polyc_acc;
       }

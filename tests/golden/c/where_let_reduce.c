@@ -128,17 +128,38 @@ static __attribute__((noinline)) void polyc_where_let_reduce_region0(int * polyc
             }
           }
         }
-        #pragma omp simd reduction(+:polyc_acc)
-        for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
-        {
-          polyc_acc = (polyc_acc + polyc_part0[polyc_lane]);
-        }
-        #pragma omp simd reduction(+:polyc_acc)
+        #pragma omp simd
         for (int64_t c1 = polyc_from; c1 < K; c1 += 1)
         {
           const int64_t k = c1;
-          polyc_acc = (polyc_acc + ((X[(i) * K + k] - c[i]) * (X[(i) * K + k] - c[i])));
+          polyc_part0[c1 - polyc_from] = (polyc_part0[c1 - polyc_from] + ((X[(i) * K + k] - c[i]) * (X[(i) * K + k] - c[i])));
         }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 16]);
+        }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 8; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 8]);
+        }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 4; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 4]);
+        }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 2; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 2]);
+        }
+        #pragma omp simd
+        for (int64_t polyc_lane = 0; polyc_lane < 1; polyc_lane += 1)
+        {
+          polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + polyc_part0[polyc_lane + 1]);
+        }
+        polyc_acc = (polyc_acc + polyc_part0[0]);
       }
       O[i] = polyc_acc;
     }
