@@ -1,8 +1,9 @@
 """Vector reductions: a SIMD loop whose body reduces into an element the loop does not
-move keeps the accumulator in a scalar and lets OpenMP vectorise the reduction; a
-vector loop around a ``jam`` loop (:mod:`polyc.scheduling.jam`) unrolls the rows into its
-body, one accumulator per row. Float ``max``/``min`` track NaNs beside the plain
-reduction, as numpy's do.
+move keeps the accumulator in a scalar, updated from vectors of partial results folded
+in a tree after the loop (:func:`_reduction_loop`); a vector loop around a ``jam`` loop
+(:mod:`polyc.scheduling.jam`) unrolls the rows into its body, one accumulator per row,
+and lets OpenMP vectorise the reduction. Float ``max``/``min`` track NaNs beside the
+plain reduction, as numpy's do.
 """
 from __future__ import annotations
 
@@ -102,12 +103,13 @@ def _jammed_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str
 def simd_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
                    scope: Scope):
     """A SIMD loop whose body is one reduction into an element that does not depend on
-    the loop: keep the accumulator in a scalar and let OpenMP vectorise the reduction.
+    the loop: keep the accumulator in a scalar, the loop's steps in partial results
+    (:func:`_reduction_loop`).
 
     Before:  for (k...) C[m*N+n] = C[m*N+n] + A[m*K+k] * B[k*N+n];
     After:   float polyc_acc;  polyc_acc = C[m*N+n];
-             #pragma omp simd reduction(+:polyc_acc)
-             for (k...) polyc_acc = polyc_acc + A[m*K+k] * B[k*N+n];
+             (the loop over k into polyc_part0's lanes, folded: _reduction_loop)
+             polyc_acc = polyc_acc + polyc_part0[0];
              C[m*N+n] = polyc_acc;
     """
     body = node.for_get_body()
@@ -136,10 +138,10 @@ def simd_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
     accumulator = _Accumulator.named("", statement.op, elem)
     code = _accumulated(statement.op, tensor, accumulator, current, value)
 
-    update = _Update(tuple(inner), statement.op, tensor, accumulator.nan, current, value)
+    update = _Update(tuple(inner), statement.op, tensor, current, value)
 
-    def body(names: list[str]):
-        return cgen.Block(before + update.statements(names[0]) + after)
+    def body(accumulators: list[_Accumulator]):
+        return cgen.Block(before + update.statements(accumulators[0]) + after)
 
     loop = _reduction_loop(emitter, node, iterator, [(statement.op, tensor, accumulator)], body,
                            alone=not before and not after)
@@ -157,8 +159,8 @@ def _several_reductions(emitter: LoopNestEmitter, node: isl.AstNode, iterator: s
 
     Before:  for (d...) { a[n] = a[n] + X[n*D+d]; b[n] = b[n] + X[n*D+d] * Y[n*D+d]; }
     After:   float polyc_acc0; { polyc_acc0 = a[n]; }  float polyc_acc1; { ... }
-             #pragma omp simd reduction(+:polyc_acc0, polyc_acc1)
-             for (d...) { { polyc_acc0 = polyc_acc0 + X[n*D+d]; } { polyc_acc1 = ...; } }
+             (one loop over d updating the lanes of polyc_part0 and polyc_part1,
+              each folded into its accumulator: _reduction_loop)
              { a[n] = polyc_acc0; }  { b[n] = polyc_acc1; }
     """
     statements = [emitter.called(call.user_get_expr())[0].statement for call in calls]
@@ -180,13 +182,12 @@ def _several_reductions(emitter: LoopNestEmitter, node: isl.AstNode, iterator: s
         accumulators.append((statement.op, tensor, accumulator))
         code = _accumulated(statement.op, tensor, accumulator, current, value)
         before += code.declared + [cgen.Block([*outer, *code.load])]
-        steps.append(_Update(tuple(outer + inner), statement.op, tensor, accumulator.nan,
-                             current, value))
+        steps.append(_Update(tuple(outer + inner), statement.op, tensor, current, value))
         after.append(cgen.Block([*outer, cgen.Statement(
             f"{target} = {_result(accumulator.name, accumulator.nan, elem)}")]))
 
-    def body(names: list[str]):
-        named = iter(names)
+    def body(accumulators: list[_Accumulator]):
+        named = iter(accumulators)
         return cgen.Block([step.code(next(named)) if isinstance(step, _Update) else step
                            for step in steps])
 
@@ -198,19 +199,15 @@ def _reduction_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
                     reductions: list[tuple[str, ir.Tensor, _Accumulator]], body,
                     alone: bool) -> list:
     """The vector loop ``node`` updating ``reductions`` (``(op, tensor, accumulator)``),
-    ``body(names)`` one iteration with the accumulators named ``names``; ``alone``: the
+    ``body(accumulators)`` one iteration updating ``accumulators``; ``alone``: the
     loop holds nothing else.
 
-    An OpenMP reduction keeps one vector accumulator: each step waits for the last
-    (the latency of an addition, about 4 cycles, per vector of a row), and gcc adds
-    its lanes up one after another after the loop (16 dependent additions of a
-    512-bit float vector, twice where the steps left over run as a loop of their
-    own). Where the loop holds only reductions (a loop that also loads and stores
-    along the row, such as layer norm backward's column sums beside its row sums, is
-    not bound by that latency: in chains it ran no faster, with more registers held),
-    every accumulator is a plain one (no NaN flag) and the loop runs ``it < U`` in
-    unit steps, each reduction gets :func:`~polyc.machine.rules.reduction_chains`
-    vectors of partial results instead, whose lanes the loop updates in turn; the
+    An OpenMP reduction keeps one vector accumulator, and gcc adds its lanes up one
+    after another after the loop (16 dependent additions of a 512-bit float vector,
+    twice where the steps left over run as a loop of their own): a row waits for them
+    wherever the next statement needs the sum. So where the loop runs ``it < U`` in
+    unit steps, each reduction keeps vectors of partial results instead, whose lanes
+    the loop updates in turn (a float max/min a vector of NaN flags beside them); the
     steps left over (fewer than those lanes) update the first lanes, and the lanes
     fold in a tree, each level an elementwise vector loop that gcc keeps in registers:
 
@@ -222,52 +219,78 @@ def _reduction_loop(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str,
         simd for (lane < 16) part0[lane] += part0[lane + 16];   ... down to lane < 1
         acc += part0[0];
 
+    A loop that holds only reductions keeps :func:`~polyc.machine.rules.reduction_chains`
+    vectors per reduction (each step waits for the last addition of its vector, about
+    4 cycles); a loop that also loads and stores along the row, such as layer norm
+    backward's column sums beside its row sums, keeps one (it is not bound by that
+    latency: in chains it ran no faster, with more registers held).
+
     The same sums in another order, as the vectorised reduction's are. A row of a
     layer norm that fuses its mean, variance and output (1024 × 128, one thread) ran
     2.2x faster with the tree than with OpenMP's folds (benchmarks/README.md, "Design
     measurements")."""
-    clauses = _clauses([(op, tensor.type.compute_type, acc) for op, tensor, acc in reductions])
-    names = [acc.name for _, _, acc in reductions]
-    chains = reduction_chains(emitter.machine, len(reductions))
     upper = exclusive_upper_bound(node, iterator)
-    if (not alone or chains < 2 or upper is None
-            or any(acc.nan is not None for _, _, acc in reductions)):
-        return [cgen.Pragma(f"omp simd {clauses}"), emitter.loop(node, body(names), iterator)]
+    if upper is None:
+        clauses = _clauses([(op, tensor.type.compute_type, acc)
+                            for op, tensor, acc in reductions])
+        return [cgen.Pragma(f"omp simd {clauses}"),
+                emitter.loop(node, body([acc for _, _, acc in reductions]), iterator)]
+    vectors = sum(1 if acc.nan is None else 2 for _, _, acc in reductions)
+    chains = reduction_chains(emitter.machine, vectors) if alone else 1
     widest = max(tensor.type.compute_type.bits // 8 for _, tensor, _ in reductions)
     lanes = chains * vector_lanes(emitter.machine, widest)
     end = emitter.expr(upper)
-    parts = [f"polyc_part{k}" for k in range(len(reductions))]
+    parts = [_Accumulator(f"polyc_part{k}", None if acc.nan is None else f"polyc_nans{k}")
+             for k, (_, _, acc) in enumerate(reductions)]
 
     def over_lanes(statements: list, count: int = lanes):
         return [cgen.Pragma("omp simd"), cgen.For("int64_t polyc_lane = 0",
                                                   f"polyc_lane < {count}", "polyc_lane += 1",
                                                   cgen.Block(statements))]
 
-    declared = [cgen.Statement(f"{tensor.type.compute_type.c_type} {part}[{lanes}]")
-                for part, (_, tensor, _) in zip(parts, reductions)]
-    start = over_lanes([cgen.Statement(f"{part}[polyc_lane] = {identity(op, tensor.type)}")
-                        for part, (op, tensor, _) in zip(parts, reductions)])
+    def lane(at: str) -> list[_Accumulator]:
+        return [part.at(at) for part in parts]
+
+    declared, start = [], []
+    for part, (op, tensor, _) in zip(parts, reductions):
+        declared.append(cgen.Statement(f"{tensor.type.compute_type.c_type} {part.name}[{lanes}]"))
+        start.append(cgen.Statement(f"{part.name}[polyc_lane] = {identity(op, tensor.type)}"))
+        if part.nan is not None:
+            declared.append(cgen.Statement(f"int {part.nan}[{lanes}]"))
+            start.append(cgen.Statement(f"{part.nan}[polyc_lane] = 0"))
     steps = cgen.For("", f"polyc_from + {lanes} <= {end}", f"polyc_from += {lanes}",
                      cgen.Block(over_lanes([
                          cgen.Initializer(cgen.Value("const int64_t", iterator),
                                           "polyc_from + polyc_lane"),
-                         body([f"{part}[polyc_lane]" for part in parts])])))
+                         body(lane("polyc_lane"))])))
     rest = [cgen.Pragma("omp simd"), cgen.For(
         f"int64_t {iterator} = polyc_from", f"{iterator} < {end}", f"{iterator} += 1",
-        body([f"{part}[{iterator} - polyc_from]" for part in parts]))]
+        body(lane(f"{iterator} - polyc_from")))]
     fold, count = [], lanes
     while count > 1:  # the upper half of the lanes left onto the lower, a tree
         half = count // 2
         fold += over_lanes([
-            cgen.Statement(f"{part}[polyc_lane] = " + combine(
-                op, tensor, f"{part}[polyc_lane]", f"{part}[polyc_lane + {count - half}]"))
-            for part, (op, tensor, _) in zip(parts, reductions)], half)
+            statement for part, (op, tensor, _) in zip(parts, reductions)
+            for statement in _folded(op, tensor, part.at("polyc_lane"),
+                                     part.at(f"polyc_lane + {count - half}"))], half)
         count -= half
-    total = [cgen.Statement(f"{acc.name} = {combine(op, tensor, acc.name, f'{part}[0]')}")
-             for part, (op, tensor, acc) in zip(parts, reductions)]
-    return [cgen.Block(declared + start + [
+    total = [statement for part, (op, tensor, acc) in zip(parts, reductions)
+             for statement in _folded(op, tensor, acc, part.at("0"))]
+    return [cgen.Block(declared + over_lanes(start) + [
         cgen.Statement(f"int64_t polyc_from = {emitter.expr(node.for_get_init())}"), steps]
         + rest + fold + total)]
+
+
+def _folded(op: str, tensor: ir.Tensor, into: _Accumulator, other: _Accumulator) -> list:
+    """``other``'s partial result combined into ``into``'s: a float max/min as its
+    update combines (:func:`_nan_tracking_update`), a plain max/min and the NaN flags
+    or'ed."""
+    if into.nan is None:
+        return [cgen.Statement(f"{into.name} = {combine(op, tensor, into.name, other.name)}")]
+    compare = ">" if op == "max" else "<"
+    return [cgen.Statement(f"{into.name} = {other.name} {compare} {into.name} ? "
+                           f"{other.name} : {into.name}"),
+            cgen.Statement(f"{into.nan} |= {other.nan}")]
 
 
 @dataclass(frozen=True)
@@ -277,6 +300,11 @@ class _Accumulator:
 
     name: str
     nan: str | None
+
+    def at(self, lane: str) -> _Accumulator:
+        """The accumulator of partial results' element ``lane`` (this one an array)."""
+        return _Accumulator(f"{self.name}[{lane}]",
+                            None if self.nan is None else f"{self.nan}[{lane}]")
 
     @staticmethod
     def named(suffix: str, op: str, elem: ty.ScalarType) -> _Accumulator:
@@ -298,22 +326,20 @@ def _result(value: str, nan: str | None, elem: ty.ScalarType) -> str:
 class _Update:
     """One step of a reduction in a vector loop, its accumulator named where it is
     emitted (the scalar accumulator, or a lane of partial results): the index
-    ``bindings``, the reduction ``op`` into ``tensor`` (``nan``: the accumulator's NaN
-    flag), the element's ``current`` value and the ``value`` combined."""
+    ``bindings``, the reduction ``op`` into ``tensor``, the element's ``current`` value
+    and the ``value`` combined."""
 
     bindings: tuple
     op: str
     tensor: ir.Tensor
-    nan: str | None
     current: str
     value: str
 
-    def statements(self, accumulator: str) -> list:
-        return [*self.bindings, *_accumulated(self.op, self.tensor,
-                                              _Accumulator(accumulator, self.nan),
+    def statements(self, accumulator: _Accumulator) -> list:
+        return [*self.bindings, *_accumulated(self.op, self.tensor, accumulator,
                                               self.current, self.value).update]
 
-    def code(self, accumulator: str):
+    def code(self, accumulator: _Accumulator):
         return cgen.Block(self.statements(accumulator))
 
 

@@ -125,7 +125,8 @@ def is_vector_reduction(member: Member, program: PolyProgram) -> bool:
     """Whether ``member`` may be vectorised as a reduction: the only statement walking it is
     one reduction whose accumulator does not depend on it and whose right-hand side does not
     read the accumulated tensor. Reductions may be reassociated, so the loop then runs as
-    ``#pragma omp simd reduction`` over a scalar accumulator."""
+    a vector loop over lanes of partial results folded into a scalar accumulator
+    (:mod:`polyc.codegen.vector_reductions`)."""
     walking = [name for name, index in member.walks.items() if index is not None]
     if len(walking) != 1:
         return False

@@ -22,7 +22,8 @@ For the outermost band along each path of the schedule tree:
    goes innermost and is split off under a ``simd`` mark. Candidates
    are the coincident members and a reduction member whose accumulator does
    not depend on it: reductions may be reassociated, so code generation keeps
-   the accumulator in a scalar and vectorises with ``omp simd reduction``.
+   the accumulator in a scalar and vectorises over lanes of partial results
+   (:mod:`polyc.codegen.vector_reductions`).
 
 Permuting the members of a permutable band is always legal (every dependence
 distance is non-negative in every member), tiling a permutable band too;

@@ -14,7 +14,7 @@ import polyc
 from polyc.machine.rules import (REDUCTION_CHAINS, joined_accumulators, reduction_chains,
                                  vector_lanes)
 
-from c_text import reduction_loops, vector_loops
+from c_text import accumulators, reduction_loops, vector_loops
 
 ROW_SUM = "def rs(float(N, D) X) -> (s) { s(n) +=! X(n, d) }"
 MOMENTS = """def moments(float(N, D) X) -> (mean, var) {
@@ -71,9 +71,10 @@ def test_sums_joined_in_one_loop_share_the_chains(machine):
     assert reduction_loops(text) == [("polyc_part0", "polyc_part1")]
 
 
-def test_a_loop_that_also_stores_along_the_row_keeps_one_accumulator(machine):
+def test_a_loop_that_also_stores_along_the_row_keeps_one_vector(machine):
     # The temporary's values are stored in the loop that sums them: the loop is bound by
-    # its loads and stores, not by the additions' latency.
+    # its loads and stores, not by the additions' latency. Its lanes still fold in a
+    # tree.
     source = """def var2(float(N, D) X) -> (v) {
       m(n) +=! X(n, d)
       c(n, d) = X(n, d) - m(n)
@@ -81,15 +82,21 @@ def test_a_loop_that_also_stores_along_the_row_keeps_one_accumulator(machine):
     }"""
     text = polyc.define(source, canonicalize=False, machine=machine).compilation() \
         .c_source.text
-    (joined,) = [body for body in vector_loops(text) if "c[" in body and "polyc_acc" in body]
-    assert "polyc_part" not in joined
-    assert text.count("polyc_part0[polyc_lane] = 0.0f;") == 1  # the mean's loop alone
+    (joined,) = [body for body in vector_loops(text) if "c[" in body and accumulators(body)]
+    assert accumulators(joined) == {"polyc_part0"}
+    # the mean's loop alone keeps the rule's chains, the joined loop one vector
+    assert text.count(f"float polyc_part0[{_lanes(machine, 4, 1)}];") == 1
+    assert text.count(f"float polyc_part0[{vector_lanes(machine, 4)}];") == 1
+    assert "reduction(" not in text
 
 
-def test_a_max_tracking_nans_keeps_its_one_accumulator(machine):
-    # A float max keeps a NaN flag beside its accumulator: it stays one OpenMP reduction.
+def test_a_max_tracking_nans_keeps_lanes_of_flags_beside_its_partial_results(machine):
+    # A float max keeps a NaN flag beside each lane of partial maxima: two vectors a
+    # chain, counted against the accumulators the rule allows.
+    lanes = reduction_chains(machine, 2) * vector_lanes(machine, 4)
     text = _c("def rm(float(N, D) X) -> (m) { m(n) max=! X(n, d) }", machine)
-    assert "polyc_part" not in text and "polyc_nan" in text
+    assert f"float polyc_part0[{lanes}];" in text and f"int polyc_nans0[{lanes}];" in text
+    assert "polyc_nan |= polyc_nans0[0];" in text and "reduction(" not in text
 
 
 @pytest.mark.needs_cc
@@ -138,14 +145,11 @@ FIVE_SUMS = """def five(double(N, D) X, double(N, D) Y) -> (a, b, c, d, e) {
 
 def test_the_fold_adds_every_lane_once_whatever_their_number(machine):
     # Five sums joined in one loop share the accumulators the rule allows: three chains
-    # each with 32 vector registers, 48 lanes of floats, not a power of two. Replay the
+    # each with 32 vector registers, 24 lanes of doubles, not a power of two. Replay the
     # fold's steps (lane i of the lower part takes lane i + offset) on sets of lanes.
     text = _c(FIVE_SUMS, machine)
     (parts,) = reduction_loops(text)
     lanes = _lanes(machine, 8, len(parts))
-    if reduction_chains(machine, len(parts)) < 2:
-        assert parts == tuple(f"polyc_acc{k}" for k in range(5))
-        return
     assert parts == tuple(f"polyc_part{k}" for k in range(5))
     steps = [(int(count), int(offset)) for count, offset in re.findall(
         r"for \(int64_t polyc_lane = 0; polyc_lane < (\d+); polyc_lane \+= 1\)\s*\{\s*"

@@ -818,13 +818,70 @@ static __attribute__((noinline)) void polyc_attention_region1(int * polyc_status
         int polyc_nan;
         polyc_acc = mx[(b) * Q + q];
         polyc_nan = polyc_acc != polyc_acc;
-        #pragma omp simd reduction(max:polyc_acc) reduction(|:polyc_nan)
-        for (int64_t c2 = 0; c2 < S; c2 += 1)
         {
-          const int64_t s = c2;
-          const float polyc_v = sc[((b) * Q + q) * S + s];
-          polyc_acc = polyc_v > polyc_acc ? polyc_v : polyc_acc;
-          polyc_nan |= polyc_v != polyc_v;
+          float polyc_part0[32];
+          int polyc_nans0[32];
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = (-INFINITY);
+            polyc_nans0[polyc_lane] = 0;
+          }
+          int64_t polyc_from = 0;
+          for (; polyc_from + 32 <= S; polyc_from += 32)
+          {
+            #pragma omp simd
+            for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+            {
+              const int64_t c2 = polyc_from + polyc_lane;
+              {
+                const int64_t s = c2;
+                const float polyc_v = sc[((b) * Q + q) * S + s];
+                polyc_part0[polyc_lane] = polyc_v > polyc_part0[polyc_lane] ? polyc_v : polyc_part0[polyc_lane];
+                polyc_nans0[polyc_lane] |= polyc_v != polyc_v;
+              }
+            }
+          }
+          #pragma omp simd
+          for (int64_t c2 = polyc_from; c2 < S; c2 += 1)
+          {
+            const int64_t s = c2;
+            const float polyc_v = sc[((b) * Q + q) * S + s];
+            polyc_part0[c2 - polyc_from] = polyc_v > polyc_part0[c2 - polyc_from] ? polyc_v : polyc_part0[c2 - polyc_from];
+            polyc_nans0[c2 - polyc_from] |= polyc_v != polyc_v;
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = polyc_part0[polyc_lane + 16] > polyc_part0[polyc_lane] ? polyc_part0[polyc_lane + 16] : polyc_part0[polyc_lane];
+            polyc_nans0[polyc_lane] |= polyc_nans0[polyc_lane + 16];
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 8; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = polyc_part0[polyc_lane + 8] > polyc_part0[polyc_lane] ? polyc_part0[polyc_lane + 8] : polyc_part0[polyc_lane];
+            polyc_nans0[polyc_lane] |= polyc_nans0[polyc_lane + 8];
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 4; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = polyc_part0[polyc_lane + 4] > polyc_part0[polyc_lane] ? polyc_part0[polyc_lane + 4] : polyc_part0[polyc_lane];
+            polyc_nans0[polyc_lane] |= polyc_nans0[polyc_lane + 4];
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 2; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = polyc_part0[polyc_lane + 2] > polyc_part0[polyc_lane] ? polyc_part0[polyc_lane + 2] : polyc_part0[polyc_lane];
+            polyc_nans0[polyc_lane] |= polyc_nans0[polyc_lane + 2];
+          }
+          #pragma omp simd
+          for (int64_t polyc_lane = 0; polyc_lane < 1; polyc_lane += 1)
+          {
+            polyc_part0[polyc_lane] = polyc_part0[polyc_lane + 1] > polyc_part0[polyc_lane] ? polyc_part0[polyc_lane + 1] : polyc_part0[polyc_lane];
+            polyc_nans0[polyc_lane] |= polyc_nans0[polyc_lane + 1];
+          }
+          polyc_acc = polyc_part0[0] > polyc_acc ? polyc_part0[0] : polyc_acc;
+          polyc_nan |= polyc_nans0[0];
         }
         mx[(b) * Q + q] = polyc_nan ? (float)NAN : polyc_acc;
       }

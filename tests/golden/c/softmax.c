@@ -170,13 +170,70 @@ static __attribute__((noinline)) void polyc_softmax_region0(int * polyc_status_a
             int polyc_nan;
             polyc_acc = mx[0];
             polyc_nan = polyc_acc != polyc_acc;
-            #pragma omp simd reduction(max:polyc_acc) reduction(|:polyc_nan)
-            for (int64_t c1 = 0; c1 < C; c1 += 1)
             {
-              const int64_t c = c1;
-              const float polyc_v = X[(n) * C + c];
-              polyc_acc = polyc_v > polyc_acc ? polyc_v : polyc_acc;
-              polyc_nan |= polyc_v != polyc_v;
+              float polyc_part0[32];
+              int polyc_nans0[32];
+              #pragma omp simd
+              for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+              {
+                polyc_part0[polyc_lane] = (-INFINITY);
+                polyc_nans0[polyc_lane] = 0;
+              }
+              int64_t polyc_from = 0;
+              for (; polyc_from + 32 <= C; polyc_from += 32)
+              {
+                #pragma omp simd
+                for (int64_t polyc_lane = 0; polyc_lane < 32; polyc_lane += 1)
+                {
+                  const int64_t c1 = polyc_from + polyc_lane;
+                  {
+                    const int64_t c = c1;
+                    const float polyc_v = X[(n) * C + c];
+                    polyc_part0[polyc_lane] = polyc_v > polyc_part0[polyc_lane] ? polyc_v : polyc_part0[polyc_lane];
+                    polyc_nans0[polyc_lane] |= polyc_v != polyc_v;
+                  }
+                }
+              }
+              #pragma omp simd
+              for (int64_t c1 = polyc_from; c1 < C; c1 += 1)
+              {
+                const int64_t c = c1;
+                const float polyc_v = X[(n) * C + c];
+                polyc_part0[c1 - polyc_from] = polyc_v > polyc_part0[c1 - polyc_from] ? polyc_v : polyc_part0[c1 - polyc_from];
+                polyc_nans0[c1 - polyc_from] |= polyc_v != polyc_v;
+              }
+              #pragma omp simd
+              for (int64_t polyc_lane = 0; polyc_lane < 16; polyc_lane += 1)
+              {
+                polyc_part0[polyc_lane] = polyc_part0[polyc_lane + 16] > polyc_part0[polyc_lane] ? polyc_part0[polyc_lane + 16] : polyc_part0[polyc_lane];
+                polyc_nans0[polyc_lane] |= polyc_nans0[polyc_lane + 16];
+              }
+              #pragma omp simd
+              for (int64_t polyc_lane = 0; polyc_lane < 8; polyc_lane += 1)
+              {
+                polyc_part0[polyc_lane] = polyc_part0[polyc_lane + 8] > polyc_part0[polyc_lane] ? polyc_part0[polyc_lane + 8] : polyc_part0[polyc_lane];
+                polyc_nans0[polyc_lane] |= polyc_nans0[polyc_lane + 8];
+              }
+              #pragma omp simd
+              for (int64_t polyc_lane = 0; polyc_lane < 4; polyc_lane += 1)
+              {
+                polyc_part0[polyc_lane] = polyc_part0[polyc_lane + 4] > polyc_part0[polyc_lane] ? polyc_part0[polyc_lane + 4] : polyc_part0[polyc_lane];
+                polyc_nans0[polyc_lane] |= polyc_nans0[polyc_lane + 4];
+              }
+              #pragma omp simd
+              for (int64_t polyc_lane = 0; polyc_lane < 2; polyc_lane += 1)
+              {
+                polyc_part0[polyc_lane] = polyc_part0[polyc_lane + 2] > polyc_part0[polyc_lane] ? polyc_part0[polyc_lane + 2] : polyc_part0[polyc_lane];
+                polyc_nans0[polyc_lane] |= polyc_nans0[polyc_lane + 2];
+              }
+              #pragma omp simd
+              for (int64_t polyc_lane = 0; polyc_lane < 1; polyc_lane += 1)
+              {
+                polyc_part0[polyc_lane] = polyc_part0[polyc_lane + 1] > polyc_part0[polyc_lane] ? polyc_part0[polyc_lane + 1] : polyc_part0[polyc_lane];
+                polyc_nans0[polyc_lane] |= polyc_nans0[polyc_lane + 1];
+              }
+              polyc_acc = polyc_part0[0] > polyc_acc ? polyc_part0[0] : polyc_acc;
+              polyc_nan |= polyc_nans0[0];
             }
             mx[0] = polyc_nan ? (float)NAN : polyc_acc;
           }
