@@ -9,6 +9,7 @@ import polyc
 from polyc.compiler import frontend, generate
 from polyc.machine import NAMED_MACHINES, Machine, host_machine, named_machine
 from polyc.machine import detect, rules
+from polyc.machine.memo import private_directory, read_memo, write_memo
 from polyc.options import Options
 
 from child_process import run_json
@@ -48,6 +49,20 @@ def test_archspecs_answer_is_remembered_per_cpu(tmp_path, monkeypatch):
     memo.chmod(0o600)
     memo.write_text('{"name": "zen3"')
     assert detect._read_memo(memo) is None
+
+
+def test_a_memo_written_first_leaves_the_cache_directory_private(tmp_path):
+    # The compiler's memo is the first file of a fresh cache in some processes: every
+    # directory it creates on the way, the cache itself included, is the user's alone.
+    cache = tmp_path / "cache"
+    write_memo(cache / "compilers" / "cc.json", {"identity": "cc"})
+    assert read_memo(cache / "compilers" / "cc.json") == {"identity": "cc"}
+    for directory in (cache, cache / "compilers"):
+        assert directory.stat().st_mode & 0o777 == 0o700
+    mode = tmp_path.stat().st_mode
+    private_directory(tmp_path / "a" / "b")
+    assert tmp_path.stat().st_mode == mode
+    assert all((tmp_path / part).stat().st_mode & 0o777 == 0o700 for part in ("a", "a/b"))
 
 
 # Defines an operator with the environment's options, says whether archspec was asked.

@@ -31,6 +31,7 @@ from pathlib import Path
 from polyc.errors import CompileError
 from polyc.jit.toolchain import compiler_command, run_compiler
 from polyc.jit.units import compile_units
+from polyc.machine.memo import private_directory
 
 MAX_OUTPUT_LINES = 60
 MAX_OUTPUT_CHARS = 8000
@@ -116,7 +117,7 @@ def keep_failed_source(c_source: str, stem: str, failed_dir: Path | None) -> Pat
     (``failed_dir``, else a temporary file)."""
     if failed_dir is not None:
         try:
-            failed_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_directory(failed_dir)
             path = failed_dir / f"{stem}.c"
             path.write_text(c_source, encoding="utf-8")
             return path

@@ -66,6 +66,7 @@ from polyc.errors import CompileError
 from polyc.jit.build import build_shared_object, keep_failed_source, source_stem
 from polyc.jit.toolchain import compiler_identity
 from polyc.machine import host_fingerprint
+from polyc.machine.memo import private_directory
 from polyc.version import __version__
 
 MEMORY, DISK, MISS = "memory", "disk", "miss"
@@ -232,7 +233,7 @@ class KernelCache:
         if directory is not None:
             try:
                 path = _record_path(directory, key)
-                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                private_directory(path.parent)
                 _write_atomically(path, json.dumps(dataclasses.asdict(compiled)))
             except OSError:
                 pass  # the kernel is loaded; the next process generates its C again
@@ -288,7 +289,7 @@ class KernelCache:
     def _trusted_directory(self, cache_dir: Path) -> Path | None:
         """``cache_dir``, created if needed, or ``None`` (after a warning) when unusable."""
         try:
-            cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_directory(cache_dir)
             info = os.stat(cache_dir)
         except OSError as error:
             self._warn("create", cache_dir, f"cannot create the kernel cache {cache_dir} "
@@ -335,7 +336,7 @@ class KernelCache:
     def _build(self, c_source: str, key: str, options, directory: Path,
                failed_dir: Path | None) -> LoadedLibrary:
         so_path, sum_path = _entry_paths(directory, key)
-        so_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_directory(so_path.parent)
         # A name of our own: another process replacing so_path cannot touch what we load.
         handle, private_name = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".so",
                                                 dir=so_path.parent)

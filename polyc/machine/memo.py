@@ -27,10 +27,24 @@ def read_memo(path: Path) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+def private_directory(path: Path) -> None:
+    """Make the directory ``path`` and every missing one above it, each private to this
+    user (mode 0o700); existing directories stay as they are. ``mkdir(mode=0o700,
+    parents=True)`` gives the parents it creates the default mode: a memo written
+    first had made the kernel cache itself readable by everyone. Raises
+    :class:`OSError`."""
+    missing = []
+    while not path.is_dir() and path.parent != path:
+        missing.append(path)
+        path = path.parent
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700, exist_ok=True)
+
+
 def write_memo(path: Path, value: dict) -> None:
     """Leave ``value`` at ``path`` (its directory made private), or nothing on failure."""
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_directory(path.parent)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as file:
