@@ -1,5 +1,6 @@
-"""Shared test setup: tests/ on sys.path (corpus, strategies), the machine models, and
-the tests marked ``needs_cc`` skipped when no C compiler is usable."""
+"""Shared test setup: tests/ on sys.path (corpus, strategies), the machine models, the
+tests marked ``needs_cc`` skipped when no C compiler is usable, and those marked
+``needs_float16`` when the compiler has no ``_Float16`` (clang 14)."""
 import sys
 from pathlib import Path
 
@@ -8,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pytest
 
 from polyc.errors import CompileError
-from polyc.jit.toolchain import compiler_identity
+from polyc.jit.toolchain import compiler_identity, supports_float16
 from polyc.machine import NAMED_MACHINES
 from polyc.options import Options
 
@@ -28,13 +29,21 @@ def machine(request):
 
 @pytest.hookimpl(trylast=True)  # after -m has deselected: no lookup when nothing needs it
 def pytest_collection_modifyitems(config, items):
-    """Skip the tests marked ``needs_cc`` when polyc finds no C compiler it can run."""
+    """Skip the tests marked ``needs_cc`` when polyc finds no C compiler it can run, and
+    those marked ``needs_float16`` when that compiler has no ``_Float16``."""
     marked = [item for item in items if item.get_closest_marker("needs_cc")]
-    if not marked:
+    halves = [item for item in items if item.get_closest_marker("needs_float16")]
+    if not marked and not halves:
         return
+    options = Options.from_environment()
     try:
-        compiler_identity(Options.from_environment())
+        compiler_identity(options)
     except CompileError as error:
         skip = pytest.mark.skip(reason=f"needs a C compiler: {error}")
-        for item in marked:
+        for item in marked + halves:
+            item.add_marker(skip)
+        return
+    if halves and not supports_float16(options):
+        skip = pytest.mark.skip(reason=f"the C compiler {options.cc!r} has no _Float16")
+        for item in halves:
             item.add_marker(skip)

@@ -29,8 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from polyc.errors import CompileError
-from polyc.jit.toolchain import compiler_command, run_compiler
+from polyc.jit.toolchain import compiler_command, run_compiler, supports_float16
 from polyc.jit.units import compile_units
+from polyc.lang.types import FLOAT16
 from polyc.machine.memo import private_directory
 
 MAX_OUTPUT_LINES = 60
@@ -74,6 +75,13 @@ def build_shared_object(c_source: str, out_path: Path, options,
             raise CompileError(f"C compiler made no shared object from {kept}")
         os.replace(work_dir / f"{stem}.so", out_path)
         return seconds
+    except CompileError as error:
+        # Said first where the compiler cannot have it: clang 14 rejects every use.
+        if FLOAT16.c_type in c_source and not supports_float16(options):
+            raise CompileError(f"float16 tensors need a C compiler with {FLOAT16.c_type} "
+                               f"(GCC 12 or later, clang 15 or later): {options.cc!r} has "
+                               f"none (set POLYC_CC)\n{error.message}") from None
+        raise
     finally:
         shutil.rmtree(work_dir, ignore_errors=True)
 

@@ -19,6 +19,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from polyc.errors import CompileError
 from polyc.machine.memo import read_memo, write_memo
 
 _IDENTITIES: dict[str, str] = {}
+_FLOAT16: dict[str, bool] = {}
 _COMMANDS: dict[str, tuple[str, ...]] = {}
 _LOCK = threading.Lock()
 
@@ -95,6 +97,23 @@ def _memo_path(command: tuple[str, ...], cache_dir: Path) -> Path | None:
     key = "\0".join([command[0], program, str(info.st_size), str(info.st_mtime_ns),
                      str(info.st_ino)])
     return cache_dir / "compilers" / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
+
+
+def supports_float16(options) -> bool:
+    """Whether the C compiler has ``_Float16``, the C type of float16 tensors: GCC 12
+    and clang 15 or later do on x86-64, clang 14 does not. Asked once per compiler in
+    a process, by compiling a two-line probe. Raises :class:`CompileError` when the
+    compiler is missing or hangs."""
+    known = _FLOAT16.get(options.cc)
+    if known is None:
+        command = compiler_command(options)
+        with tempfile.TemporaryDirectory(prefix="polyc-probe-") as directory:
+            probe = Path(directory) / "float16.c"
+            probe.write_text("_Float16 polyc_twice(_Float16 x) { return x + x; }\n",
+                             encoding="utf-8")
+            result = run_compiler([*command, "-fsyntax-only", str(probe)], options.cc_timeout)
+        known = _FLOAT16[options.cc] = result.returncode == 0
+    return known
 
 
 def run_compiler(argv: list[str], timeout: float, cwd: Path | None = None

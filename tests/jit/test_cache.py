@@ -295,6 +295,20 @@ def test_long_compiler_output_is_truncated(tmp_path):
     assert len(message) < 10_000
 
 
+def test_a_compiler_without_float16_is_named_before_it_runs(tmp_path):
+    # A stand-in compiler that fails whatever it is given: the probe finds no _Float16,
+    # and a float16 kernel's build says so instead of showing the compiler's errors.
+    cc = tmp_path / "cc"
+    cc.write_text("#!/bin/sh\nexit 1\n")
+    cc.chmod(0o755)
+    options = Options(cache_dir=tmp_path, cc=str(cc))
+    assert not toolchain.supports_float16(options)
+    source = "_Float16 half(_Float16 x) { return x; }\n"
+    with pytest.raises(CompileError, match=r"float16 tensors need a C compiler with _Float16 "
+                                           r"\(GCC 12 or later, clang 15 or later\)"):
+        build_shared_object(source, tmp_path / "k.so", options)
+
+
 def fake_compiler(path: Path, hang_on_version: bool) -> str:
     path.write_text("#!/bin/sh\n"
                     + ("" if hang_on_version else
