@@ -16,8 +16,8 @@ so that the unit with the entry points links to it and nothing outside the share
 object sees it. The outlined functions include the edge blocks that regions call;
 a unit holds them in order of size, not of calls, so every unit declares every
 function first (without, a call before the definition was an implicit declaration:
-a warning in gcc 12, an error in clang 14 and gcc 14). Where splitting would not pay (one region, regions too small, one
-core), the source stays one unit.
+a warning in gcc 12, an error in clang 14 and gcc 14). Where splitting would not pay
+(one region, regions too small, one core), the source stays one unit.
 """
 from __future__ import annotations
 
