@@ -8,6 +8,8 @@ text back would give it float32.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from polyc.lang import ir
 from polyc.lang import types as ty
 
@@ -19,14 +21,8 @@ def widened(expr: ir.Expr, elem: ty.ScalarType) -> ir.Expr:
         return expr
     if isinstance(expr, ir.Const):
         return ir.Const(elem, float(expr.value))
-    if isinstance(expr, ir.Unary):
-        return ir.Unary(elem, expr.op, widened(expr.operand, elem))
-    if isinstance(expr, ir.Binary):
-        return ir.Binary(elem, expr.op, widened(expr.lhs, elem), widened(expr.rhs, elem))
-    if isinstance(expr, ir.Select):
-        return ir.Select(elem, expr.cond, widened(expr.then, elem), widened(expr.other, elem))
-    if isinstance(expr, ir.Call):
-        return ir.Call(elem, expr.function, tuple(widened(a, elem) for a in expr.args))
+    if isinstance(expr, (ir.Unary, ir.Binary, ir.Select, ir.Call)):
+        return replace(ir.map_children(expr, lambda child: widened(child, elem)), type=elem)
     return expr
 
 
