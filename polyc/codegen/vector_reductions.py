@@ -85,11 +85,10 @@ def _jammed_reduction(emitter: LoopNestEmitter, node: isl.AstNode, iterator: str
     results = [(copy, _result(accumulator.name, accumulator.nan, elem))
                for copy, accumulator in zip(copies, accumulators)]
     if shared:  # one element: fold the accumulators into the first
-        compare = ">" if statement.op == "max" else "<"
         total = accumulators[0].name
         for accumulator in accumulators[1:]:
             acc = accumulator.name
-            total = (f"({acc} {compare} {total} ? {acc} : {total})" if nan_flags
+            total = (f"({_plain_extreme(statement.op, acc, total)})" if nan_flags
                      else combine(statement.op, tensor, total, acc))
         nan_any = " | ".join(accumulator.nan or "" for accumulator in accumulators)
         results = [(copies[0], _result(total, f"({nan_any})" if nan_flags else None, elem))]
@@ -287,9 +286,7 @@ def _folded(op: str, tensor: ir.Tensor, into: _Accumulator, other: _Accumulator)
     or'ed."""
     if into.nan is None:
         return [cgen.Statement(f"{into.name} = {combine(op, tensor, into.name, other.name)}")]
-    compare = ">" if op == "max" else "<"
-    return [cgen.Statement(f"{into.name} = {other.name} {compare} {into.name} ? "
-                           f"{other.name} : {into.name}"),
+    return [cgen.Statement(f"{into.name} = {_plain_extreme(op, other.name, into.name)}"),
             cgen.Statement(f"{into.nan} |= {other.nan}")]
 
 
@@ -390,12 +387,19 @@ def _touches(statement: ir.Statement, tensor: str) -> bool:
     return statement.tensor == tensor or tensor in statement.tensors_read
 
 
+def _plain_extreme(op: str, value: str, current: str) -> str:
+    """C for ``value`` where it is beyond ``current`` in a max/min ``op``, else
+    ``current``: a plain compare and select, which a NaN never wins (a float max/min
+    tracks NaNs in a flag of its own)."""
+    compare = ">" if op == "max" else "<"
+    return f"{value} {compare} {current} ? {value} : {current}"
+
+
 def _nan_tracking_update(op: str, elem: ty.ScalarType, acc: str, nan: str, value: str) -> list:
     """One step of a float max/min reduction kept as a plain max/min into ``acc`` and an
     ``|`` of "this value is NaN" into ``nan``."""
-    compare = ">" if op == "max" else "<"
     return [cgen.Initializer(cgen.Value(f"const {elem.c_type}", "polyc_v"), value),
-            cgen.Statement(f"{acc} = polyc_v {compare} {acc} ? polyc_v : {acc}"),
+            cgen.Statement(f"{acc} = {_plain_extreme(op, 'polyc_v', acc)}"),
             cgen.Statement(f"{nan} |= polyc_v != polyc_v")]
 
 
