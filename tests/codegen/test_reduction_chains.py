@@ -1,8 +1,9 @@
 """A vector reduction over a row keeps several vectors of partial results
 (polyc/codegen/vector_reductions.py, ``_reduction_loop``): independent chains of
-additions, the steps left over added into the first lanes, the lanes folded in a tree. The number of
-chains comes from the machine model's rule (``rules.reduction_chains``), the values are
-checked against numpy in float64 for row lengths on both sides of a chain's lanes."""
+additions, the steps left over added into the first lanes, the lanes folded in a tree.
+The number of chains comes from the machine model's rule (``rules.reduction_chains``),
+the values are checked against numpy in float64 for row lengths on both sides of a
+chain's lanes."""
 import re
 
 import numpy as np

@@ -295,9 +295,9 @@ def test_long_compiler_output_is_truncated(tmp_path):
     assert len(message) < 10_000
 
 
-def test_a_compiler_without_float16_is_named_before_it_runs(tmp_path):
+def test_a_failed_float16_build_names_a_compiler_without_float16(tmp_path):
     # A stand-in compiler that fails whatever it is given: the probe finds no _Float16,
-    # and a float16 kernel's build says so instead of showing the compiler's errors.
+    # and the float16 kernel's failed build says so first, then the compiler's output.
     cc = tmp_path / "cc"
     cc.write_text("#!/bin/sh\nexit 1\n")
     cc.chmod(0o755)

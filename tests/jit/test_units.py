@@ -53,9 +53,7 @@ def test_every_unit_declares_a_function_before_calling_it():
         split = units.compile_units(c_source(source), cores=2)
         assert len(split) > 2
         for unit in split:
-            functions = set(re.findall(r"void (polyc_\w+)\(int64_t|void (polyc_\w+)\(int \*",
-                                       unit.text))
-            for name in {n for pair in functions for n in pair if n}:
+            for name in set(re.findall(r"void (polyc_\w+)\((?:int64_t|int \*)", unit.text)):
                 first = re.search(rf"\b{name}\(", unit.text)
                 declared = unit.text.rfind("\n", 0, first.start())
                 assert " void " in unit.text[declared:first.start()], (name, "called first")
