@@ -385,7 +385,9 @@ _add(
     outputs=lambda s: [(s["M"],), (s["N"],)],
     numpy=lambda a, o: (lambda: (np.matmul(a[1], a[0], out=o[0]),
                                  np.matmul(a[0], a[2], out=o[1]))),
-    torch=lambda a, o: (lambda: (_torch().matmul(a[1], a[0], out=o[0]),
+    # A vector times a matrix is computed as a 1 × N matrix; an out of that shape keeps
+    # torch from resizing (and warning about) the 1-D output.
+    torch=lambda a, o: (lambda: (_torch().matmul(a[1][None], a[0], out=o[0][None]),
                                  _torch().matmul(a[0], a[2], out=o[1]))),
     reference=lambda A, r, p: (_d(r) @ _d(A), _d(A) @ _d(p)),
     kind="memory",

@@ -113,6 +113,27 @@ def unit_stride_score(member: Member, members: list[Member], program: PolyProgra
     return score
 
 
+def memory_depth(member: Member, members: list[Member], program: PolyProgram) -> float:
+    """How far from the contiguous dimension the accesses walk ``member``: per access that
+    uses its index, the count of dimensions after the last one the index moves (0 along
+    the rows' elements, 1 from row to row, ...), weighed as in :func:`unit_stride_score`
+    by each statement's share of the work. In a row-major array the deeper member has the
+    longer stride, so it belongs outside: a loop nest walked in memory order reads whole
+    lines and pages in turn (a loop from image to image inside a loop over rows reads a
+    128-byte row a page apart at every step)."""
+    total = weight = 0.0
+    for name, index in member.walks.items():
+        if index is None:
+            continue
+        work = 64.0 ** sum(1 for m in members if m.walks.get(name) is not None)
+        for access in statement_accesses(program.statement(name), program.op):
+            moved = [k for k, d in enumerate(access.dims) if d is None or d.coefficient(index)]
+            if moved:
+                total += work * (len(access.dims) - 1 - moved[-1])
+                weight += work
+    return total / weight if weight else 0.0
+
+
 def walks_unit_stride(access, index: str) -> bool:
     """Whether ``access`` walks ``index`` along its last (contiguous) dimension only, one
     element a step."""

@@ -4,7 +4,8 @@ For the outermost band along each path of the schedule tree:
 
 1. **Order** — coincident (parallel) members first, the others (reductions)
    inside, so the outer loops can run in parallel and an output tile stays in
-   cache while the reduction sweeps.
+   cache while the reduction sweeps. In a band left untiled the reductions nest in
+   memory order, the longest stride outside (:func:`_in_memory_order`).
 2. **Tile** — when tiling keeps a block of data in cache (:func:`tiling_matters`:
    an access reused along one member and varying along two others), tile the
    band. Each member gets its own tile size (:func:`~polyc.scheduling.cache_model.tile_sizes`):
@@ -49,9 +50,10 @@ from polyc.machine.rules import (outer_column_steps, panel_budget, panel_columns
 from polyc.poly.dependences import Dependences
 from polyc.poly.program import PolyProgram, statements_named, tensors_unwritten_in
 from polyc.scheduling.band_members import (Member, band_footprints, band_members,
-                                           is_vector_reduction, reuse_per_member,
-                                           statement_accesses, tiling_matters,
-                                           unit_stride_score, uses, walks_unit_stride)
+                                           is_vector_reduction, memory_depth,
+                                           reuse_per_member, statement_accesses,
+                                           tiling_matters, unit_stride_score, uses,
+                                           walks_unit_stride)
 from polyc.scheduling.cache_model import square_tile, tile_sizes
 from polyc.scheduling.distribute import group_order
 from polyc.scheduling.full_blocks import isolate_full_blocks
@@ -135,6 +137,7 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
     carries = reuse_per_member(members, program)
     tiled = tile and n >= 2 and any(carries) and tiling_matters(node, program)
     if not tiled:
+        node, members = _in_memory_order(node, members, program)
         contiguous = _contiguous_members(members, program)
         if tile and innermost and len(contiguous) >= 2:
             return _tile_transposition(node, members, vector, contiguous, program,
@@ -203,6 +206,20 @@ def optimize_band(node: isl.ScheduleNode, program: PolyProgram, machine: Machine
                                     packing)
         point = band.parent().parent()
     return point.parent(), True
+
+
+def _in_memory_order(node: isl.ScheduleNode, members: list[Member], program: PolyProgram
+                     ) -> tuple[isl.ScheduleNode, list[Member]]:
+    """An untiled band's sequential members ordered by their stride, longest outside
+    (:func:`~polyc.scheduling.band_members.memory_depth`); the parallel members keep
+    their places in front. isl orders the members of a band as its scheduler found them:
+    a fused reduction's shifted member (``H + h``) may come first, whatever it walks."""
+    sequential = [m for m in members if not m.coincident]
+    ordered = sorted(sequential, key=lambda m: -memory_depth(m, members, program))
+    if ordered == sequential:
+        return node, members
+    reordered = [m for m in members if m.coincident] + ordered
+    return reorder_members(node, [members.index(m) for m in reordered]), reordered
 
 
 def _contiguous_members(members: list[Member], program: PolyProgram) -> list[int]:

@@ -538,6 +538,34 @@ def test_elementwise_walks_rows_with_the_unit_stride_index_innermost():
     assert call.strip().startswith("S0(") and call.rstrip(");").endswith(iterator)
 
 
+BATCHNORM_STATS = """def batchnorm_stats(float(N, C, H, W) X) -> (mean, var) {
+  mean(c) +=! X(n, c, h, w)
+  mean(c) = mean(c) / (N * H * W)
+  var(c) +=! (X(n, c, h, w) - mean(c)) * (X(n, c, h, w) - mean(c))
+  var(c) = var(c) / (N * H * W)
+}"""
+
+
+@pytest.mark.parametrize("fusion", ["default", "min"])
+def test_untiled_reduction_loops_walk_memory_in_order(fusion):
+    # Fused, isl shifts the variance's loop over h past the mean's (H + h) and puts it
+    # first; the loop over images then ran inside the loop over rows, a page apart at
+    # every step (1.13x the unfused time on a Zen 3). Each statement's loops must nest
+    # n outside h outside w, the order of X's dimensions.
+    lines = compiled(BATCHNORM_STATS, fusion=fusion).ast_text.splitlines()
+    calls = [k for k, line in enumerate(lines) if re.match(r"\s*S[02]\(", line)]
+    assert len(calls) == 2
+    for call in calls:
+        arguments = re.search(r"\((.*)\)", lines[call]).group(1).split(", ")
+        loops = {}  # iterator -> depth of its loop, innermost definition before the call
+        for line in lines[:call]:
+            found = re.match(r"(\s*)for \(int (c\d+) ", line)
+            if found:
+                loops[found.group(2)] = len(found.group(1))
+        depth = [loops[re.search(r"c\d+", arguments[k]).group(0)] for k in (1, 2, 3)]
+        assert depth == sorted(depth) and len(set(depth)) == 3, (lines[call], depth)
+
+
 def test_shifted_passes_nested_in_groups_are_distributed():
     # isl nests the mean and variance passes in one filter group next to others:
     # distribution must look through nested sequences to vectorise both passes.

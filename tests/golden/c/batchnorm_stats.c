@@ -107,9 +107,9 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
       const int64_t c = c0;
       mean[c] = 0.0f;
     }
-    for (int64_t c1 = 0; c1 < H; c1 += 1)
+    for (int64_t c1 = 0; c1 < N; c1 += 1)
     {
-      for (int64_t c2 = 0; c2 < N; c2 += 1)
+      for (int64_t c2 = 0; c2 < H; c2 += 1)
       {
         const int64_t c = c0;
         float polyc_acc;
@@ -129,8 +129,8 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
             {
               const int64_t c3 = polyc_from + polyc_lane;
               {
-                const int64_t n = c2;
-                const int64_t h = c1;
+                const int64_t n = c1;
+                const int64_t h = c2;
                 const int64_t w = c3;
                 polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + X[(((n) * C + c) * H + h) * W + w]);
               }
@@ -139,8 +139,8 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
           #pragma omp simd
           for (int64_t c3 = polyc_from; c3 < W; c3 += 1)
           {
-            const int64_t n = c2;
-            const int64_t h = c1;
+            const int64_t n = c1;
+            const int64_t h = c2;
             const int64_t w = c3;
             polyc_part0[c3 - polyc_from] = (polyc_part0[c3 - polyc_from] + X[(((n) * C + c) * H + h) * W + w]);
           }
@@ -182,9 +182,9 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
       const int64_t c = c0;
       var[c] = 0.0f;
     }
-    for (int64_t c1 = H; c1 < (2 * H); c1 += 1)
+    for (int64_t c1 = 0; c1 < N; c1 += 1)
     {
-      for (int64_t c2 = 0; c2 < N; c2 += 1)
+      for (int64_t c2 = H; c2 < (2 * H); c2 += 1)
       {
         const int64_t c = c0;
         float polyc_acc;
@@ -204,8 +204,8 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
             {
               const int64_t c3 = polyc_from + polyc_lane;
               {
-                const int64_t n = c2;
-                const int64_t h = ((-H) + c1);
+                const int64_t n = c1;
+                const int64_t h = ((-H) + c2);
                 const int64_t w = c3;
                 polyc_part0[polyc_lane] = (polyc_part0[polyc_lane] + ((X[(((n) * C + c) * H + h) * W + w] - mean[c]) * (X[(((n) * C + c) * H + h) * W + w] - mean[c])));
               }
@@ -214,8 +214,8 @@ static __attribute__((noinline)) void polyc_batchnorm_stats_region0(int * polyc_
           #pragma omp simd
           for (int64_t c3 = polyc_from; c3 < W; c3 += 1)
           {
-            const int64_t n = c2;
-            const int64_t h = ((-H) + c1);
+            const int64_t n = c1;
+            const int64_t h = ((-H) + c2);
             const int64_t w = c3;
             polyc_part0[c3 - polyc_from] = (polyc_part0[c3 - polyc_from] + ((X[(((n) * C + c) * H + h) * W + w] - mean[c]) * (X[(((n) * C + c) * H + h) * W + w] - mean[c])));
           }
