@@ -93,7 +93,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="threads for every contestant (default: $OMP_NUM_THREADS, else cores)")
     p.add_argument("--method", choices=("interleaved", "blocked"), default="interleaved",
                    help="interleaved: round-robin, one call of each contestant per round "
-                        "(default); blocked: all rounds of one contestant, then the next")
+                        "(default); blocked: all rounds of one contestant, then the next: "
+                        "calls back to back, with the --settle pause only between "
+                        "contestants (with --settle 0 the previous contestant's spinning "
+                        "threads share the CPUs with the next one's first calls)")
     p.add_argument("--settle", type=float, default=0.2,
                    help="seconds to pause before each visit of a contestant, so that the "
                         "previous one's spinning worker threads go to sleep (OpenBLAS spins "
