@@ -23,6 +23,8 @@ program.
 A negation is a factor ``-1`` (exact): the adjoint ``d_mu(n) +=! -(d_Y(n, d) * gamma(d) *
 rstd(n))`` that polyc.grad derives for a mean becomes a plain sum scaled by ``-rstd(n)``;
 a sign alone stays in the sum (moving it would add a statement and save nothing).
+A factor 1, the dividend of a reciprocal (``X(n, d) * (1.0 / D)``), scales nothing: it
+neither moves alone nor stays in the scaling.
 
 One multiplication per output element instead of one per term, and the contraction
 left with plain reads: a register block broadcasts ``A`` straight from memory instead
@@ -98,9 +100,9 @@ def _split_invariant(statement: ir.Statement, element_type: ScalarType
     invariant = [f for f in factors if _hoistable(f, statement)]
     divisors = [q for q in quotients if _hoistable(q.rhs, statement)]
     variant = [f for f in factors if not any(f is g for g in invariant)]
-    if not (any(not _is_sign(f) for f in invariant) or divisors) or not variant or \
-            len(divisors) != len(quotients):
-        return None  # a sign alone does not move: it would add a statement for nothing
+    if not (any(not _is_sign(f) and not _is_one(f) for f in invariant) or divisors) \
+            or not variant or len(divisors) != len(quotients):
+        return None  # a sign or a 1 alone does not move: a statement for nothing
     return invariant, divisors, variant
 
 
@@ -137,6 +139,12 @@ def _is_sign(expr: ir.Expr) -> bool:
     return isinstance(expr, ir.Const) and expr.value == -1
 
 
+def _is_one(expr: ir.Expr) -> bool:
+    """A factor 1: the dividend of a reciprocal (``X(n, d) * (1.0 / D)``), which scales
+    nothing (``1 * x`` is ``x`` exactly, for every float and integer)."""
+    return isinstance(expr, ir.Const) and expr.value == 1
+
+
 def _output_ranges_need_reduction(statement: ir.Statement) -> bool:
     """Whether a left-hand range depends on a reduction index (``i in k:N``): the scaling
     statement, over the left-hand ranges alone, could not say where ``i`` starts."""
@@ -156,7 +164,8 @@ def _scale_statement(statement: ir.Statement, invariant: list[ir.Expr],
     """``tensor(indices) = factors * tensor(indices) / divisor / ...``."""
     element = ir.Read(statement.rhs.type, statement.tensor,
                       tuple(ir.Index(INT64, i) for i in statement.indices))
-    scaled = _product([f for f in invariant if not _is_sign(f)] + [element])
+    scaled = _product([f for f in invariant if not _is_sign(f) and not _is_one(f)]
+                      + [element])
     for quotient in quotients:
         scaled = ir.Binary(quotient.type, "/", scaled, quotient.rhs)
     if sum(map(_is_sign, invariant)) % 2:

@@ -179,6 +179,17 @@ def test_a_divisor_divides_the_finished_sum():
     assert _statements(source)[1] == "  m(n) = a * m(n) / D / a where n in 0:N"
 
 
+def test_a_reciprocal_factor_leaves_no_factor_one_behind():
+    # X * (1.0 / D) is X * 1.0 / D to the rewrite: the 1.0 scales nothing, so the
+    # scaling is the plain spelling's
+    source = "def f(float(N, D) X) -> (m) { m(n) +=! X(n, d) * (1.0 / D) }"
+    assert _statements(source) == [
+        "  m(n) +=! X(n, d) where n in 0:N, d in 0:D",
+        "  m(n) = m(n) / D where n in 0:N"]
+    alone = "def f(float(N, D) X) -> (m) { m(n) +=! 1.0 * X(n, d) }"
+    assert hoist_invariant_factors(frontend(alone)) == frontend(alone)
+
+
 DIVISOR_KEPT = [
     "C(m) +=! A(m, k) / (k + 1)",       # the divisor changes with the reduction index
     "C(m) +=! A(m, k) / s(ix(m))",      # a gather stays where it was
