@@ -100,8 +100,8 @@ def _split_invariant(statement: ir.Statement, element_type: ScalarType
     invariant = [f for f in factors if _hoistable(f, statement)]
     divisors = [q for q in quotients if _hoistable(q.rhs, statement)]
     variant = [f for f in factors if not any(f is g for g in invariant)]
-    if not (any(not _is_sign(f) and not _is_one(f) for f in invariant) or divisors) \
-            or not variant or len(divisors) != len(quotients):
+    if not (any(map(_scales, invariant)) or divisors) or not variant or \
+            len(divisors) != len(quotients):
         return None  # a sign or a 1 alone does not move: a statement for nothing
     return invariant, divisors, variant
 
@@ -139,10 +139,11 @@ def _is_sign(expr: ir.Expr) -> bool:
     return isinstance(expr, ir.Const) and expr.value == -1
 
 
-def _is_one(expr: ir.Expr) -> bool:
-    """A factor 1: the dividend of a reciprocal (``X(n, d) * (1.0 / D)``), which scales
-    nothing (``1 * x`` is ``x`` exactly, for every float and integer)."""
-    return isinstance(expr, ir.Const) and expr.value == 1
+def _scales(factor: ir.Expr) -> bool:
+    """Whether ``factor`` changes a value's magnitude: not a sign (-1, applied as a
+    negation) and not 1, the dividend of a reciprocal (``X(n, d) * (1.0 / D)``), which
+    scales nothing (``1 * x`` is ``x`` exactly, for every float and integer)."""
+    return not (isinstance(factor, ir.Const) and factor.value in (1, -1))
 
 
 def _output_ranges_need_reduction(statement: ir.Statement) -> bool:
@@ -164,8 +165,7 @@ def _scale_statement(statement: ir.Statement, invariant: list[ir.Expr],
     """``tensor(indices) = factors * tensor(indices) / divisor / ...``."""
     element = ir.Read(statement.rhs.type, statement.tensor,
                       tuple(ir.Index(INT64, i) for i in statement.indices))
-    scaled = _product([f for f in invariant if not _is_sign(f) and not _is_one(f)]
-                      + [element])
+    scaled = _product([f for f in invariant if _scales(f)] + [element])
     for quotient in quotients:
         scaled = ir.Binary(quotient.type, "/", scaled, quotient.rhs)
     if sum(map(_is_sign, invariant)) % 2:
@@ -247,7 +247,7 @@ def _split_by_factor(statement: ir.Statement, tensor: ir.Tensor, derived: set[st
     total = None
     for invariant, variant in terms:
         read = ir.Read(element, sums[variant][0].name, at)
-        scaled = _product([f for f in invariant if not _is_sign(f)] + [read])
+        scaled = _product([f for f in invariant if _scales(f)] + [read])
         if sum(map(_is_sign, invariant)) % 2:
             total = ir.Unary(element, "-", scaled) if total is None else \
                 ir.Binary(element, "-", total, scaled)
