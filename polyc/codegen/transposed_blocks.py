@@ -17,8 +17,13 @@ Under a :class:`~polyc.scheduling.marks.TransposedBlock` mark
 The helper loads ``lanes`` source rows as vectors, transposes them in registers
 (``log2(lanes)`` rounds of two-source shuffles: round ``b`` swaps the off-diagonal
 ``b`` × ``b`` blocks of each ``2b`` × ``2b`` block) and stores the destination rows;
-a block wider than a vector is done as its ``lanes`` × ``lanes`` sub-blocks. The
-shuffles are the compilers' vector extensions (gcc's ``__builtin_shuffle``, clang's
+a block wider than a vector is done as its ``lanes`` × ``lanes`` sub-blocks, in a loop.
+A sub-block's loads, shuffles and stores are written out one statement each, on
+variables of their own: written as loops over its rows, they were left rolled by gcc
+12 inside a large function (tbmm's region), its rows copied 16 bytes at a time
+through an array on the stack, and the pack of tbmm's ``Y`` cost about 4 cycles an
+element (tbmm 1.10–1.29× faster written out; benchmarks/README.md, "Design
+measurements"). The shuffles are the compilers' vector extensions (gcc's ``__builtin_shuffle``, clang's
 ``__builtin_shufflevector``), not ``<immintrin.h>`` (see :mod:`polyc.codegen.streaming`
 for what that header costs); another compiler gets the scalar loops. Row strides come
 from the addresses the statement's own index expressions give one row further on,
@@ -164,19 +169,8 @@ def _helper(element_bytes: int, size: int, lanes: int) -> str:
     mask_element = "int" if element_bytes == 4 else "long long"
     name = helper_name(element_bytes, size, lanes)
     vector, mask = f"{name}_v", f"{name}_m"
-    rounds = []
-    width = lanes // 2
-    while width:
-        low = [k if not k & width else lanes + k - width for k in range(lanes)]
-        high = [k + width if not k & width else lanes + k for k in range(lanes)]
-        rounds.append(
-            f"    for (int i = 0; i < {lanes}; i++) if (!(i & {width})) {{\n"
-            f"      {vector} a = r[i], b = r[i + {width}];\n"
-            f"      r[i] = POLYC_SHUFFLE({mask}, a, b, {', '.join(map(str, low))});\n"
-            f"      r[i + {width}] = POLYC_SHUFFLE({mask}, a, b, {', '.join(map(str, high))});\n"
-            f"    }}\n")
-        width //= 2
     vector_bytes = lanes * element_bytes
+    block = _straight_block(vector, mask, lanes)
     return f"""
 /* Copies a {size} x {size} block: dst[c * ld + r] = src[r * ls + c]. */
 #if defined(__GNUC__) || defined(__clang__)
@@ -192,13 +186,7 @@ typedef {mask_element} {mask} __attribute__((vector_size({vector_bytes})));
 static inline void {name}({element} *restrict dst, int64_t ld,
                           const {element} *restrict src, int64_t ls) {{
   for (int bi = 0; bi < {size}; bi += {lanes})
-  for (int bj = 0; bj < {size}; bj += {lanes}) {{
-    {vector} r[{lanes}];
-    for (int i = 0; i < {lanes}; i++) memcpy(&r[i], src + (bj + i) * ls + bi, sizeof r[i]);
-{"".join(rounds)}    for (int i = 0; i < {lanes}; i++)
-      memcpy(dst + (bi + i) * ld + bj, &r[i], sizeof r[i]);
-  }}
-}}
+  for (int bj = 0; bj < {size}; bj += {lanes}) {block}}}
 #else
 static inline void {name}({element} *restrict dst, int64_t ld,
                           const {element} *restrict src, int64_t ls) {{
@@ -207,3 +195,24 @@ static inline void {name}({element} *restrict dst, int64_t ld,
 }}
 #endif
 """
+
+
+def _straight_block(vector: str, mask: str, lanes: int) -> str:
+    """The helper's ``lanes`` × ``lanes`` sub-block at ``(bi, bj)``, every load, shuffle
+    and store a statement of its own on a variable of its own."""
+    lines = [f"    {vector} {', '.join(f'r{i}' for i in range(lanes))};"]
+    lines += [f"    memcpy(&r{i}, src + (bj + {i}) * ls + bi, sizeof r{i});" for i in range(lanes)]
+    width = lanes // 2
+    while width:
+        low = ", ".join(str(k if not k & width else lanes + k - width) for k in range(lanes))
+        high = ", ".join(str(k + width if not k & width else lanes + k) for k in range(lanes))
+        for i in range(lanes):
+            if not i & width:
+                j = i + width
+                lines.append(f"    {{ {vector} a = r{i}, b = r{j}; "
+                             f"r{i} = POLYC_SHUFFLE({mask}, a, b, {low}); "
+                             f"r{j} = POLYC_SHUFFLE({mask}, a, b, {high}); }}")
+        width //= 2
+    lines += [f"    memcpy(dst + (bi + {i}) * ld + bj, &r{i}, sizeof r{i});"
+              for i in range(lanes)]
+    return "{\n" + "\n".join(lines) + "\n  }\n"

@@ -105,25 +105,35 @@ static inline void polyc_transpose_32_8_8(float *restrict dst, int64_t ld,
                           const float *restrict src, int64_t ls) {
   for (int bi = 0; bi < 8; bi += 8)
   for (int bj = 0; bj < 8; bj += 8) {
-    polyc_transpose_32_8_8_v r[8];
-    for (int i = 0; i < 8; i++) memcpy(&r[i], src + (bj + i) * ls + bi, sizeof r[i]);
-    for (int i = 0; i < 8; i++) if (!(i & 4)) {
-      polyc_transpose_32_8_8_v a = r[i], b = r[i + 4];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 2, 3, 8, 9, 10, 11);
-      r[i + 4] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 4, 5, 6, 7, 12, 13, 14, 15);
-    }
-    for (int i = 0; i < 8; i++) if (!(i & 2)) {
-      polyc_transpose_32_8_8_v a = r[i], b = r[i + 2];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 8, 9, 4, 5, 12, 13);
-      r[i + 2] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 2, 3, 10, 11, 6, 7, 14, 15);
-    }
-    for (int i = 0; i < 8; i++) if (!(i & 1)) {
-      polyc_transpose_32_8_8_v a = r[i], b = r[i + 1];
-      r[i] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 8, 2, 10, 4, 12, 6, 14);
-      r[i + 1] = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 1, 9, 3, 11, 5, 13, 7, 15);
-    }
-    for (int i = 0; i < 8; i++)
-      memcpy(dst + (bi + i) * ld + bj, &r[i], sizeof r[i]);
+    polyc_transpose_32_8_8_v r0, r1, r2, r3, r4, r5, r6, r7;
+    memcpy(&r0, src + (bj + 0) * ls + bi, sizeof r0);
+    memcpy(&r1, src + (bj + 1) * ls + bi, sizeof r1);
+    memcpy(&r2, src + (bj + 2) * ls + bi, sizeof r2);
+    memcpy(&r3, src + (bj + 3) * ls + bi, sizeof r3);
+    memcpy(&r4, src + (bj + 4) * ls + bi, sizeof r4);
+    memcpy(&r5, src + (bj + 5) * ls + bi, sizeof r5);
+    memcpy(&r6, src + (bj + 6) * ls + bi, sizeof r6);
+    memcpy(&r7, src + (bj + 7) * ls + bi, sizeof r7);
+    { polyc_transpose_32_8_8_v a = r0, b = r4; r0 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 2, 3, 8, 9, 10, 11); r4 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 4, 5, 6, 7, 12, 13, 14, 15); }
+    { polyc_transpose_32_8_8_v a = r1, b = r5; r1 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 2, 3, 8, 9, 10, 11); r5 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 4, 5, 6, 7, 12, 13, 14, 15); }
+    { polyc_transpose_32_8_8_v a = r2, b = r6; r2 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 2, 3, 8, 9, 10, 11); r6 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 4, 5, 6, 7, 12, 13, 14, 15); }
+    { polyc_transpose_32_8_8_v a = r3, b = r7; r3 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 2, 3, 8, 9, 10, 11); r7 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 4, 5, 6, 7, 12, 13, 14, 15); }
+    { polyc_transpose_32_8_8_v a = r0, b = r2; r0 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 8, 9, 4, 5, 12, 13); r2 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 2, 3, 10, 11, 6, 7, 14, 15); }
+    { polyc_transpose_32_8_8_v a = r1, b = r3; r1 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 8, 9, 4, 5, 12, 13); r3 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 2, 3, 10, 11, 6, 7, 14, 15); }
+    { polyc_transpose_32_8_8_v a = r4, b = r6; r4 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 8, 9, 4, 5, 12, 13); r6 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 2, 3, 10, 11, 6, 7, 14, 15); }
+    { polyc_transpose_32_8_8_v a = r5, b = r7; r5 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 1, 8, 9, 4, 5, 12, 13); r7 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 2, 3, 10, 11, 6, 7, 14, 15); }
+    { polyc_transpose_32_8_8_v a = r0, b = r1; r0 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 8, 2, 10, 4, 12, 6, 14); r1 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 1, 9, 3, 11, 5, 13, 7, 15); }
+    { polyc_transpose_32_8_8_v a = r2, b = r3; r2 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 8, 2, 10, 4, 12, 6, 14); r3 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 1, 9, 3, 11, 5, 13, 7, 15); }
+    { polyc_transpose_32_8_8_v a = r4, b = r5; r4 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 8, 2, 10, 4, 12, 6, 14); r5 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 1, 9, 3, 11, 5, 13, 7, 15); }
+    { polyc_transpose_32_8_8_v a = r6, b = r7; r6 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 0, 8, 2, 10, 4, 12, 6, 14); r7 = POLYC_SHUFFLE(polyc_transpose_32_8_8_m, a, b, 1, 9, 3, 11, 5, 13, 7, 15); }
+    memcpy(dst + (bi + 0) * ld + bj, &r0, sizeof r0);
+    memcpy(dst + (bi + 1) * ld + bj, &r1, sizeof r1);
+    memcpy(dst + (bi + 2) * ld + bj, &r2, sizeof r2);
+    memcpy(dst + (bi + 3) * ld + bj, &r3, sizeof r3);
+    memcpy(dst + (bi + 4) * ld + bj, &r4, sizeof r4);
+    memcpy(dst + (bi + 5) * ld + bj, &r5, sizeof r5);
+    memcpy(dst + (bi + 6) * ld + bj, &r6, sizeof r6);
+    memcpy(dst + (bi + 7) * ld + bj, &r7, sizeof r7);
   }
 }
 #else
