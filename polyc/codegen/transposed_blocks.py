@@ -17,17 +17,17 @@ Under a :class:`~polyc.scheduling.marks.TransposedBlock` mark
 The helper loads ``lanes`` source rows as vectors, transposes them in registers
 (``log2(lanes)`` rounds of two-source shuffles: round ``b`` swaps the off-diagonal
 ``b`` × ``b`` blocks of each ``2b`` × ``2b`` block) and stores the destination rows;
-a block wider than a vector is done as its ``lanes`` × ``lanes`` sub-blocks, in a loop.
-A sub-block's loads, shuffles and stores are written out one statement each, on
+a block wider than a vector is done as its ``lanes`` × ``lanes`` sub-blocks, in a
+loop. A sub-block's loads, shuffles and stores are written out one statement each, on
 variables of their own: written as loops over its rows, they were left rolled by gcc
 12 inside a large function (tbmm's region), its rows copied 16 bytes at a time
 through an array on the stack, and the pack of tbmm's ``Y`` cost about 4 cycles an
 element (tbmm 1.10–1.29× faster written out; benchmarks/README.md, "Design
-measurements"). The shuffles are the compilers' vector extensions (gcc's ``__builtin_shuffle``, clang's
-``__builtin_shufflevector``), not ``<immintrin.h>`` (see :mod:`polyc.codegen.streaming`
-for what that header costs); another compiler gets the scalar loops. Row strides come
-from the addresses the statement's own index expressions give one row further on,
-so any linearisation of either tensor works.
+measurements"). The shuffles are the compilers' vector extensions (gcc's
+``__builtin_shuffle``, clang's ``__builtin_shufflevector``), not ``<immintrin.h>``
+(see :mod:`polyc.codegen.streaming` for what that header costs); another compiler gets
+the scalar loops. Row strides come from the addresses the statement's own index
+expressions give one row further on, so any linearisation of either tensor works.
 """
 from __future__ import annotations
 
@@ -201,11 +201,13 @@ def _straight_block(vector: str, mask: str, lanes: int) -> str:
     """The helper's ``lanes`` × ``lanes`` sub-block at ``(bi, bj)``, every load, shuffle
     and store a statement of its own on a variable of its own."""
     lines = [f"    {vector} {', '.join(f'r{i}' for i in range(lanes))};"]
-    lines += [f"    memcpy(&r{i}, src + (bj + {i}) * ls + bi, sizeof r{i});" for i in range(lanes)]
+    lines += [f"    memcpy(&r{i}, src + (bj + {i}) * ls + bi, sizeof r{i});"
+              for i in range(lanes)]
     width = lanes // 2
     while width:
-        low = ", ".join(str(k if not k & width else lanes + k - width) for k in range(lanes))
-        high = ", ".join(str(k + width if not k & width else lanes + k) for k in range(lanes))
+        # lane k of the first result, then of the second: from a (k) or b (lanes + k)
+        low = ", ".join(str(lanes + k - width if k & width else k) for k in range(lanes))
+        high = ", ".join(str(lanes + k if k & width else k + width) for k in range(lanes))
         for i in range(lanes):
             if not i & width:
                 j = i + width
