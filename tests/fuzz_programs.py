@@ -123,10 +123,13 @@ class FuzzProgram:
         return tuple(values[name] for name in self.outputs)
 
     def values(self, arrays) -> dict[str, np.ndarray]:
-        """Every tensor's value in float64: the inputs, then each statement's result."""
+        """Every tensor's value in float64: the inputs, then each statement's result. A
+        random program may overflow to infinities and subtract them (NaN), as IEEE
+        arithmetic does in the kernel too: the reference says nothing of it."""
         values = {name: np.asarray(a, np.float64) for name, a in zip(INPUTS, arrays)}
-        for stmt in self.statements:
-            values[stmt.tensor] = _evaluate(stmt, values)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for stmt in self.statements:
+                values[stmt.tensor] = _evaluate(stmt, values)
         return values
 
 
