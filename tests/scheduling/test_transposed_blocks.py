@@ -38,6 +38,24 @@ def test_a_transposition_is_blocked_as_the_machine_model_says(machine, element):
         in text
 
 
+@pytest.mark.parametrize("element", ["float", "double"])
+def test_a_sub_block_is_written_out_with_a_variable_per_vector(machine, element):
+    # gcc left loops over a sub-block's rows rolled inside a large function and moved
+    # every row through the stack: each load, shuffle and store is a statement of its own
+    op = polyc.define(TRANSPOSE.format(t=element), machine=machine)
+    (block,) = _blocks(op).values()
+    name = f"polyc_transpose_{8 * block.element_bytes}_{block.size}_{block.lanes}"
+    text = op.compilation().c_source.text
+    start = text.index(f"static inline void {name}(")
+    helper = text[start:text.index("\n}\n", start)]
+    lanes = block.lanes
+    rounds = lanes.bit_length() - 1
+    assert "r[" not in helper and helper.count("for (") == 2   # the sub-blocks' loop only
+    assert [helper.count(f"memcpy(&r{i},") for i in range(lanes)] == [1] * lanes
+    assert helper.count("POLYC_SHUFFLE(") == lanes * rounds
+    assert helper.count("memcpy(dst + ") == lanes
+
+
 @pytest.mark.needs_cc
 @pytest.mark.parametrize("element", ["float", "double"])
 @pytest.mark.parametrize("shape", [(64, 48), (37, 53), (5, 3), (8, 54), (44, 24)])
