@@ -31,6 +31,7 @@ other, in program order.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import islpy as isl
@@ -49,16 +50,17 @@ class Dependences:
     dep_reuse: isl.UnionMap            # two statements reading one element (proximity only)
     dep_alias: isl.UnionMap | None = None  # statements touching one memory under two names
 
-    @property
+    @functools.cached_property
     def validity(self) -> isl.UnionMap:
-        """What every schedule must respect."""
+        """What every schedule must respect (built once: the scheduling passes ask for
+        it dozens of times per operator)."""
         validity = (self.dep_flow.union(self.dep_false).subtract(self.dep_reduction)
                     .union(self.dep_reduction_order))
         if self.dep_alias is not None:
             validity = validity.union(self.dep_alias)
         return validity.coalesce()
 
-    @property
+    @functools.cached_property
     def coincidence(self) -> isl.UnionMap:
         """What a parallel loop must not carry."""
         return self.validity.union(self.dep_reduction)
