@@ -36,6 +36,7 @@ intermediate.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import time
 from dataclasses import dataclass, field
@@ -196,7 +197,31 @@ PIPELINE: tuple[Stage, ...] = (
 
 def generate(op: ir.Op, options: Options) -> Compilation:
     """IR → C: the stages of :data:`PIPELINE` that apply to ``options``, in order (no C
-    compiler involved)."""
+    compiler involved).
+
+    The pipeline is a function of the IR and the options alone, and a Compilation is
+    frozen, so the process keeps the last :data:`REMEMBERED` of them: the same
+    operator defined again (a notebook cell run twice, an operator and its derived
+    ones explained side by side) is not generated again. ``generate.forget()`` empties
+    it (for code that patches a stage)."""
+    try:
+        compilation = _remembered(op, options)
+    except TypeError:  # an IR or options that cannot be hashed: generated each time
+        compilation = _generated(op, options)
+    if options.debug:
+        print_debug_channels(compilation)
+    return compilation
+
+
+REMEMBERED = 32
+
+
+@functools.lru_cache(maxsize=REMEMBERED)
+def _remembered(op: ir.Op, options: Options) -> Compilation:
+    return _generated(op, options)
+
+
+def _generated(op: ir.Op, options: Options) -> Compilation:
     compilation = Compilation(op, options)
     for stage in PIPELINE:
         if stage.applies(options):
@@ -204,9 +229,10 @@ def generate(op: ir.Op, options: Options) -> Compilation:
             changes = stage.run(compilation)
             seconds = {**compilation.seconds, stage.name: time.perf_counter() - start}
             compilation = dataclasses.replace(compilation, **changes, seconds=seconds)
-    if options.debug:
-        print_debug_channels(compilation)
     return compilation
+
+
+generate.forget = _remembered.cache_clear
 
 
 def print_debug_channels(compilation: Compilation) -> None:

@@ -21,6 +21,16 @@ from polyc.options import Options
 MODEL_NAMES = ("zen3", "zen5", "skylake-avx512", "sapphirerapids", "x86-64")
 
 
+@pytest.fixture(autouse=True)
+def _fresh_compilations(request):
+    """A test that patches polyc (``monkeypatch``) runs the pipeline at every
+    ``generate``, past the process's remembered compilations, and adds none to them."""
+    if "monkeypatch" in request.fixturenames:
+        import polyc.compiler as compiler
+        request.getfixturevalue("monkeypatch").setattr(compiler, "_remembered",
+                                                       compiler._generated)
+
+
 @pytest.fixture(params=MODEL_NAMES)
 def machine(request):
     """A named machine model (every test that takes it runs once per model)."""

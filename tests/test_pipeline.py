@@ -22,3 +22,24 @@ def test_stages_are_skipped_by_their_own_predicate():
 def test_stage_names_are_unique():
     names = [stage.name for stage in PIPELINE]
     assert len(names) == len(set(names))
+
+
+def test_the_same_operator_and_options_are_generated_once_per_process():
+    first = generate(frontend(MATMUL), Options())
+    assert generate(frontend(MATMUL), Options()) is first  # parsed again: an equal IR
+    assert generate(frontend(MATMUL), Options(fusion="min")) is not first
+    other = frontend(MATMUL.replace("mm(", "mm2("))
+    assert generate(other, Options()).op.name == "mm2"
+    generate.forget()
+    again = generate(frontend(MATMUL), Options())
+    assert again is not first and again.c_source.text == first.c_source.text
+
+
+def test_a_patched_pipeline_runs_again_and_is_not_remembered(monkeypatch):
+    # tests/conftest.py: under monkeypatch, generate() runs the pipeline every time
+    import polyc.compiler as compiler
+
+    assert generate(frontend(MATMUL), Options()).c_source is not None
+    monkeypatch.setattr(compiler, "PIPELINE", tuple(
+        stage for stage in compiler.PIPELINE if stage.name != "c"))
+    assert generate(frontend(MATMUL), Options()).c_source is None
