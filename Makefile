@@ -22,7 +22,7 @@ demo: $(STAMP)
 	$(PY) examples/demo.py
 
 test: $(STAMP)
-	POLYC_CACHE_DIR=$(CURDIR)/.cache/polyc-test $(PY) -m pytest -n 2 tests
+	POLYC_CACHE_DIR=$(CURDIR)/.cache/polyc-test $(PY) -m pytest -n 2 --dist loadfile tests
 
 # The whole suite once per named machine model (MODELS=, default the five of
 # tests/conftest.py), every kernel shaped by that model and compiled for its instruction

@@ -93,7 +93,8 @@ def main(argv: list[str]) -> int:
               flush=True)
         start = time.perf_counter()
         status = subprocess.run([sys.executable, "-m", "pytest", "-n", "2",
-                                 "-p", "no:cacheprovider", *pytest_args, "tests"],
+                                 "--dist", "loadfile", "-p", "no:cacheprovider",
+                                 *pytest_args, "tests"],
                                 cwd=REPO, env=env).returncode
         minutes = (time.perf_counter() - start) / 60
         results.append((model, "passed" if status == 0 else f"failed (exit status {status})",
