@@ -43,3 +43,33 @@ def test_a_patched_pipeline_runs_again_and_is_not_remembered(monkeypatch):
     monkeypatch.setattr(compiler, "PIPELINE", tuple(
         stage for stage in compiler.PIPELINE if stage.name != "c"))
     assert generate(frontend(MATMUL), Options()).c_source is None
+
+
+def test_the_scheduler_answers_the_same_constraints_once():
+    # one operator's fusion candidates and strategies ask isl the same questions: the
+    # remembered answer is the schedule isl gives, and the C is the same
+    from polyc.scheduling import schedule_tree
+
+    softmax = ("def softmax(float(N, D) X) -> (Y) { m(n) max=! X(n, d)\n"
+               "  s(n) +=! exp(X(n, d) - m(n))\n  Y(n, d) = exp(X(n, d) - m(n)) / s(n) }")
+    generate.forget()
+    schedule_tree._SCHEDULES.clear()
+    first = generate(frontend(softmax), Options(fusion="min"))
+    asked = dict(schedule_tree._SCHEDULES)
+    assert asked
+    generate.forget()
+    again = generate(frontend(softmax), Options(fusion="min"))
+    assert dict(schedule_tree._SCHEDULES) == asked  # no new question
+    assert again.c_source.text == first.c_source.text
+    for (text, whole, serialize), schedule in asked.items():
+        fresh = schedule_tree.isl.ScheduleConstraints.read_from_str(
+            schedule_tree.isl.DEFAULT_CONTEXT, text)
+        ctx = fresh.get_ctx()
+        saved = (ctx.get_schedule_whole_component(), ctx.get_schedule_serialize_sccs())
+        ctx.set_schedule_whole_component(int(whole))
+        ctx.set_schedule_serialize_sccs(int(serialize))
+        try:
+            assert fresh.compute_schedule().get_map().is_equal(schedule.get_map())
+        finally:
+            ctx.set_schedule_whole_component(saved[0])
+            ctx.set_schedule_serialize_sccs(saved[1])

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 
 import islpy as isl
 
@@ -13,6 +14,12 @@ from polyc.scheduling.band_members import tiling_matters
 
 # isl's scheduler options live on the (shared) context; set them under a lock.
 _SCHEDULER_LOCK = threading.Lock()
+
+# isl's schedules of the last constraints it was given, by their text and the fusion
+# options: one operator's fusion candidates, its strategies (min is the default's
+# unfused candidate) and its groups under every machine model ask the same questions.
+_SCHEDULES: OrderedDict[tuple[str, bool, bool], isl.Schedule] = OrderedDict()
+REMEMBERED_SCHEDULES = 256
 
 
 def serial_nests(tree: isl.Schedule) -> int:
@@ -74,17 +81,27 @@ def scheduling_constraints(program: PolyProgram, deps: Dependences,
 
 def isl_schedule(constraints: isl.ScheduleConstraints, program: PolyProgram,
                  whole_component: bool = False, serialize_sccs: bool = False) -> isl.Schedule:
-    """isl's scheduler with the fusion options set (they live on the shared context)."""
+    """isl's scheduler with the fusion options set (they live on the shared context);
+    the same constraints and options again give the schedule isl gave (remembered for
+    the last :data:`REMEMBERED_SCHEDULES` questions)."""
     ctx = program.domain.get_ctx()
+    key = (constraints.to_str(), whole_component, serialize_sccs)
     with _SCHEDULER_LOCK:
+        if key in _SCHEDULES:
+            _SCHEDULES.move_to_end(key)
+            return _SCHEDULES[key]
         saved = (ctx.get_schedule_whole_component(), ctx.get_schedule_serialize_sccs())
         try:
             ctx.set_schedule_whole_component(int(whole_component))
             ctx.set_schedule_serialize_sccs(int(serialize_sccs))
-            return constraints.compute_schedule()
+            schedule = constraints.compute_schedule()
         finally:
             ctx.set_schedule_whole_component(saved[0])
             ctx.set_schedule_serialize_sccs(saved[1])
+        _SCHEDULES[key] = schedule
+        if len(_SCHEDULES) > REMEMBERED_SCHEDULES:
+            _SCHEDULES.popitem(last=False)
+        return schedule
 
 
 def outer_band_depths(tree: isl.Schedule, program: PolyProgram,
