@@ -201,13 +201,14 @@ def generate(op: ir.Op, options: Options) -> Compilation:
 
     The pipeline is a function of the IR and the options alone, and a Compilation is
     frozen, so the process keeps the last :data:`REMEMBERED` of them: the same
-    operator defined again (a notebook cell run twice, an operator and its derived
-    ones explained side by side) is not generated again. ``generate.forget()`` empties
-    it (for code that patches a stage)."""
+    operator defined again (a notebook cell run twice, one kernel in two tests) is not
+    generated again. ``generate.forget()`` empties it (for code that patches a stage)."""
     try:
-        compilation = _remembered(op, options)
+        hash((op, options))
     except TypeError:  # an IR or options that cannot be hashed: generated each time
         compilation = _generated(op, options)
+    else:
+        compilation = _remembered(op, options)
     if options.debug:
         print_debug_channels(compilation)
     return compilation
