@@ -200,9 +200,9 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     compiler involved).
 
     The pipeline is a function of the IR and the options alone, and a Compilation is
-    frozen, so the process keeps the last :data:`REMEMBERED` of them: the same
-    operator defined again (a notebook cell run twice, one kernel in two tests) is not
-    generated again. ``generate.forget()`` empties it (for code that patches a stage)."""
+    frozen, so the process keeps its last ones (:func:`remember`): the same operator
+    defined again (a notebook cell run twice, one kernel in two tests) is not generated
+    again. ``generate.forget()`` empties them (for code that patches a stage)."""
     try:
         hash((op, options))
     except TypeError:  # an IR or options that cannot be hashed: generated each time
@@ -214,12 +214,18 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     return compilation
 
 
+# How many compilations a process keeps by default. One takes about 0.3 MB (isl's
+# objects and the C) for a forward operator, 2 MB for the gradient of a convolution
+# or of attention (benchmarks/README.md, "Compile time").
 REMEMBERED = 32
 
 
-@functools.lru_cache(maxsize=REMEMBERED)
-def _remembered(op: ir.Op, options: Options) -> Compilation:
-    return _generated(op, options)
+def remember(count: int) -> None:
+    """Keep the process's last ``count`` compilations from now on (0: none), forgetting
+    those kept so far. A process that generates many operators again and again, such
+    as the test suite under several machine models, trades memory for time here."""
+    global _remembered
+    _remembered = functools.lru_cache(maxsize=count)(_generated)
 
 
 def _generated(op: ir.Op, options: Options) -> Compilation:
@@ -233,7 +239,8 @@ def _generated(op: ir.Op, options: Options) -> Compilation:
     return compilation
 
 
-generate.forget = _remembered.cache_clear
+_remembered = functools.lru_cache(maxsize=REMEMBERED)(_generated)
+generate.forget = lambda: _remembered.cache_clear()
 
 
 def print_debug_channels(compilation: Compilation) -> None:

@@ -1,6 +1,7 @@
 """Shared test setup: tests/ on sys.path (corpus, strategies), the machine models, the
 tests marked ``needs_cc`` skipped when no C compiler is usable, and those marked
 ``needs_float16`` when the compiler has no ``_Float16`` (clang 14)."""
+import functools
 import sys
 from pathlib import Path
 
@@ -8,6 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pytest
 
+import polyc.compiler as compiler
 from polyc.errors import CompileError
 from polyc.jit.toolchain import compiler_identity, supports_float16
 from polyc.machine import NAMED_MACHINES
@@ -21,14 +23,19 @@ from polyc.options import Options
 MODEL_NAMES = ("zen3", "zen5", "skylake-avx512", "sapphirerapids", "x86-64")
 
 
+# A test process generates the same operators under several machine models and in
+# several tests of a file, more than the default keeps (e2e/test_triangular.py: 116 s
+# of one worker's time with 32, 87 s with 256); at most some hundred MB.
+compiler.remember(256)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_compilations(request):
     """A test that patches polyc (``monkeypatch``) runs the pipeline at every
     ``generate``, past the process's remembered compilations, and adds none to them."""
     if "monkeypatch" in request.fixturenames:
-        import polyc.compiler as compiler
-        request.getfixturevalue("monkeypatch").setattr(compiler, "_remembered",
-                                                       compiler._generated)
+        request.getfixturevalue("monkeypatch").setattr(
+            compiler, "_remembered", functools.lru_cache(maxsize=0)(compiler._generated))
 
 
 @pytest.fixture(params=MODEL_NAMES)

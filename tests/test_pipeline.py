@@ -37,6 +37,23 @@ def test_the_same_operator_and_options_are_generated_once_per_process():
     assert again is not first and again.c_source.text == first.c_source.text
 
 
+def test_remember_sets_how_many_compilations_the_process_keeps():
+    import polyc.compiler as compiler
+
+    kept = compiler._remembered
+    try:
+        compiler.remember(1)
+        first = generate(frontend(MATMUL), Options())
+        assert generate(frontend(MATMUL), Options()) is first
+        generate(frontend(MATMUL), Options(fusion="min"))  # pushes the first out
+        assert generate(frontend(MATMUL), Options()) is not first
+        compiler.remember(0)
+        assert generate(frontend(MATMUL), Options()) is not generate(frontend(MATMUL),
+                                                                      Options())
+    finally:
+        compiler._remembered = kept
+
+
 def test_a_patched_pipeline_runs_again_and_is_not_remembered(monkeypatch):
     # tests/conftest.py: under monkeypatch, generate() runs the pipeline every time
     import polyc.compiler as compiler
