@@ -1,38 +1,14 @@
 """Generated C is well-formed C99 (pycparser) with the expected entry point and pragmas."""
 import re
 
-import pycparser
 from pycparser import c_ast
 
 import polyc
+from c_parse import parse_entry
 from polyc.codegen.translation_unit import kernel_code
 from polyc.compiler import frontend, generate
 from polyc.machine.rules import register_block
 from polyc.options import Options
-
-# pycparser parses C without a preprocessor: stand-ins for the types the headers define.
-_TYPEDEFS = """
-typedef long int64_t; typedef unsigned long uint64_t; typedef int int32_t;
-typedef unsigned int uint32_t; typedef short int16_t; typedef unsigned short uint16_t;
-typedef signed char int8_t; typedef unsigned char uint8_t; typedef float _Float16;
-typedef unsigned long size_t; typedef unsigned long uintptr_t;
-typedef struct { int placed; } polyc_placement;
-"""
-
-
-def parse_entry(c_text: str) -> c_ast.FileAST:
-    """Parse the outlined parallel regions and the entry functions of a generated
-    translation unit (the preamble needs cpp; pycparser knows no attributes)."""
-    c_text = "\n".join(line for line in kernel_code(c_text).splitlines()
-                       if not line.startswith(("#define", "#undef")))
-    c_text = c_text.replace("__attribute__((noinline)) ", "")
-    start = 0
-    helpers = ("int64_t polyc_floordiv(int64_t a, int64_t b);"
-               "int64_t polyc_min(int64_t a, int64_t b); int64_t polyc_max(int64_t a, int64_t b);"
-               "int64_t polyc_extent(int64_t a);"
-               "void polyc_place_team(polyc_placement *p);"
-               "void polyc_release_team(const polyc_placement *p);")
-    return pycparser.CParser().parse(_TYPEDEFS + helpers + c_text[start:], "kernel.c")
 
 
 def generated(source: str, **options) -> str:
@@ -155,14 +131,6 @@ def test_optimisations_can_be_switched_off():
     text = generated(MATMUL, optimize=False)
     assert "simd" not in text.split("\nint polyc_")[1]
     assert "+= 128" not in text
-
-
-def test_every_corpus_kernel_parses():
-    from corpus import CORPUS
-
-    for entry in CORPUS:
-        text = generate(frontend(entry.source, entry.def_name), Options()).c_source.text
-        parse_entry(text)
 
 
 def test_relu_epilogue_vectorises_without_a_libm_call():
