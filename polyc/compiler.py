@@ -239,7 +239,7 @@ def _generated(op: ir.Op, options: Options) -> Compilation:
     return compilation
 
 
-_remembered = functools.lru_cache(maxsize=REMEMBERED)(_generated)
+remember(REMEMBERED)  # sets _remembered, the memo generate() asks
 generate.forget = lambda: _remembered.cache_clear()
 
 
