@@ -132,6 +132,7 @@ def test_the_machine_is_chosen_by_name_file_or_environment(tmp_path):
     ('{"base": "zen3", "isa": "avx1024"}', "unknown ISA"),
     ('{"base": "zen3", "l1": 0}', "l1 must be a positive integer"),
     ('{"base": "zen3", "vector_bits": 100}', "make no SIMD unit"),
+    ('{"base": "zen3", "line": 48}', "not a power of two"),
 ])
 def test_a_bad_machine_is_a_configuration_error(tmp_path, content, message):
     spec = "pentium"
@@ -150,6 +151,7 @@ def test_the_model_reaches_the_schedule_the_flags_and_explain(machine):
     assert f"float polyc_acc[{rows}][{columns}]" in compilation.c_source.text
     assert f"machine={machine.name}" in compilation.c_source.text  # the header comment
     assert f"-mprefer-vector-width={machine.vector_bits}" in Options(machine=machine).cflags
+    assert f"-falign-loops={machine.line}" in Options(machine=machine).cflags
     stats = polyc.define(MATMUL, machine=machine).explain((8, 8), (8, 8)).section("stats")
     assert str(machine).split(" [")[0] in stats
     assert f"register block {rows} × {columns}" in stats

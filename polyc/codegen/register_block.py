@@ -374,14 +374,16 @@ def _emit_register_block(emitter: LoopNestEmitter, block: _RegisterBlock, mode: 
     declare = cgen.Statement(f"{elem.c_type} polyc_acc" + "".join(f"[{w}]" for w in widths))
     load = nest_loops(bind_lhs + [cgen.Statement(f"{acc} = {current}")])
     save = nest_loops(bind_lhs + [store])
-    block_code = cgen.Block([declare, load, reduction, save])
     first = emitter.first_visits.get(stmt.name)
     if first is not None:
-        # A visit holding the first updates starts from the identity: the whole block
-        # twice, since gcc compiled the block slower around a branch between loads
-        # (measurements: benchmarks/README.md, "Design measurements").
+        # A visit holding the first updates starts from the identity: one copy of the
+        # block, its start chosen by a branch. The whole block twice (one copy per
+        # start) had been a third of gcc's time on contractions and ran no faster once
+        # loops start on a cache line (Machine.cflags; benchmarks/README.md, "Compile
+        # time").
         start = nest_loops([cgen.Statement(f"{acc} = {identity(statement.op, tensor.type)}")])
-        block_code = cgen.If(first, cgen.Block([declare, start, reduction, save]), block_code)
+        load = cgen.If(first, start, load)
+    block_code = cgen.Block([declare, load, reduction, save])
     if looped is not None:
         step = f"polyc_lane{looped}"
         bind = cgen.Initializer(cgen.Value("const int64_t", block.iterators[looped]), step)

@@ -186,6 +186,8 @@ def _caches() -> tuple[tuple[int, int, int, int], str]:
                 line = int(line_file.read_text())
     except (OSError, ValueError):
         sizes = {}
+    if line <= 0 or line & (line - 1):  # not a line a Machine takes (model.py)
+        line = _FALLBACK.line
     if not {1, 2} <= sizes.keys():
         fallback = _FALLBACK
         return (fallback.l1, fallback.l2, fallback.l3, fallback.line), "x86-64 defaults"

@@ -222,9 +222,9 @@ def test_masked_blocks_unroll_their_rows_where_the_rule_says(machine):
     if not masked_rows_unrolled(machine):
         assert unrolled == []
         return
-    # the load, the reduction and the store of each full-width masked block (one that
-    # starts from the output, one from zero), each over the block's rows
-    assert unrolled and len(unrolled) % 3 == 0
+    # the full-width masked block's two starts (from zero on a first visit, else from
+    # the output), its reduction and its store, each over the block's rows
+    assert len(unrolled) == 4
     assert text.count(f"#pragma GCC unroll {MR}\n") == len(unrolled)
     for end in unrolled:
         assert re.match(rf"\s*for \(int64_t polyc_lane0 = 0; polyc_lane0 < {MR};", text[end:])

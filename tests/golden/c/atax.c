@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `atax`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def atax(float32(M, N) A, float32(N) x) -> (float32 y) {
  *   tmp(i) +=! A(i, j) * x(j) where i in 0:M, j in 0:N

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `attention`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def attention(float32(B, Q, D) Qm, float32(B, S, D) Km, float32(B, S, E) Vm) -> (float32 O) {
  *   sc(b, q, s) +=! Qm(b, q, d) * Km(b, s, d) where b in 0:B, q in 0:Q, s in 0:S, d in 0:D
@@ -268,105 +268,70 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
               for (int64_t c6 = 0; c6 <= polyc_min(63, ((S - c2) - 1)); c6 += 16)
               {
                 if (((((Q - c1) - c5) - 1) >= 5) && ((((S - c2) - c6) - 1) >= 15))
+                {
+                  float polyc_acc[6][16];
                   if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                        }
-                      }
-                    }
-                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t q = ((c1 + c5) + c8);
-                          const int64_t s = ((c2 + c6) + c10);
-                          const int64_t d = (c3 + c7);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t q = ((c1 + c5) + c8);
-                          const int64_t s = ((c2 + c6) + c10);
-                          sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                       }
                     }
                   }
                   else
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t q = ((c1 + c5) + c8);
-                          const int64_t s = ((c2 + c6) + c10);
-                          polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
-                        }
-                      }
-                    }
-                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t q = ((c1 + c5) + c8);
-                          const int64_t s = ((c2 + c6) + c10);
-                          const int64_t d = (c3 + c7);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t q = ((c1 + c5) + c8);
-                          const int64_t s = ((c2 + c6) + c10);
-                          sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t b = c0;
+                        const int64_t q = ((c1 + c5) + c8);
+                        const int64_t s = ((c2 + c6) + c10);
+                        polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
                       }
                     }
                   }
+                  for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t b = c0;
+                        const int64_t q = ((c1 + c5) + c8);
+                        const int64_t s = ((c2 + c6) + c10);
+                        const int64_t d = (c3 + c7);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t b = c0;
+                        const int64_t q = ((c1 + c5) + c8);
+                        const int64_t s = ((c2 + c6) + c10);
+                        sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
                 else
                 {
                   const int64_t polyc_count0 = polyc_min(5, (((Q - c1) - c5) - 1)) + 1;
@@ -375,14 +340,79 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
                   {
                     if (polyc_count1 == 16)
                     {
+                      float polyc_acc[6][16];
                       if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
                       {
-                        float polyc_acc[6][16];
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      else
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t q = ((c1 + c5) + c8);
+                            const int64_t s = ((c2 + c6) + c10);
+                            polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
+                          }
+                        }
+                      }
+                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t q = ((c1 + c5) + c8);
+                            const int64_t s = ((c2 + c6) + c10);
+                            const int64_t d = (c3 + c7);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t q = ((c1 + c5) + c8);
+                            const int64_t s = ((c2 + c6) + c10);
+                            sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        float polyc_acc[6][8];
+                        if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c10 = polyc_lane1;
@@ -390,47 +420,12 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
                             }
                           }
                         }
-                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1;
-                              const int64_t b = c0;
-                              const int64_t q = ((c1 + c5) + c8);
-                              const int64_t s = ((c2 + c6) + c10);
-                              const int64_t d = (c3 + c7);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1;
-                              const int64_t b = c0;
-                              const int64_t q = ((c1 + c5) + c8);
-                              const int64_t s = ((c2 + c6) + c10);
-                              sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c10 = polyc_lane1;
@@ -446,7 +441,7 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c10 = polyc_lane1;
@@ -462,7 +457,7 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c10 = polyc_lane1;
@@ -474,13 +469,11 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
                           }
                         }
                       }
-                    }
-                    else
-                      if (polyc_count1 == 8)
-                      {
-                        if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
+                      else
+                        if (polyc_count1 < 8)
                         {
                           float polyc_acc[6][8];
+                          if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -493,42 +486,7 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
                               }
                             }
                           }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t s = ((c2 + c6) + c10);
-                                const int64_t d = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t s = ((c2 + c6) + c10);
-                                sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][8];
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -557,7 +515,7 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
                                 const int64_t q = ((c1 + c5) + c8);
                                 const int64_t s = ((c2 + c6) + c10);
                                 const int64_t d = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
                               }
                             }
                           }
@@ -572,217 +530,74 @@ static __attribute__((noinline)) void polyc_attention_region0(int * polyc_status
                                 const int64_t b = c0;
                                 const int64_t q = ((c1 + c5) + c8);
                                 const int64_t s = ((c2 + c6) + c10);
-                                sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 < 8)
-                        {
-                          if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  const int64_t d = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  const int64_t d = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                if (polyc_lane1 < polyc_count1)
+                                  sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
+                          float polyc_acc[6][16];
                           if ((((1 * c3 + 0 == 0) && (-1 * S + 16 >= 0))))
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  const int64_t d = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t s = ((c2 + c6) + c10);
+                                polyc_acc[polyc_lane0][polyc_lane1] = sc[((b) * Q + q) * S + s];
                               }
                             }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((D - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  const int64_t d = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t s = ((c2 + c6) + c10);
+                                const int64_t d = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (Qm[((b) * Q + q) * D + d] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Km[((((s - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (d - c3)) * 16 + c10])));
                               }
                             }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t s = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t q = ((c1 + c5) + c8);
+                                const int64_t s = ((c2 + c6) + c10);
+                                if (polyc_lane1 < polyc_count1)
+                                  sc[((b) * Q + q) * S + s] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
@@ -1052,105 +867,70 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
               for (int64_t c6 = 0; c6 <= polyc_min(63, ((E - c2) - 1)); c6 += 16)
               {
                 if (((((Q - c1) - c5) - 1) >= 5) && ((((E - c2) - c6) - 1) >= 15))
+                {
+                  float polyc_acc[6][16];
                   if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                        }
-                      }
-                    }
-                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t q = ((c1 + c5) + c8);
-                          const int64_t e = ((c2 + c6) + c10);
-                          const int64_t s = (c3 + c7);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t q = ((c1 + c5) + c8);
-                          const int64_t e = ((c2 + c6) + c10);
-                          O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                       }
                     }
                   }
                   else
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t q = ((c1 + c5) + c8);
-                          const int64_t e = ((c2 + c6) + c10);
-                          polyc_acc[polyc_lane0][polyc_lane1] = O[((b) * Q + q) * E + e];
-                        }
-                      }
-                    }
-                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t q = ((c1 + c5) + c8);
-                          const int64_t e = ((c2 + c6) + c10);
-                          const int64_t s = (c3 + c7);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t b = c0;
-                          const int64_t q = ((c1 + c5) + c8);
-                          const int64_t e = ((c2 + c6) + c10);
-                          O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t b = c0;
+                        const int64_t q = ((c1 + c5) + c8);
+                        const int64_t e = ((c2 + c6) + c10);
+                        polyc_acc[polyc_lane0][polyc_lane1] = O[((b) * Q + q) * E + e];
                       }
                     }
                   }
+                  for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t b = c0;
+                        const int64_t q = ((c1 + c5) + c8);
+                        const int64_t e = ((c2 + c6) + c10);
+                        const int64_t s = (c3 + c7);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t b = c0;
+                        const int64_t q = ((c1 + c5) + c8);
+                        const int64_t e = ((c2 + c6) + c10);
+                        O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
                 else
                 {
                   const int64_t polyc_count0 = polyc_min(5, (((Q - c1) - c5) - 1)) + 1;
@@ -1168,9 +948,9 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
-                      if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                       {
                         float polyc_acc[6][16];
+                        if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -1183,43 +963,7 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
                             }
                           }
                         }
-                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
-                              const int64_t b = c0;
-                              const int64_t q = ((c1 + c5) + c8);
-                              const int64_t e = ((c2 + c6) + c10);
-                              const int64_t s = (c3 + c7);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * Vm[((b) * S + s) * E + e]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
-                              const int64_t b = c0;
-                              const int64_t q = ((c1 + c5) + c8);
-                              const int64_t e = ((c2 + c6) + c10);
-                              if (polyc_lane1 >= polyc_own)
-                                O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -1273,14 +1017,79 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
                     else
                       if (polyc_count1 == 16)
                       {
+                        float polyc_acc[6][16];
                         if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                         {
-                          float polyc_acc[6][16];
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        else
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1;
+                              const int64_t b = c0;
+                              const int64_t q = ((c1 + c5) + c8);
+                              const int64_t e = ((c2 + c6) + c10);
+                              polyc_acc[polyc_lane0][polyc_lane1] = O[((b) * Q + q) * E + e];
+                            }
+                          }
+                        }
+                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1;
+                              const int64_t b = c0;
+                              const int64_t q = ((c1 + c5) + c8);
+                              const int64_t e = ((c2 + c6) + c10);
+                              const int64_t s = (c3 + c7);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1;
+                              const int64_t b = c0;
+                              const int64_t q = ((c1 + c5) + c8);
+                              const int64_t e = ((c2 + c6) + c10);
+                              O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 == 8)
+                        {
+                          float polyc_acc[6][8];
+                          if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -1288,47 +1097,12 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
                               }
                             }
                           }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t e = ((c2 + c6) + c10);
-                                const int64_t s = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t q = ((c1 + c5) + c8);
-                                const int64_t e = ((c2 + c6) + c10);
-                                O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -1344,7 +1118,7 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -1360,7 +1134,7 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -1372,13 +1146,11 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
                             }
                           }
                         }
-                      }
-                      else
-                        if (polyc_count1 == 8)
-                        {
-                          if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
+                        else
+                          if (polyc_count1 < 8)
                           {
                             float polyc_acc[6][8];
+                            if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
@@ -1391,7 +1163,7 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
                                 }
                               }
                             }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                            else
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
@@ -1403,42 +1175,7 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
                                   const int64_t b = c0;
                                   const int64_t q = ((c1 + c5) + c8);
                                   const int64_t e = ((c2 + c6) + c10);
-                                  const int64_t s = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t e = ((c2 + c6) + c10);
-                                  O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t q = ((c1 + c5) + c8);
-                                  const int64_t e = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = O[((b) * Q + q) * E + e];
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((b) * Q + q) * E + e] : 0.0f);
                                 }
                               }
                             }
@@ -1455,7 +1192,7 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
                                   const int64_t q = ((c1 + c5) + c8);
                                   const int64_t e = ((c2 + c6) + c10);
                                   const int64_t s = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
                                 }
                               }
                             }
@@ -1470,217 +1207,74 @@ static __attribute__((noinline)) void polyc_attention_region2(int * polyc_status
                                   const int64_t b = c0;
                                   const int64_t q = ((c1 + c5) + c8);
                                   const int64_t e = ((c2 + c6) + c10);
-                                  O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                          if (polyc_count1 < 8)
-                          {
-                            if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    const int64_t s = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((b) * Q + q) * E + e] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    const int64_t s = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  if (polyc_lane1 < polyc_count1)
+                                    O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
+                            float polyc_acc[6][16];
                             if ((((1 * c3 + 0 == 0) && (-1 * E + 16 >= 0))))
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    const int64_t s = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                 }
                               }
                             }
                             else
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((b) * Q + q) * E + e] : 0.0f);
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t e = ((c2 + c6) + c10);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[((b) * Q + q) * E + e] : 0.0f);
                                 }
                               }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((S - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    const int64_t s = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t e = ((c2 + c6) + c10);
+                                  const int64_t s = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (p[((b) * Q + q) * S + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Vm[((((e - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (s - c3)) * 16 + c10])));
                                 }
                               }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t b = c0;
-                                    const int64_t q = ((c1 + c5) + c8);
-                                    const int64_t e = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t b = c0;
+                                  const int64_t q = ((c1 + c5) + c8);
+                                  const int64_t e = ((c2 + c6) + c10);
+                                  if (polyc_lane1 < polyc_count1)
+                                    O[((b) * Q + q) * E + e] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `avgpool3x3`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def avgpool3x3(float32(N, C, H, W) I) -> (float32 O) {
  *   O(n, c, h, w) +=! I(n, c, h + kh, w + kw) where n in 0:N, c in 0:C, h in 0:H - 2, w in 0:W - 2, kh in 0:3, kw in 0:3
@@ -129,63 +129,41 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                 for (int64_t c9 = 0; c9 <= polyc_min(255, ((W - c3) - 3)); c9 += 16)
                 {
                   if (((((H - c2) - c8) - 3) >= 5) && ((((W - c3) - c9) - 3) >= 15))
+                  {
+                    float polyc_acc[6][16];
                     if (((1)))
                     {
-                      float polyc_acc[6][16];
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c12 = polyc_lane0;
-                            const int64_t c15 = polyc_lane1;
-                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                          }
-                        }
-                      }
-                      for (int64_t c10 = 0; c10 <= 2; c10 += 1)
-                      {
-                        for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c12 = polyc_lane0;
-                              const int64_t c15 = polyc_lane1;
-                              const int64_t n = c0;
-                              const int64_t c = c1;
-                              const int64_t h = ((c2 + c8) + c12);
-                              const int64_t w = ((c3 + c9) + c15);
-                              const int64_t kh = c10;
-                              const int64_t kw = c11;
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
-                            }
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c12 = polyc_lane0;
-                            const int64_t c15 = polyc_lane1;
-                            const int64_t n = c0;
-                            const int64_t c = c1;
-                            const int64_t h = ((c2 + c8) + c12);
-                            const int64_t w = ((c3 + c9) + c15);
-                            O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
+                          const int64_t c12 = polyc_lane0;
+                          const int64_t c15 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                         }
                       }
                     }
                     else
                     {
-                      float polyc_acc[6][16];
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c12 = polyc_lane0;
+                          const int64_t c15 = polyc_lane1;
+                          const int64_t n = c0;
+                          const int64_t c = c1;
+                          const int64_t h = ((c2 + c8) + c12);
+                          const int64_t w = ((c3 + c9) + c15);
+                          polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w];
+                        }
+                      }
+                    }
+                    for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                    {
+                      for (int64_t c11 = 0; c11 <= 2; c11 += 1)
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
@@ -198,49 +176,30 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                             const int64_t c = c1;
                             const int64_t h = ((c2 + c8) + c12);
                             const int64_t w = ((c3 + c9) + c15);
-                            polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w];
-                          }
-                        }
-                      }
-                      for (int64_t c10 = 0; c10 <= 2; c10 += 1)
-                      {
-                        for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c12 = polyc_lane0;
-                              const int64_t c15 = polyc_lane1;
-                              const int64_t n = c0;
-                              const int64_t c = c1;
-                              const int64_t h = ((c2 + c8) + c12);
-                              const int64_t w = ((c3 + c9) + c15);
-                              const int64_t kh = c10;
-                              const int64_t kw = c11;
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
-                            }
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c12 = polyc_lane0;
-                            const int64_t c15 = polyc_lane1;
-                            const int64_t n = c0;
-                            const int64_t c = c1;
-                            const int64_t h = ((c2 + c8) + c12);
-                            const int64_t w = ((c3 + c9) + c15);
-                            O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                            const int64_t kh = c10;
+                            const int64_t kw = c11;
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
                           }
                         }
                       }
                     }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c12 = polyc_lane0;
+                          const int64_t c15 = polyc_lane1;
+                          const int64_t n = c0;
+                          const int64_t c = c1;
+                          const int64_t h = ((c2 + c8) + c12);
+                          const int64_t w = ((c3 + c9) + c15);
+                          O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
                   else
                   {
                     const int64_t polyc_count0 = polyc_min(5, (((H - c2) - c8) - 3)) + 1;
@@ -258,9 +217,9 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        if (((1)))
                         {
                           float polyc_acc[6][16];
+                          if (((1)))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -273,49 +232,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                               }
                             }
                           }
-                          for (int64_t c10 = 0; c10 <= 2; c10 += 1)
-                          {
-                            for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c15 = polyc_lane1 + polyc_base;
-                                  const int64_t n = c0;
-                                  const int64_t c = c1;
-                                  const int64_t h = ((c2 + c8) + c12);
-                                  const int64_t w = ((c3 + c9) + c15);
-                                  const int64_t kh = c10;
-                                  const int64_t kw = c11;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
-                                }
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c15 = polyc_lane1 + polyc_base;
-                                const int64_t n = c0;
-                                const int64_t c = c1;
-                                const int64_t h = ((c2 + c8) + c12);
-                                const int64_t w = ((c3 + c9) + c15);
-                                if (polyc_lane1 >= polyc_own)
-                                  O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -376,43 +293,40 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                       else
                         if (polyc_count1 == 16)
                         {
+                          float polyc_acc[6][16];
                           if (((1)))
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c15 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
+                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c15 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
-                            for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                          }
+                          else
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1;
-                                    const int64_t n = c0;
-                                    const int64_t c = c1;
-                                    const int64_t h = ((c2 + c8) + c12);
-                                    const int64_t w = ((c3 + c9) + c15);
-                                    const int64_t kh = c10;
-                                    const int64_t kw = c11;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
-                                  }
-                                }
+                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c15 = polyc_lane1;
+                                const int64_t n = c0;
+                                const int64_t c = c1;
+                                const int64_t h = ((c2 + c8) + c12);
+                                const int64_t w = ((c3 + c9) + c15);
+                                polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w];
                               }
                             }
+                          }
+                          for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                          {
+                            for (int64_t c11 = 0; c11 <= 2; c11 += 1)
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
@@ -425,19 +339,53 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                                   const int64_t c = c1;
                                   const int64_t h = ((c2 + c8) + c12);
                                   const int64_t w = ((c3 + c9) + c15);
-                                  O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                                  const int64_t kh = c10;
+                                  const int64_t kw = c11;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
                                 }
                               }
                             }
                           }
-                          else
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c15 = polyc_lane1;
+                                const int64_t n = c0;
+                                const int64_t c = c1;
+                                const int64_t h = ((c2 + c8) + c12);
+                                const int64_t w = ((c3 + c9) + c15);
+                                O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                          if (polyc_count1 == 8)
+                          {
+                            float polyc_acc[6][8];
+                            if (((1)))
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                {
+                                  const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c15 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                                }
+                              }
+                            }
+                            else
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              {
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
@@ -456,7 +404,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
                                   #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                   {
                                     const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                     const int64_t c15 = polyc_lane1;
@@ -475,7 +423,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c15 = polyc_lane1;
@@ -488,123 +436,6 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                               }
                             }
                           }
-                        }
-                        else
-                          if (polyc_count1 == 8)
-                          {
-                            if (((1)))
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c10 = 0; c10 <= 2; c10 += 1)
-                              {
-                                for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t c = c1;
-                                      const int64_t h = ((c2 + c8) + c12);
-                                      const int64_t w = ((c3 + c9) + c15);
-                                      const int64_t kh = c10;
-                                      const int64_t kw = c11;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
-                                    }
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1;
-                                    const int64_t n = c0;
-                                    const int64_t c = c1;
-                                    const int64_t h = ((c2 + c8) + c12);
-                                    const int64_t w = ((c3 + c9) + c15);
-                                    O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1;
-                                    const int64_t n = c0;
-                                    const int64_t c = c1;
-                                    const int64_t h = ((c2 + c8) + c12);
-                                    const int64_t w = ((c3 + c9) + c15);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w];
-                                  }
-                                }
-                              }
-                              for (int64_t c10 = 0; c10 <= 2; c10 += 1)
-                              {
-                                for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c15 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t c = c1;
-                                      const int64_t h = ((c2 + c8) + c12);
-                                      const int64_t w = ((c3 + c9) + c15);
-                                      const int64_t kh = c10;
-                                      const int64_t kw = c11;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
-                                    }
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c15 = polyc_lane1;
-                                    const int64_t n = c0;
-                                    const int64_t c = c1;
-                                    const int64_t h = ((c2 + c8) + c12);
-                                    const int64_t w = ((c3 + c9) + c15);
-                                    O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
                           else
                             if (polyc_count1 > 8)
                             {
@@ -612,9 +443,9 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                               {
                                 const int64_t polyc_base = polyc_min(polyc_sub, polyc_count1 - 8);
                                 const int64_t polyc_own = polyc_sub - polyc_base;
-                                if (((1)))
                                 {
                                   float polyc_acc[6][8];
+                                  if (((1)))
                                   {
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
@@ -627,49 +458,7 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                                       }
                                     }
                                   }
-                                  for (int64_t c10 = 0; c10 <= 2; c10 += 1)
-                                  {
-                                    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c15 = polyc_lane1 + polyc_base;
-                                          const int64_t n = c0;
-                                          const int64_t c = c1;
-                                          const int64_t h = ((c2 + c8) + c12);
-                                          const int64_t w = ((c3 + c9) + c15);
-                                          const int64_t kh = c10;
-                                          const int64_t kw = c11;
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + I[(((n) * C + c) * H + h + kh) * W + kw + w]);
-                                        }
-                                      }
-                                    }
-                                  }
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c15 = polyc_lane1 + polyc_base;
-                                        const int64_t n = c0;
-                                        const int64_t c = c1;
-                                        const int64_t h = ((c2 + c8) + c12);
-                                        const int64_t w = ((c3 + c9) + c15);
-                                        if (polyc_lane1 >= polyc_own)
-                                          O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                      }
-                                    }
-                                  }
-                                }
-                                else
-                                {
-                                  float polyc_acc[6][8];
+                                  else
                                   {
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
@@ -731,64 +520,40 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                             else
                               if (polyc_count1 < 8)
                               {
+                                float polyc_acc[6][8];
                                 if (((1)))
                                 {
-                                  float polyc_acc[6][8];
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                     {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c15 = polyc_lane1;
-                                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                      }
-                                    }
-                                  }
-                                  for (int64_t c10 = 0; c10 <= 2; c10 += 1)
-                                  {
-                                    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c15 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t c = c1;
-                                          const int64_t h = ((c2 + c8) + c12);
-                                          const int64_t w = ((c3 + c9) + c15);
-                                          const int64_t kh = c10;
-                                          const int64_t kw = c11;
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + ((polyc_lane1 < polyc_count1) ? I[(((n) * C + c) * H + h + kh) * W + kw + w] : 0.0f));
-                                        }
-                                      }
-                                    }
-                                  }
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c15 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t c = c1;
-                                        const int64_t h = ((c2 + c8) + c12);
-                                        const int64_t w = ((c3 + c9) + c15);
-                                        if (polyc_lane1 < polyc_count1)
-                                          O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                      }
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                     }
                                   }
                                 }
                                 else
                                 {
-                                  float polyc_acc[6][8];
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1;
+                                      const int64_t n = c0;
+                                      const int64_t c = c1;
+                                      const int64_t h = ((c2 + c8) + c12);
+                                      const int64_t w = ((c3 + c9) + c15);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] : 0.0f);
+                                    }
+                                  }
+                                }
+                                for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                                {
+                                  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
                                   {
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
@@ -801,111 +566,67 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                                         const int64_t c = c1;
                                         const int64_t h = ((c2 + c8) + c12);
                                         const int64_t w = ((c3 + c9) + c15);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] : 0.0f);
+                                        const int64_t kh = c10;
+                                        const int64_t kw = c11;
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + ((polyc_lane1 < polyc_count1) ? I[(((n) * C + c) * H + h + kh) * W + kw + w] : 0.0f));
                                       }
                                     }
                                   }
-                                  for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                     {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c15 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t c = c1;
-                                          const int64_t h = ((c2 + c8) + c12);
-                                          const int64_t w = ((c3 + c9) + c15);
-                                          const int64_t kh = c10;
-                                          const int64_t kw = c11;
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + ((polyc_lane1 < polyc_count1) ? I[(((n) * C + c) * H + h + kh) * W + kw + w] : 0.0f));
-                                        }
-                                      }
-                                    }
-                                  }
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c15 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t c = c1;
-                                        const int64_t h = ((c2 + c8) + c12);
-                                        const int64_t w = ((c3 + c9) + c15);
-                                        if (polyc_lane1 < polyc_count1)
-                                          O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                      }
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1;
+                                      const int64_t n = c0;
+                                      const int64_t c = c1;
+                                      const int64_t h = ((c2 + c8) + c12);
+                                      const int64_t w = ((c3 + c9) + c15);
+                                      if (polyc_lane1 < polyc_count1)
+                                        O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                     }
                                   }
                                 }
                               }
                               else
                               {
+                                float polyc_acc[6][16];
                                 if (((1)))
                                 {
-                                  float polyc_acc[6][16];
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                     {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c15 = polyc_lane1;
-                                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                      }
-                                    }
-                                  }
-                                  for (int64_t c10 = 0; c10 <= 2; c10 += 1)
-                                  {
-                                    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c15 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t c = c1;
-                                          const int64_t h = ((c2 + c8) + c12);
-                                          const int64_t w = ((c3 + c9) + c15);
-                                          const int64_t kh = c10;
-                                          const int64_t kw = c11;
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + ((polyc_lane1 < polyc_count1) ? I[(((n) * C + c) * H + h + kh) * W + kw + w] : 0.0f));
-                                        }
-                                      }
-                                    }
-                                  }
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c15 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t c = c1;
-                                        const int64_t h = ((c2 + c8) + c12);
-                                        const int64_t w = ((c3 + c9) + c15);
-                                        if (polyc_lane1 < polyc_count1)
-                                          O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                      }
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1;
+                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                     }
                                   }
                                 }
                                 else
                                 {
-                                  float polyc_acc[6][16];
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  {
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    {
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1;
+                                      const int64_t n = c0;
+                                      const int64_t c = c1;
+                                      const int64_t h = ((c2 + c8) + c12);
+                                      const int64_t w = ((c3 + c9) + c15);
+                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] : 0.0f);
+                                    }
+                                  }
+                                }
+                                for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                                {
+                                  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
                                   {
                                     for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
@@ -918,47 +639,27 @@ static __attribute__((noinline)) void polyc_avgpool3x3_region0(int * polyc_statu
                                         const int64_t c = c1;
                                         const int64_t h = ((c2 + c8) + c12);
                                         const int64_t w = ((c3 + c9) + c15);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] : 0.0f);
+                                        const int64_t kh = c10;
+                                        const int64_t kw = c11;
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + ((polyc_lane1 < polyc_count1) ? I[(((n) * C + c) * H + h + kh) * W + kw + w] : 0.0f));
                                       }
                                     }
                                   }
-                                  for (int64_t c10 = 0; c10 <= 2; c10 += 1)
+                                }
+                                {
+                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
-                                    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+                                    #pragma omp simd
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                     {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c15 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t c = c1;
-                                          const int64_t h = ((c2 + c8) + c12);
-                                          const int64_t w = ((c3 + c9) + c15);
-                                          const int64_t kh = c10;
-                                          const int64_t kw = c11;
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + ((polyc_lane1 < polyc_count1) ? I[(((n) * C + c) * H + h + kh) * W + kw + w] : 0.0f));
-                                        }
-                                      }
-                                    }
-                                  }
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c15 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t c = c1;
-                                        const int64_t h = ((c2 + c8) + c12);
-                                        const int64_t w = ((c3 + c9) + c15);
-                                        if (polyc_lane1 < polyc_count1)
-                                          O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                      }
+                                      const int64_t c12 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                      const int64_t c15 = polyc_lane1;
+                                      const int64_t n = c0;
+                                      const int64_t c = c1;
+                                      const int64_t h = ((c2 + c8) + c12);
+                                      const int64_t w = ((c3 + c9) + c15);
+                                      if (polyc_lane1 < polyc_count1)
+                                        O[(((n) * C + c) * (H - 2) + h) * (W - 2) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                     }
                                   }
                                 }

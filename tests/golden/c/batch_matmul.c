@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `batch_matmul`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def batch_matmul(float32(B, M, K) X, float32(B, K, N) Y) -> (float32 Z) {
  *   Z(b, m, n) +=! X(b, m, k) * Y(b, k, n) where b in 0:B, m in 0:M, n in 0:N, k in 0:K
@@ -174,105 +174,70 @@ static __attribute__((noinline)) void polyc_batch_matmul_region0(int * polyc_sta
             for (int64_t c6 = 0; c6 <= polyc_min(63, ((N - c2) - 1)); c6 += 16)
             {
               if (((((M - c1) - c5) - 1) >= 5) && ((((N - c2) - c6) - 1) >= 15))
+              {
+                float polyc_acc[6][16];
                 if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                      }
-                    }
-                  }
-                  for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t b = c0;
-                        const int64_t m = ((c1 + c5) + c8);
-                        const int64_t n = ((c2 + c6) + c10);
-                        const int64_t k = (c3 + c7);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t b = c0;
-                        const int64_t m = ((c1 + c5) + c8);
-                        const int64_t n = ((c2 + c6) + c10);
-                        Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c8 = polyc_lane0;
+                      const int64_t c10 = polyc_lane1;
+                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                     }
                   }
                 }
                 else
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t b = c0;
-                        const int64_t m = ((c1 + c5) + c8);
-                        const int64_t n = ((c2 + c6) + c10);
-                        polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
-                      }
-                    }
-                  }
-                  for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t b = c0;
-                        const int64_t m = ((c1 + c5) + c8);
-                        const int64_t n = ((c2 + c6) + c10);
-                        const int64_t k = (c3 + c7);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t b = c0;
-                        const int64_t m = ((c1 + c5) + c8);
-                        const int64_t n = ((c2 + c6) + c10);
-                        Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c8 = polyc_lane0;
+                      const int64_t c10 = polyc_lane1;
+                      const int64_t b = c0;
+                      const int64_t m = ((c1 + c5) + c8);
+                      const int64_t n = ((c2 + c6) + c10);
+                      polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
                     }
                   }
                 }
+                for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c8 = polyc_lane0;
+                      const int64_t c10 = polyc_lane1;
+                      const int64_t b = c0;
+                      const int64_t m = ((c1 + c5) + c8);
+                      const int64_t n = ((c2 + c6) + c10);
+                      const int64_t k = (c3 + c7);
+                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
+                    }
+                  }
+                }
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c8 = polyc_lane0;
+                      const int64_t c10 = polyc_lane1;
+                      const int64_t b = c0;
+                      const int64_t m = ((c1 + c5) + c8);
+                      const int64_t n = ((c2 + c6) + c10);
+                      Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                    }
+                  }
+                }
+              }
               else
               {
                 const int64_t polyc_count0 = polyc_min(5, (((M - c1) - c5) - 1)) + 1;
@@ -290,9 +255,9 @@ static __attribute__((noinline)) void polyc_batch_matmul_region0(int * polyc_sta
                   {
                     const int64_t polyc_base = -polyc_shift;
                     const int64_t polyc_own = polyc_shift;
-                    if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
+                      if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
@@ -305,43 +270,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_region0(int * polyc_sta
                           }
                         }
                       }
-                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
-                            const int64_t b = c0;
-                            const int64_t m = ((c1 + c5) + c8);
-                            const int64_t n = ((c2 + c6) + c10);
-                            const int64_t k = (c3 + c7);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * Y[((b) * K + k) * N + n]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1 + polyc_base;
-                            const int64_t b = c0;
-                            const int64_t m = ((c1 + c5) + c8);
-                            const int64_t n = ((c2 + c6) + c10);
-                            if (polyc_lane1 >= polyc_own)
-                              Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
+                      else
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
@@ -395,14 +324,79 @@ static __attribute__((noinline)) void polyc_batch_matmul_region0(int * polyc_sta
                   else
                     if (polyc_count1 == 16)
                     {
+                      float polyc_acc[6][16];
                       if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                       {
-                        float polyc_acc[6][16];
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      else
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t m = ((c1 + c5) + c8);
+                            const int64_t n = ((c2 + c6) + c10);
+                            polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
+                          }
+                        }
+                      }
+                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t m = ((c1 + c5) + c8);
+                            const int64_t n = ((c2 + c6) + c10);
+                            const int64_t k = (c3 + c7);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c10 = polyc_lane1;
+                            const int64_t b = c0;
+                            const int64_t m = ((c1 + c5) + c8);
+                            const int64_t n = ((c2 + c6) + c10);
+                            Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        float polyc_acc[6][8];
+                        if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c10 = polyc_lane1;
@@ -410,47 +404,12 @@ static __attribute__((noinline)) void polyc_batch_matmul_region0(int * polyc_sta
                             }
                           }
                         }
-                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1;
-                              const int64_t b = c0;
-                              const int64_t m = ((c1 + c5) + c8);
-                              const int64_t n = ((c2 + c6) + c10);
-                              const int64_t k = (c3 + c7);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1;
-                              const int64_t b = c0;
-                              const int64_t m = ((c1 + c5) + c8);
-                              const int64_t n = ((c2 + c6) + c10);
-                              Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c10 = polyc_lane1;
@@ -466,7 +425,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_region0(int * polyc_sta
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c10 = polyc_lane1;
@@ -482,7 +441,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_region0(int * polyc_sta
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c10 = polyc_lane1;
@@ -494,13 +453,11 @@ static __attribute__((noinline)) void polyc_batch_matmul_region0(int * polyc_sta
                           }
                         }
                       }
-                    }
-                    else
-                      if (polyc_count1 == 8)
-                      {
-                        if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
+                      else
+                        if (polyc_count1 < 8)
                         {
                           float polyc_acc[6][8];
+                          if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -513,7 +470,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_region0(int * polyc_sta
                               }
                             }
                           }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -525,42 +482,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_region0(int * polyc_sta
                                 const int64_t b = c0;
                                 const int64_t m = ((c1 + c5) + c8);
                                 const int64_t n = ((c2 + c6) + c10);
-                                const int64_t k = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t m = ((c1 + c5) + c8);
-                                const int64_t n = ((c2 + c6) + c10);
-                                Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][8];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t m = ((c1 + c5) + c8);
-                                const int64_t n = ((c2 + c6) + c10);
-                                polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
                               }
                             }
                           }
@@ -577,7 +499,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_region0(int * polyc_sta
                                 const int64_t m = ((c1 + c5) + c8);
                                 const int64_t n = ((c2 + c6) + c10);
                                 const int64_t k = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
                               }
                             }
                           }
@@ -592,217 +514,74 @@ static __attribute__((noinline)) void polyc_batch_matmul_region0(int * polyc_sta
                                 const int64_t b = c0;
                                 const int64_t m = ((c1 + c5) + c8);
                                 const int64_t n = ((c2 + c6) + c10);
-                                Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 < 8)
-                        {
-                          if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                if (polyc_lane1 < polyc_count1)
+                                  Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
+                          float polyc_acc[6][16];
                           if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
                               }
                             }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                          }
+                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                const int64_t k = (c3 + c7);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
                               }
                             }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t b = c0;
-                                  const int64_t m = ((c1 + c5) + c8);
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  if (polyc_lane1 < polyc_count1)
-                                    Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c10 = polyc_lane1;
+                                const int64_t b = c0;
+                                const int64_t m = ((c1 + c5) + c8);
+                                const int64_t n = ((c2 + c6) + c10);
+                                if (polyc_lane1 < polyc_count1)
+                                  Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }

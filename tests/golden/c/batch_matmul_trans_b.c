@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `batch_matmul_trans_b`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def batch_matmul_trans_b(float32(B, M, K) X, float32(B, N, K) Y) -> (float32 Z) {
  *   Z(b, m, n) +=! X(b, m, k) * Y(b, n, k) where b in 0:B, m in 0:M, n in 0:N, k in 0:K
@@ -259,105 +259,70 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * p
             for (int64_t c6 = 0; c6 <= polyc_min(63, ((N - c2) - 1)); c6 += 16)
             {
               if (((((M - c1) - c5) - 1) >= 5) && ((((N - c2) - c6) - 1) >= 15))
+              {
+                float polyc_acc[6][16];
                 if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                      }
-                    }
-                  }
-                  for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t b = c0;
-                        const int64_t m = ((c1 + c5) + c8);
-                        const int64_t n = ((c2 + c6) + c10);
-                        const int64_t k = (c3 + c7);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t b = c0;
-                        const int64_t m = ((c1 + c5) + c8);
-                        const int64_t n = ((c2 + c6) + c10);
-                        Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c8 = polyc_lane0;
+                      const int64_t c10 = polyc_lane1;
+                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                     }
                   }
                 }
                 else
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t b = c0;
-                        const int64_t m = ((c1 + c5) + c8);
-                        const int64_t n = ((c2 + c6) + c10);
-                        polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
-                      }
-                    }
-                  }
-                  for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t b = c0;
-                        const int64_t m = ((c1 + c5) + c8);
-                        const int64_t n = ((c2 + c6) + c10);
-                        const int64_t k = (c3 + c7);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c8 = polyc_lane0;
-                        const int64_t c10 = polyc_lane1;
-                        const int64_t b = c0;
-                        const int64_t m = ((c1 + c5) + c8);
-                        const int64_t n = ((c2 + c6) + c10);
-                        Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c8 = polyc_lane0;
+                      const int64_t c10 = polyc_lane1;
+                      const int64_t b = c0;
+                      const int64_t m = ((c1 + c5) + c8);
+                      const int64_t n = ((c2 + c6) + c10);
+                      polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
                     }
                   }
                 }
+                for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c8 = polyc_lane0;
+                      const int64_t c10 = polyc_lane1;
+                      const int64_t b = c0;
+                      const int64_t m = ((c1 + c5) + c8);
+                      const int64_t n = ((c2 + c6) + c10);
+                      const int64_t k = (c3 + c7);
+                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
+                    }
+                  }
+                }
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c8 = polyc_lane0;
+                      const int64_t c10 = polyc_lane1;
+                      const int64_t b = c0;
+                      const int64_t m = ((c1 + c5) + c8);
+                      const int64_t n = ((c2 + c6) + c10);
+                      Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                    }
+                  }
+                }
+              }
               else
               {
                 const int64_t polyc_count0 = polyc_min(5, (((M - c1) - c5) - 1)) + 1;
@@ -366,14 +331,79 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * p
                 {
                   if (polyc_count1 == 16)
                   {
+                    float polyc_acc[6][16];
                     if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                     {
-                      float polyc_acc[6][16];
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                          const int64_t c10 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                        }
+                      }
+                    }
+                    else
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t m = ((c1 + c5) + c8);
+                          const int64_t n = ((c2 + c6) + c10);
+                          polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
+                        }
+                      }
+                    }
+                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t m = ((c1 + c5) + c8);
+                          const int64_t n = ((c2 + c6) + c10);
+                          const int64_t k = (c3 + c7);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                          const int64_t c10 = polyc_lane1;
+                          const int64_t b = c0;
+                          const int64_t m = ((c1 + c5) + c8);
+                          const int64_t n = ((c2 + c6) + c10);
+                          Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                  else
+                    if (polyc_count1 == 8)
+                    {
+                      float polyc_acc[6][8];
+                      if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
                           #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                           {
                             const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                             const int64_t c10 = polyc_lane1;
@@ -381,47 +411,12 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * p
                           }
                         }
                       }
-                      for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                      else
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
                           #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1;
-                            const int64_t b = c0;
-                            const int64_t m = ((c1 + c5) + c8);
-                            const int64_t n = ((c2 + c6) + c10);
-                            const int64_t k = (c3 + c7);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c10 = polyc_lane1;
-                            const int64_t b = c0;
-                            const int64_t m = ((c1 + c5) + c8);
-                            const int64_t n = ((c2 + c6) + c10);
-                            Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                           {
                             const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                             const int64_t c10 = polyc_lane1;
@@ -437,7 +432,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * p
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
                           #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                           {
                             const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                             const int64_t c10 = polyc_lane1;
@@ -453,7 +448,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * p
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
                           #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                           {
                             const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                             const int64_t c10 = polyc_lane1;
@@ -465,13 +460,11 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * p
                         }
                       }
                     }
-                  }
-                  else
-                    if (polyc_count1 == 8)
-                    {
-                      if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
+                    else
+                      if (polyc_count1 < 8)
                       {
                         float polyc_acc[6][8];
+                        if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -484,7 +477,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * p
                             }
                           }
                         }
-                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -496,42 +489,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * p
                               const int64_t b = c0;
                               const int64_t m = ((c1 + c5) + c8);
                               const int64_t n = ((c2 + c6) + c10);
-                              const int64_t k = (c3 + c7);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                            {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1;
-                              const int64_t b = c0;
-                              const int64_t m = ((c1 + c5) + c8);
-                              const int64_t n = ((c2 + c6) + c10);
-                              Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][8];
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                            {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1;
-                              const int64_t b = c0;
-                              const int64_t m = ((c1 + c5) + c8);
-                              const int64_t n = ((c2 + c6) + c10);
-                              polyc_acc[polyc_lane0][polyc_lane1] = Z[((b) * M + m) * N + n];
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
                             }
                           }
                         }
@@ -548,7 +506,7 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * p
                               const int64_t m = ((c1 + c5) + c8);
                               const int64_t n = ((c2 + c6) + c10);
                               const int64_t k = (c3 + c7);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
                             }
                           }
                         }
@@ -563,217 +521,74 @@ static __attribute__((noinline)) void polyc_batch_matmul_trans_b_region0(int * p
                               const int64_t b = c0;
                               const int64_t m = ((c1 + c5) + c8);
                               const int64_t n = ((c2 + c6) + c10);
-                              Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                    }
-                    else
-                      if (polyc_count1 < 8)
-                      {
-                        if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
-                        {
-                          float polyc_acc[6][8];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
-                            }
-                          }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t m = ((c1 + c5) + c8);
-                                const int64_t n = ((c2 + c6) + c10);
-                                const int64_t k = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t m = ((c1 + c5) + c8);
-                                const int64_t n = ((c2 + c6) + c10);
-                                if (polyc_lane1 < polyc_count1)
-                                  Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][8];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t m = ((c1 + c5) + c8);
-                                const int64_t n = ((c2 + c6) + c10);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
-                              }
-                            }
-                          }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t m = ((c1 + c5) + c8);
-                                const int64_t n = ((c2 + c6) + c10);
-                                const int64_t k = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t m = ((c1 + c5) + c8);
-                                const int64_t n = ((c2 + c6) + c10);
-                                if (polyc_lane1 < polyc_count1)
-                                  Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
+                              if (polyc_lane1 < polyc_count1)
+                                Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
                       }
                       else
                       {
+                        float polyc_acc[6][16];
                         if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
-                          float polyc_acc[6][16];
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
-                            }
-                          }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t m = ((c1 + c5) + c8);
-                                const int64_t n = ((c2 + c6) + c10);
-                                const int64_t k = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t m = ((c1 + c5) + c8);
-                                const int64_t n = ((c2 + c6) + c10);
-                                if (polyc_lane1 < polyc_count1)
-                                  Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                             }
                           }
                         }
                         else
                         {
-                          float polyc_acc[6][16];
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t m = ((c1 + c5) + c8);
-                                const int64_t n = ((c2 + c6) + c10);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
-                              }
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1;
+                              const int64_t b = c0;
+                              const int64_t m = ((c1 + c5) + c8);
+                              const int64_t n = ((c2 + c6) + c10);
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Z[((b) * M + m) * N + n] : 0.0f);
                             }
                           }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                        }
+                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t m = ((c1 + c5) + c8);
-                                const int64_t n = ((c2 + c6) + c10);
-                                const int64_t k = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
-                              }
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1;
+                              const int64_t b = c0;
+                              const int64_t m = ((c1 + c5) + c8);
+                              const int64_t n = ((c2 + c6) + c10);
+                              const int64_t k = (c3 + c7);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[((b) * M + m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_Y[((((n - c10 - c2) / 16) * 1 + (b - c0)) * 512 + (k - c3)) * 16 + c10])));
                             }
                           }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t b = c0;
-                                const int64_t m = ((c1 + c5) + c8);
-                                const int64_t n = ((c2 + c6) + c10);
-                                if (polyc_lane1 < polyc_count1)
-                                  Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1;
+                              const int64_t b = c0;
+                              const int64_t m = ((c1 + c5) + c8);
+                              const int64_t n = ((c2 + c6) + c10);
+                              if (polyc_lane1 < polyc_count1)
+                                Z[((b) * M + m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `batchnorm_stats`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def batchnorm_stats(float32(N, C, H, W) X) -> (float32 mean, float32 var) {
  *   mean(c) +=! X(n, c, h, w) where c in 0:C, n in 0:N, h in 0:H, w in 0:W

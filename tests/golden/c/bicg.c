@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `bicg`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def bicg(float32(N, M) A, float32(N) r, float32(M) p) -> (float32 s, float32 q) {
  *   s(j) +=! r(i) * A(i, j) where j in 0:M, i in 0:N

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `main`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def main(float32(R, S) A, float32(S) v) -> (float32 P, float32 Q) {
  *   P(i, j) = A(i, j) * 2.0 + v(j) where i in 0:R, j in 0:S

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `conv2d`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def conv2d(float32(N, C, H, W) I, float32(M, C, KH, KW) W1) -> (float32 O) {
  *   I_t0213(t0, t2, t1, t3) = I(t0, t1, t2, t3) where t0 in 0:N, t2 in 0:H, t1 in 0:C, t3 in 0:W
@@ -350,9 +350,9 @@ static __attribute__((noinline)) void polyc_conv2d_block0(int64_t C, int64_t H, 
   for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
   {
     const int64_t c15 = polyc_lane1;
-    if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
     {
       float polyc_acc[6][16];
+      if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -365,53 +365,7 @@ static __attribute__((noinline)) void polyc_conv2d_block0(int64_t C, int64_t H, 
           }
         }
       }
-      for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-      {
-        for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-        {
-          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-          {
-            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-      {
-        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 < polyc_count2)
-              O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
-          }
-        }
-      }
-    }
-    else
-    {
-      float polyc_acc[6][16];
+      else
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -477,160 +431,100 @@ static __attribute__((noinline)) void polyc_conv2d_block0(int64_t C, int64_t H, 
 
 static __attribute__((noinline)) void polyc_conv2d_block1(int64_t C, int64_t H, float *restrict I_t0213, int64_t KH, int64_t KW, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c9, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_count2)
 {
+  float polyc_acc[6][2][8];
   if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
   {
-    float polyc_acc[6][2][8];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-    {
-      for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-      {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 < polyc_count2)
-              O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][8];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
         }
       }
     }
-    for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+  }
+  for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+  {
+    for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
     {
-      for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
       {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
+              const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c19 = polyc_lane2;
+              const int64_t n = c0;
+              const int64_t m = (c1 + c14);
+              const int64_t h = ((c2 + c9) + c15);
+              const int64_t w = (c3 + c19);
+              const int64_t c = (c4 + c13);
+              const int64_t kh = (c5 + c11);
+              const int64_t kw = (c6 + c12);
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 < polyc_count2)
-              O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          if (polyc_lane2 < polyc_count2)
+            O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -639,158 +533,99 @@ static __attribute__((noinline)) void polyc_conv2d_block1(int64_t C, int64_t H, 
 
 static __attribute__((noinline)) void polyc_conv2d_block2(int64_t C, int64_t H, float *restrict I_t0213, int64_t KH, int64_t KW, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c9, int64_t polyc_count0, int64_t polyc_count1)
 {
+  float polyc_acc[6][2][4];
   if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-    {
-      for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-      {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w];
         }
       }
     }
-    for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+  }
+  for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+  {
+    for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
     {
-      for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
       {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
+              const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c19 = polyc_lane2;
+              const int64_t n = c0;
+              const int64_t m = (c1 + c14);
+              const int64_t h = ((c2 + c9) + c15);
+              const int64_t w = (c3 + c19);
+              const int64_t c = (c4 + c13);
+              const int64_t kh = (c5 + c11);
+              const int64_t kw = (c6 + c12);
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -799,160 +634,100 @@ static __attribute__((noinline)) void polyc_conv2d_block2(int64_t C, int64_t H, 
 
 static __attribute__((noinline)) void polyc_conv2d_block3(int64_t C, int64_t H, float *restrict I_t0213, int64_t KH, int64_t KW, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c9, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_count2)
 {
+  float polyc_acc[6][2][4];
   if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-    {
-      for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-      {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 < polyc_count2)
-              O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
         }
       }
     }
-    for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+  }
+  for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+  {
+    for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
     {
-      for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
       {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
+              const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c19 = polyc_lane2;
+              const int64_t n = c0;
+              const int64_t m = (c1 + c14);
+              const int64_t h = ((c2 + c9) + c15);
+              const int64_t w = (c3 + c19);
+              const int64_t c = (c4 + c13);
+              const int64_t kh = (c5 + c11);
+              const int64_t kw = (c6 + c12);
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 < polyc_count2)
-              O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          if (polyc_lane2 < polyc_count2)
+            O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -961,158 +736,99 @@ static __attribute__((noinline)) void polyc_conv2d_block3(int64_t C, int64_t H, 
 
 static __attribute__((noinline)) void polyc_conv2d_block4(int64_t C, int64_t H, float *restrict I_t0213, int64_t KH, int64_t KW, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c9, int64_t polyc_count0, int64_t polyc_count1)
 {
+  float polyc_acc[6][2][8];
   if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
   {
-    float polyc_acc[6][2][8];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-    {
-      for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-      {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][8];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w];
         }
       }
     }
-    for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+  }
+  for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+  {
+    for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
     {
-      for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
       {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
+              const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c19 = polyc_lane2;
+              const int64_t n = c0;
+              const int64_t m = (c1 + c14);
+              const int64_t h = ((c2 + c9) + c15);
+              const int64_t w = (c3 + c19);
+              const int64_t c = (c4 + c13);
+              const int64_t kh = (c5 + c11);
+              const int64_t kw = (c6 + c12);
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -1124,9 +840,9 @@ static __attribute__((noinline)) void polyc_conv2d_block5(int64_t C, int64_t H, 
   for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
   {
     const int64_t c15 = polyc_lane1;
-    if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
     {
       float polyc_acc[6][16];
+      if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -1139,52 +855,7 @@ static __attribute__((noinline)) void polyc_conv2d_block5(int64_t C, int64_t H, 
           }
         }
       }
-      for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-      {
-        for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-        {
-          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-          {
-            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-      {
-        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
-          }
-        }
-      }
-    }
-    else
-    {
-      float polyc_acc[6][16];
+      else
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -1249,160 +920,100 @@ static __attribute__((noinline)) void polyc_conv2d_block5(int64_t C, int64_t H, 
 
 static __attribute__((noinline)) void polyc_conv2d_block6(int64_t C, int64_t H, float *restrict I_t0213, int64_t KH, int64_t KW, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c9, int64_t polyc_base, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_own)
 {
+  float polyc_acc[6][2][4];
   if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2 + polyc_base;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-    {
-      for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-      {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2 + polyc_base;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2 + polyc_base;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 >= polyc_own)
-              O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2 + polyc_base;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2 + polyc_base;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 >= polyc_own) ? O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2 + polyc_base;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 >= polyc_own) ? O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
         }
       }
     }
-    for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+  }
+  for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+  {
+    for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
     {
-      for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
       {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2 + polyc_base;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
+              const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c19 = polyc_lane2 + polyc_base;
+              const int64_t n = c0;
+              const int64_t m = (c1 + c14);
+              const int64_t h = ((c2 + c9) + c15);
+              const int64_t w = (c3 + c19);
+              const int64_t c = (c4 + c13);
+              const int64_t kh = (c5 + c11);
+              const int64_t kw = (c6 + c12);
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2 + polyc_base;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 >= polyc_own)
-              O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2 + polyc_base;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          if (polyc_lane2 >= polyc_own)
+            O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -1414,9 +1025,9 @@ static __attribute__((noinline)) void polyc_conv2d_block7(int64_t C, int64_t H, 
   for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
   {
     const int64_t c15 = polyc_lane1;
-    if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
     {
       float polyc_acc[6][16];
+      if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -1429,53 +1040,7 @@ static __attribute__((noinline)) void polyc_conv2d_block7(int64_t C, int64_t H, 
           }
         }
       }
-      for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-      {
-        for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-        {
-          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-          {
-            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c19 = polyc_lane2 + polyc_base;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = (c5 + c11);
-                const int64_t kw = (c6 + c12);
-                polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-      {
-        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c19 = polyc_lane2 + polyc_base;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 >= polyc_own)
-              O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
-          }
-        }
-      }
-    }
-    else
-    {
-      float polyc_acc[6][16];
+      else
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -1581,9 +1146,9 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                     for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
                     {
                       const int64_t c15 = polyc_lane1;
-                      if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                       {
                         float polyc_acc[6][16];
+                        if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -1596,52 +1161,7 @@ static __attribute__((noinline)) void polyc_conv2d_region2(int * polyc_status_at
                             }
                           }
                         }
-                        for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                        {
-                          for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                          {
-                            for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-                                {
-                                  const int64_t c14 = polyc_lane0;
-                                  const int64_t c19 = polyc_lane2;
-                                  const int64_t n = c0;
-                                  const int64_t m = (c1 + c14);
-                                  const int64_t h = ((c2 + c9) + c15);
-                                  const int64_t w = (c3 + c19);
-                                  const int64_t c = (c4 + c13);
-                                  const int64_t kh = (c5 + c11);
-                                  const int64_t kw = (c6 + c12);
-                                  polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + kh) * C + c) * W + kw + w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                                }
-                              }
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-                            {
-                              const int64_t c14 = polyc_lane0;
-                              const int64_t c19 = polyc_lane2;
-                              const int64_t n = c0;
-                              const int64_t m = (c1 + c14);
-                              const int64_t h = ((c2 + c9) + c15);
-                              const int64_t w = (c3 + c19);
-                              O[(((n) * M + m) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `conv2d_dilated`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def conv2d_dilated(float32(N, C, H, W) I, float32(M, C, 3, 3) W1) -> (float32 O) {
  *   I_t0213(t0, t2, t1, t3) = I(t0, t1, t2, t3) where t0 in 0:N, t2 in 0:H, t1 in 0:C, t3 in 0:W
@@ -344,9 +344,9 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_block0(int64_t C, int
   for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
   {
     const int64_t c15 = polyc_lane1;
-    if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
     {
       float polyc_acc[6][16];
+      if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -359,53 +359,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_block0(int64_t C, int
           }
         }
       }
-      for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-      {
-        for (int64_t c12 = 0; c12 <= 2; c12 += 1)
-        {
-          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-          {
-            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = c11;
-                const int64_t kw = c12;
-                polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-      {
-        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 < polyc_count2)
-              O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane2];
-          }
-        }
-      }
-    }
-    else
-    {
-      float polyc_acc[6][16];
+      else
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -471,160 +425,100 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_block0(int64_t C, int
 
 static __attribute__((noinline)) void polyc_conv2d_dilated_block1(int64_t C, int64_t H, float *restrict I_t0213, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c9, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_count2)
 {
+  float polyc_acc[6][2][8];
   if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
   {
-    float polyc_acc[6][2][8];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-    {
-      for (int64_t c12 = 0; c12 <= 2; c12 += 1)
-      {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = c11;
-                const int64_t kw = c12;
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 < polyc_count2)
-              O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][8];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] : 0.0f);
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] : 0.0f);
         }
       }
     }
-    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+  }
+  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+  {
+    for (int64_t c12 = 0; c12 <= 2; c12 += 1)
     {
-      for (int64_t c12 = 0; c12 <= 2; c12 += 1)
+      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
       {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = c11;
-                const int64_t kw = c12;
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-              }
+              const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c19 = polyc_lane2;
+              const int64_t n = c0;
+              const int64_t m = (c1 + c14);
+              const int64_t h = ((c2 + c9) + c15);
+              const int64_t w = (c3 + c19);
+              const int64_t c = (c4 + c13);
+              const int64_t kh = c11;
+              const int64_t kw = c12;
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 < polyc_count2)
-              O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          if (polyc_lane2 < polyc_count2)
+            O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -633,158 +527,99 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_block1(int64_t C, int
 
 static __attribute__((noinline)) void polyc_conv2d_dilated_block2(int64_t C, int64_t H, float *restrict I_t0213, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c9, int64_t polyc_count0, int64_t polyc_count1)
 {
+  float polyc_acc[6][2][4];
   if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-    {
-      for (int64_t c12 = 0; c12 <= 2; c12 += 1)
-      {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = c11;
-                const int64_t kw = c12;
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w];
         }
       }
     }
-    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+  }
+  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+  {
+    for (int64_t c12 = 0; c12 <= 2; c12 += 1)
     {
-      for (int64_t c12 = 0; c12 <= 2; c12 += 1)
+      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
       {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = c11;
-                const int64_t kw = c12;
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-              }
+              const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c19 = polyc_lane2;
+              const int64_t n = c0;
+              const int64_t m = (c1 + c14);
+              const int64_t h = ((c2 + c9) + c15);
+              const int64_t w = (c3 + c19);
+              const int64_t c = (c4 + c13);
+              const int64_t kh = c11;
+              const int64_t kw = c12;
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -793,160 +628,100 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_block2(int64_t C, int
 
 static __attribute__((noinline)) void polyc_conv2d_dilated_block3(int64_t C, int64_t H, float *restrict I_t0213, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c9, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_count2)
 {
+  float polyc_acc[6][2][4];
   if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-    {
-      for (int64_t c12 = 0; c12 <= 2; c12 += 1)
-      {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = c11;
-                const int64_t kw = c12;
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 < polyc_count2)
-              O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] : 0.0f);
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] : 0.0f);
         }
       }
     }
-    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+  }
+  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+  {
+    for (int64_t c12 = 0; c12 <= 2; c12 += 1)
     {
-      for (int64_t c12 = 0; c12 <= 2; c12 += 1)
+      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
       {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = c11;
-                const int64_t kw = c12;
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-              }
+              const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c19 = polyc_lane2;
+              const int64_t n = c0;
+              const int64_t m = (c1 + c14);
+              const int64_t h = ((c2 + c9) + c15);
+              const int64_t w = (c3 + c19);
+              const int64_t c = (c4 + c13);
+              const int64_t kh = c11;
+              const int64_t kw = c12;
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 < polyc_count2)
-              O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          if (polyc_lane2 < polyc_count2)
+            O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -955,158 +730,99 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_block3(int64_t C, int
 
 static __attribute__((noinline)) void polyc_conv2d_dilated_block4(int64_t C, int64_t H, float *restrict I_t0213, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c9, int64_t polyc_count0, int64_t polyc_count1)
 {
+  float polyc_acc[6][2][8];
   if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
   {
-    float polyc_acc[6][2][8];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-    {
-      for (int64_t c12 = 0; c12 <= 2; c12 += 1)
-      {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = c11;
-                const int64_t kw = c12;
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][8];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w];
         }
       }
     }
-    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+  }
+  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+  {
+    for (int64_t c12 = 0; c12 <= 2; c12 += 1)
     {
-      for (int64_t c12 = 0; c12 <= 2; c12 += 1)
+      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
       {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = c11;
-                const int64_t kw = c12;
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-              }
+              const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c19 = polyc_lane2;
+              const int64_t n = c0;
+              const int64_t m = (c1 + c14);
+              const int64_t h = ((c2 + c9) + c15);
+              const int64_t w = (c3 + c19);
+              const int64_t c = (c4 + c13);
+              const int64_t kh = c11;
+              const int64_t kw = c12;
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -1118,9 +834,9 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_block5(int64_t C, int
   for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
   {
     const int64_t c15 = polyc_lane1;
-    if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
     {
       float polyc_acc[6][16];
+      if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -1133,52 +849,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_block5(int64_t C, int
           }
         }
       }
-      for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-      {
-        for (int64_t c12 = 0; c12 <= 2; c12 += 1)
-        {
-          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-          {
-            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c19 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = c11;
-                const int64_t kw = c12;
-                polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-      {
-        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c19 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane2];
-          }
-        }
-      }
-    }
-    else
-    {
-      float polyc_acc[6][16];
+      else
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -1243,160 +914,100 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_block5(int64_t C, int
 
 static __attribute__((noinline)) void polyc_conv2d_dilated_block6(int64_t C, int64_t H, float *restrict I_t0213, int64_t M, float *restrict O, int64_t W, float *restrict W1_t0231, int64_t c0, int64_t c1, int64_t c2, int64_t c3, int64_t c4, int64_t c9, int64_t polyc_base, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_own)
 {
+  float polyc_acc[6][2][4];
   if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2 + polyc_base;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-    {
-      for (int64_t c12 = 0; c12 <= 2; c12 += 1)
-      {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2 + polyc_base;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = c11;
-                const int64_t kw = c12;
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2 + polyc_base;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 >= polyc_own)
-              O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2 + polyc_base;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2 + polyc_base;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 >= polyc_own) ? O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] : 0.0f);
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2 + polyc_base;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 >= polyc_own) ? O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] : 0.0f);
         }
       }
     }
-    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+  }
+  for (int64_t c11 = 0; c11 <= 2; c11 += 1)
+  {
+    for (int64_t c12 = 0; c12 <= 2; c12 += 1)
     {
-      for (int64_t c12 = 0; c12 <= 2; c12 += 1)
+      for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
       {
-        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c19 = polyc_lane2 + polyc_base;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = c11;
-                const int64_t kw = c12;
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-              }
+              const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c19 = polyc_lane2 + polyc_base;
+              const int64_t n = c0;
+              const int64_t m = (c1 + c14);
+              const int64_t h = ((c2 + c9) + c15);
+              const int64_t w = (c3 + c19);
+              const int64_t c = (c4 + c13);
+              const int64_t kh = c11;
+              const int64_t kw = c12;
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c19 = polyc_lane2 + polyc_base;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 >= polyc_own)
-              O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c15 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c19 = polyc_lane2 + polyc_base;
+          const int64_t n = c0;
+          const int64_t m = (c1 + c14);
+          const int64_t h = ((c2 + c9) + c15);
+          const int64_t w = (c3 + c19);
+          if (polyc_lane2 >= polyc_own)
+            O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -1408,9 +1019,9 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_block7(int64_t C, int
   for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
   {
     const int64_t c15 = polyc_lane1;
-    if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
     {
       float polyc_acc[6][16];
+      if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -1423,53 +1034,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_block7(int64_t C, int
           }
         }
       }
-      for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-      {
-        for (int64_t c12 = 0; c12 <= 2; c12 += 1)
-        {
-          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-          {
-            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-              {
-                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c19 = polyc_lane2 + polyc_base;
-                const int64_t n = c0;
-                const int64_t m = (c1 + c14);
-                const int64_t h = ((c2 + c9) + c15);
-                const int64_t w = (c3 + c19);
-                const int64_t c = (c4 + c13);
-                const int64_t kh = c11;
-                const int64_t kw = c12;
-                polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-      {
-        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-          {
-            const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c19 = polyc_lane2 + polyc_base;
-            const int64_t n = c0;
-            const int64_t m = (c1 + c14);
-            const int64_t h = ((c2 + c9) + c15);
-            const int64_t w = (c3 + c19);
-            if (polyc_lane2 >= polyc_own)
-              O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane2];
-          }
-        }
-      }
-    }
-    else
-    {
-      float polyc_acc[6][16];
+      else
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -1571,9 +1136,9 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                 for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
                 {
                   const int64_t c15 = polyc_lane1;
-                  if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
                   {
                     float polyc_acc[6][16];
+                    if ((((1 * c4 + 0 == 0) && (-1 * W + 20 >= 0))))
                     {
                       for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
@@ -1586,52 +1151,7 @@ static __attribute__((noinline)) void polyc_conv2d_dilated_region2(int * polyc_s
                         }
                       }
                     }
-                    for (int64_t c11 = 0; c11 <= 2; c11 += 1)
-                    {
-                      for (int64_t c12 = 0; c12 <= 2; c12 += 1)
-                      {
-                        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-                            {
-                              const int64_t c14 = polyc_lane0;
-                              const int64_t c19 = polyc_lane2;
-                              const int64_t n = c0;
-                              const int64_t m = (c1 + c14);
-                              const int64_t h = ((c2 + c9) + c15);
-                              const int64_t w = (c3 + c19);
-                              const int64_t c = (c4 + c13);
-                              const int64_t kh = c11;
-                              const int64_t kw = c12;
-                              polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t0213[(((n) * H + h + 2 * kh) * C + c) * W + 2 * kw + w] * W1_t0231[(((m) * 3 + kh) * 3 + kw) * C + c]));
-                            }
-                          }
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-                        {
-                          const int64_t c14 = polyc_lane0;
-                          const int64_t c19 = polyc_lane2;
-                          const int64_t n = c0;
-                          const int64_t m = (c1 + c14);
-                          const int64_t h = ((c2 + c9) + c15);
-                          const int64_t w = (c3 + c19);
-                          O[(((n) * M + m) * (H - 4) + h) * (W - 4) + w] = polyc_acc[polyc_lane0][polyc_lane2];
-                        }
-                      }
-                    }
-                  }
-                  else
-                  {
-                    float polyc_acc[6][16];
+                    else
                     {
                       for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `conv2d_grouped`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def conv2d_grouped(float32(N, G, C, H, W) I, float32(G, F, C, KH, KW) W1) -> (float32 O) {
  *   I_t01324(t0, t1, t3, t2, t4) = I(t0, t1, t2, t3, t4) where t0 in 0:N, t1 in 0:G, t3 in 0:H, t2 in 0:C, t4 in 0:W
@@ -365,9 +365,9 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_block0(int64_t C, int
   for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
   {
     const int64_t c17 = polyc_lane1;
-    if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
     {
       float polyc_acc[6][16];
+      if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -380,55 +380,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_block0(int64_t C, int
           }
         }
       }
-      for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-      {
-        for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-        {
-          for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-          {
-            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c21 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-      {
-        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            if (polyc_lane2 < polyc_count2)
-              O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
-          }
-        }
-      }
-    }
-    else
-    {
-      float polyc_acc[6][16];
+      else
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -497,165 +449,103 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_block0(int64_t C, int
 
 static __attribute__((noinline)) void polyc_conv2d_grouped_block1(int64_t C, int64_t F, int64_t G, int64_t H, float *restrict I_t01324, int64_t KH, int64_t KW, float *restrict O, int64_t W, float *restrict W1_t01342, int64_t c0, int64_t c1, int64_t c11, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c7, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_count2)
 {
+  float polyc_acc[6][2][8];
   if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
   {
-    float polyc_acc[6][2][8];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-    {
-      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-      {
-        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c21 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            if (polyc_lane2 < polyc_count2)
-              O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][8];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t g = c1;
+          const int64_t f = (c2 + c16);
+          const int64_t h = ((c3 + c11) + c17);
+          const int64_t w = (c4 + c21);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
         }
       }
     }
-    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+  }
+  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+  {
+    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
     {
-      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
       {
-        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c21 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
+              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c21 = polyc_lane2;
+              const int64_t n = c0;
+              const int64_t g = c1;
+              const int64_t f = (c2 + c16);
+              const int64_t h = ((c3 + c11) + c17);
+              const int64_t w = (c4 + c21);
+              const int64_t c = (c5 + c15);
+              const int64_t kh = (c6 + c13);
+              const int64_t kw = (c7 + c14);
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            if (polyc_lane2 < polyc_count2)
-              O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t g = c1;
+          const int64_t f = (c2 + c16);
+          const int64_t h = ((c3 + c11) + c17);
+          const int64_t w = (c4 + c21);
+          if (polyc_lane2 < polyc_count2)
+            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -664,163 +554,102 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_block1(int64_t C, int
 
 static __attribute__((noinline)) void polyc_conv2d_grouped_block2(int64_t C, int64_t F, int64_t G, int64_t H, float *restrict I_t01324, int64_t KH, int64_t KW, float *restrict O, int64_t W, float *restrict W1_t01342, int64_t c0, int64_t c1, int64_t c11, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c7, int64_t polyc_count0, int64_t polyc_count1)
 {
+  float polyc_acc[6][2][4];
   if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-    {
-      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-      {
-        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c21 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t g = c1;
+          const int64_t f = (c2 + c16);
+          const int64_t h = ((c3 + c11) + c17);
+          const int64_t w = (c4 + c21);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
         }
       }
     }
-    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+  }
+  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+  {
+    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
     {
-      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
       {
-        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c21 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
+              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c21 = polyc_lane2;
+              const int64_t n = c0;
+              const int64_t g = c1;
+              const int64_t f = (c2 + c16);
+              const int64_t h = ((c3 + c11) + c17);
+              const int64_t w = (c4 + c21);
+              const int64_t c = (c5 + c15);
+              const int64_t kh = (c6 + c13);
+              const int64_t kw = (c7 + c14);
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t g = c1;
+          const int64_t f = (c2 + c16);
+          const int64_t h = ((c3 + c11) + c17);
+          const int64_t w = (c4 + c21);
+          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -829,165 +658,103 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_block2(int64_t C, int
 
 static __attribute__((noinline)) void polyc_conv2d_grouped_block3(int64_t C, int64_t F, int64_t G, int64_t H, float *restrict I_t01324, int64_t KH, int64_t KW, float *restrict O, int64_t W, float *restrict W1_t01342, int64_t c0, int64_t c1, int64_t c11, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c7, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_count2)
 {
+  float polyc_acc[6][2][4];
   if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-    {
-      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-      {
-        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c21 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            if (polyc_lane2 < polyc_count2)
-              O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t g = c1;
+          const int64_t f = (c2 + c16);
+          const int64_t h = ((c3 + c11) + c17);
+          const int64_t w = (c4 + c21);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 < polyc_count2) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
         }
       }
     }
-    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+  }
+  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+  {
+    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
     {
-      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
       {
-        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c21 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
+              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c21 = polyc_lane2;
+              const int64_t n = c0;
+              const int64_t g = c1;
+              const int64_t f = (c2 + c16);
+              const int64_t h = ((c3 + c11) + c17);
+              const int64_t w = (c4 + c21);
+              const int64_t c = (c5 + c15);
+              const int64_t kh = (c6 + c13);
+              const int64_t kw = (c7 + c14);
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            if (polyc_lane2 < polyc_count2)
-              O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t g = c1;
+          const int64_t f = (c2 + c16);
+          const int64_t h = ((c3 + c11) + c17);
+          const int64_t w = (c4 + c21);
+          if (polyc_lane2 < polyc_count2)
+            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -996,163 +763,102 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_block3(int64_t C, int
 
 static __attribute__((noinline)) void polyc_conv2d_grouped_block4(int64_t C, int64_t F, int64_t G, int64_t H, float *restrict I_t01324, int64_t KH, int64_t KW, float *restrict O, int64_t W, float *restrict W1_t01342, int64_t c0, int64_t c1, int64_t c11, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c7, int64_t polyc_count0, int64_t polyc_count1)
 {
+  float polyc_acc[6][2][8];
   if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
   {
-    float polyc_acc[6][2][8];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-    {
-      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-      {
-        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c21 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][8];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t g = c1;
+          const int64_t f = (c2 + c16);
+          const int64_t h = ((c3 + c11) + c17);
+          const int64_t w = (c4 + c21);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w];
         }
       }
     }
-    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+  }
+  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+  {
+    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
     {
-      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
       {
-        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c21 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
+              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c21 = polyc_lane2;
+              const int64_t n = c0;
+              const int64_t g = c1;
+              const int64_t f = (c2 + c16);
+              const int64_t h = ((c3 + c11) + c17);
+              const int64_t w = (c4 + c21);
+              const int64_t c = (c5 + c15);
+              const int64_t kh = (c6 + c13);
+              const int64_t kw = (c7 + c14);
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 8; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2;
+          const int64_t n = c0;
+          const int64_t g = c1;
+          const int64_t f = (c2 + c16);
+          const int64_t h = ((c3 + c11) + c17);
+          const int64_t w = (c4 + c21);
+          O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -1164,9 +870,9 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_block5(int64_t C, int
   for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
   {
     const int64_t c17 = polyc_lane1;
-    if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
     {
       float polyc_acc[6][16];
+      if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -1179,54 +885,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_block5(int64_t C, int
           }
         }
       }
-      for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-      {
-        for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-        {
-          for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-          {
-            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c21 = polyc_lane2;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-      {
-        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c21 = polyc_lane2;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
-          }
-        }
-      }
-    }
-    else
-    {
-      float polyc_acc[6][16];
+      else
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -1294,165 +953,103 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_block5(int64_t C, int
 
 static __attribute__((noinline)) void polyc_conv2d_grouped_block6(int64_t C, int64_t F, int64_t G, int64_t H, float *restrict I_t01324, int64_t KH, int64_t KW, float *restrict O, int64_t W, float *restrict W1_t01342, int64_t c0, int64_t c1, int64_t c11, int64_t c2, int64_t c3, int64_t c4, int64_t c5, int64_t c6, int64_t c7, int64_t polyc_base, int64_t polyc_count0, int64_t polyc_count1, int64_t polyc_own)
 {
+  float polyc_acc[6][2][4];
   if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2 + polyc_base;
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
-          }
-        }
-      }
-    }
-    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-    {
-      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-      {
-        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-        {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-          {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c21 = polyc_lane2 + polyc_base;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-      {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2 + polyc_base;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            if (polyc_lane2 >= polyc_own)
-              O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2 + polyc_base;
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = 0.0f;
         }
       }
     }
   }
   else
   {
-    float polyc_acc[6][2][4];
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2 + polyc_base;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 >= polyc_own) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2 + polyc_base;
+          const int64_t n = c0;
+          const int64_t g = c1;
+          const int64_t f = (c2 + c16);
+          const int64_t h = ((c3 + c11) + c17);
+          const int64_t w = (c4 + c21);
+          polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = ((polyc_lane2 >= polyc_own) ? O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] : 0.0f);
         }
       }
     }
-    for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+  }
+  for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
+  {
+    for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
     {
-      for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
+      for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
       {
-        for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
+        #pragma GCC unroll 6
+        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
-          #pragma GCC unroll 6
-          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+          #pragma GCC unroll 2
+          for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
           {
-            #pragma GCC unroll 2
-            for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+            #pragma omp simd
+            for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
             {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-                const int64_t c21 = polyc_lane2 + polyc_base;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
+              const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+              const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+              const int64_t c21 = polyc_lane2 + polyc_base;
+              const int64_t n = c0;
+              const int64_t g = c1;
+              const int64_t f = (c2 + c16);
+              const int64_t h = ((c3 + c11) + c17);
+              const int64_t w = (c4 + c21);
+              const int64_t c = (c5 + c15);
+              const int64_t kh = (c6 + c13);
+              const int64_t kw = (c7 + c14);
+              polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
             }
           }
         }
       }
     }
+  }
+  {
+    #pragma GCC unroll 6
+    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
     {
-      #pragma GCC unroll 6
-      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+      #pragma GCC unroll 2
+      for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
       {
-        #pragma GCC unroll 2
-        for (int64_t polyc_lane1 = 0; polyc_lane1 < 2; polyc_lane1 += 1)
+        #pragma omp simd
+        for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
         {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 4; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
-            const int64_t c21 = polyc_lane2 + polyc_base;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            if (polyc_lane2 >= polyc_own)
-              O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
-          }
+          const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
+          const int64_t c17 = polyc_min(polyc_lane1, polyc_count1 - 1);
+          const int64_t c21 = polyc_lane2 + polyc_base;
+          const int64_t n = c0;
+          const int64_t g = c1;
+          const int64_t f = (c2 + c16);
+          const int64_t h = ((c3 + c11) + c17);
+          const int64_t w = (c4 + c21);
+          if (polyc_lane2 >= polyc_own)
+            O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1][polyc_lane2];
         }
       }
     }
@@ -1464,9 +1061,9 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_block7(int64_t C, int
   for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
   {
     const int64_t c17 = polyc_lane1;
-    if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
     {
       float polyc_acc[6][16];
+      if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -1479,55 +1076,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_block7(int64_t C, int
           }
         }
       }
-      for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-      {
-        for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-        {
-          for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-          {
-            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-            {
-              #pragma omp simd
-              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-              {
-                const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                const int64_t c21 = polyc_lane2 + polyc_base;
-                const int64_t n = c0;
-                const int64_t g = c1;
-                const int64_t f = (c2 + c16);
-                const int64_t h = ((c3 + c11) + c17);
-                const int64_t w = (c4 + c21);
-                const int64_t c = (c5 + c15);
-                const int64_t kh = (c6 + c13);
-                const int64_t kw = (c7 + c14);
-                polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-              }
-            }
-          }
-        }
-      }
-      {
-        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-        {
-          #pragma omp simd
-          for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-          {
-            const int64_t c16 = polyc_min(polyc_lane0, polyc_count0 - 1);
-            const int64_t c21 = polyc_lane2 + polyc_base;
-            const int64_t n = c0;
-            const int64_t g = c1;
-            const int64_t f = (c2 + c16);
-            const int64_t h = ((c3 + c11) + c17);
-            const int64_t w = (c4 + c21);
-            if (polyc_lane2 >= polyc_own)
-              O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
-          }
-        }
-      }
-    }
-    else
-    {
-      float polyc_acc[6][16];
+      else
       {
         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
         {
@@ -1639,9 +1188,9 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                       for (int64_t polyc_lane1 = 0; polyc_lane1 < polyc_count1; polyc_lane1 += 1)
                       {
                         const int64_t c17 = polyc_lane1;
-                        if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                         {
                           float polyc_acc[6][16];
+                          if ((((1 * c7 + 0 == 0) && (1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (-1 * W + 1 * KW + 15 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -1654,54 +1203,7 @@ static __attribute__((noinline)) void polyc_conv2d_grouped_region2(int * polyc_s
                               }
                             }
                           }
-                          for (int64_t c13 = 0; c13 <= polyc_min(7, ((KH - c6) - 1)); c13 += 1)
-                          {
-                            for (int64_t c14 = 0; c14 <= polyc_min(7, ((KW - c7) - 1)); c14 += 1)
-                            {
-                              for (int64_t c15 = 0; c15 <= polyc_min(255, ((C - c5) - 1)); c15 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-                                  {
-                                    const int64_t c16 = polyc_lane0;
-                                    const int64_t c21 = polyc_lane2;
-                                    const int64_t n = c0;
-                                    const int64_t g = c1;
-                                    const int64_t f = (c2 + c16);
-                                    const int64_t h = ((c3 + c11) + c17);
-                                    const int64_t w = (c4 + c21);
-                                    const int64_t c = (c5 + c15);
-                                    const int64_t kh = (c6 + c13);
-                                    const int64_t kw = (c7 + c14);
-                                    polyc_acc[polyc_lane0][polyc_lane2] = (polyc_acc[polyc_lane0][polyc_lane2] + (I_t01324[((((n) * G + g) * H + h + kh) * C + c) * W + kw + w] * W1_t01342[((((g) * F + f) * KH + kh) * KW + kw) * C + c]));
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane2 = 0; polyc_lane2 < 16; polyc_lane2 += 1)
-                              {
-                                const int64_t c16 = polyc_lane0;
-                                const int64_t c21 = polyc_lane2;
-                                const int64_t n = c0;
-                                const int64_t g = c1;
-                                const int64_t f = (c2 + c16);
-                                const int64_t h = ((c3 + c11) + c17);
-                                const int64_t w = (c4 + c21);
-                                O[((((n) * G + g) * F + f) * (H - KH + 1) + h) * (W - KW + 1) + w] = polyc_acc[polyc_lane0][polyc_lane2];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {

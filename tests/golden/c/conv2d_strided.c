@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `conv2d_strided`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def conv2d_strided(float32(N, C, H, W) I, float32(M, C, KH, KW) W1) -> (float32 O) {
  *   I_t0213(t0, t2, t1, t3) = I(t0, t1, t2, t3) where t0 in 0:N, t2 in 0:H, t1 in 0:C, t3 in 0:W
@@ -383,126 +383,81 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                 for (int64_t c8 = 0; c8 <= polyc_min(1, (((-KH) - c2) + ((H + KH) / 2))); c8 += 1)
                 {
                   if ((((M - c1) - 1) >= 5) && ((((-KW) - c3) + ((W + KW) / 2)) >= 15))
+                  {
+                    float polyc_acc[6][16];
                     if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                     {
-                      float polyc_acc[6][16];
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c14 = polyc_lane0;
-                            const int64_t c18 = polyc_lane1;
-                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                          }
-                        }
-                      }
-                      for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                      {
-                        for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                        {
-                          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c14 = polyc_lane0;
-                                const int64_t c18 = polyc_lane1;
-                                const int64_t n = c0;
-                                const int64_t m = (c1 + c14);
-                                const int64_t h = (c2 + c8);
-                                const int64_t w = (c3 + c18);
-                                const int64_t c = (c4 + c13);
-                                const int64_t kh = (c5 + c11);
-                                const int64_t kw = (c6 + c12);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                              }
-                            }
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c14 = polyc_lane0;
-                            const int64_t c18 = polyc_lane1;
-                            const int64_t n = c0;
-                            const int64_t m = (c1 + c14);
-                            const int64_t h = (c2 + c8);
-                            const int64_t w = (c3 + c18);
-                            O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
+                          const int64_t c14 = polyc_lane0;
+                          const int64_t c18 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                         }
                       }
                     }
                     else
                     {
-                      float polyc_acc[6][16];
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c14 = polyc_lane0;
-                            const int64_t c18 = polyc_lane1;
-                            const int64_t n = c0;
-                            const int64_t m = (c1 + c14);
-                            const int64_t h = (c2 + c8);
-                            const int64_t w = (c3 + c18);
-                            polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w];
-                          }
+                          const int64_t c14 = polyc_lane0;
+                          const int64_t c18 = polyc_lane1;
+                          const int64_t n = c0;
+                          const int64_t m = (c1 + c14);
+                          const int64_t h = (c2 + c8);
+                          const int64_t w = (c3 + c18);
+                          polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w];
                         }
                       }
-                      for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                    }
+                    for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                    {
+                      for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
                       {
-                        for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                        for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                         {
-                          for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c14 = polyc_lane0;
-                                const int64_t c18 = polyc_lane1;
-                                const int64_t n = c0;
-                                const int64_t m = (c1 + c14);
-                                const int64_t h = (c2 + c8);
-                                const int64_t w = (c3 + c18);
-                                const int64_t c = (c4 + c13);
-                                const int64_t kh = (c5 + c11);
-                                const int64_t kw = (c6 + c12);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                              }
+                              const int64_t c14 = polyc_lane0;
+                              const int64_t c18 = polyc_lane1;
+                              const int64_t n = c0;
+                              const int64_t m = (c1 + c14);
+                              const int64_t h = (c2 + c8);
+                              const int64_t w = (c3 + c18);
+                              const int64_t c = (c4 + c13);
+                              const int64_t kh = (c5 + c11);
+                              const int64_t kw = (c6 + c12);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                             }
                           }
                         }
                       }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                       {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                         {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c14 = polyc_lane0;
-                            const int64_t c18 = polyc_lane1;
-                            const int64_t n = c0;
-                            const int64_t m = (c1 + c14);
-                            const int64_t h = (c2 + c8);
-                            const int64_t w = (c3 + c18);
-                            O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
+                          const int64_t c14 = polyc_lane0;
+                          const int64_t c18 = polyc_lane1;
+                          const int64_t n = c0;
+                          const int64_t m = (c1 + c14);
+                          const int64_t h = (c2 + c8);
+                          const int64_t w = (c3 + c18);
+                          O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                         }
                       }
                     }
+                  }
                   else
                   {
                     const int64_t polyc_count0 = polyc_min(5, ((M - c1) - 1)) + 1;
@@ -520,9 +475,9 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                       {
                         const int64_t polyc_base = -polyc_shift;
                         const int64_t polyc_own = polyc_shift;
-                        if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                         {
                           float polyc_acc[6][16];
+                          if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -535,53 +490,7 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                               }
                             }
                           }
-                          for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                          {
-                            for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                            {
-                              for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c18 = polyc_lane1 + polyc_base;
-                                    const int64_t n = c0;
-                                    const int64_t m = (c1 + c14);
-                                    const int64_t h = (c2 + c8);
-                                    const int64_t w = (c3 + c18);
-                                    const int64_t c = (c4 + c13);
-                                    const int64_t kh = (c5 + c11);
-                                    const int64_t kw = (c6 + c12);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c18 = polyc_lane1 + polyc_base;
-                                const int64_t n = c0;
-                                const int64_t m = (c1 + c14);
-                                const int64_t h = (c2 + c8);
-                                const int64_t w = (c3 + c18);
-                                if (polyc_lane1 >= polyc_own)
-                                  O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -646,14 +555,90 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                       else
                         if (polyc_count1 == 16)
                         {
+                          float polyc_acc[6][16];
                           if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c18 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                              }
+                            }
+                          }
+                          else
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c18 = polyc_lane1;
+                                const int64_t n = c0;
+                                const int64_t m = (c1 + c14);
+                                const int64_t h = (c2 + c8);
+                                const int64_t w = (c3 + c18);
+                                polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w];
+                              }
+                            }
+                          }
+                          for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                          {
+                            for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                            {
+                              for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                {
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                  {
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c18 = polyc_lane1;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = (c2 + c8);
+                                    const int64_t w = (c3 + c18);
+                                    const int64_t c = (c4 + c13);
+                                    const int64_t kh = (c5 + c11);
+                                    const int64_t kw = (c6 + c12);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            {
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              {
+                                const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c18 = polyc_lane1;
+                                const int64_t n = c0;
+                                const int64_t m = (c1 + c14);
+                                const int64_t h = (c2 + c8);
+                                const int64_t w = (c3 + c18);
+                                O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
+                              }
+                            }
+                          }
+                        }
+                        else
+                          if (polyc_count1 == 8)
+                          {
+                            float polyc_acc[6][8];
+                            if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c18 = polyc_lane1;
@@ -661,57 +646,12 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                                 }
                               }
                             }
-                            for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                            {
-                              for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                              {
-                                for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      const int64_t c = (c4 + c13);
-                                      const int64_t kh = (c5 + c11);
-                                      const int64_t kw = (c6 + c12);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                                    }
-                                  }
-                                }
-                              }
-                            }
+                            else
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c18 = polyc_lane1;
-                                  const int64_t n = c0;
-                                  const int64_t m = (c1 + c14);
-                                  const int64_t h = (c2 + c8);
-                                  const int64_t w = (c3 + c18);
-                                  O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][16];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c18 = polyc_lane1;
@@ -732,7 +672,7 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                                   for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                   {
                                     #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                     {
                                       const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                       const int64_t c18 = polyc_lane1;
@@ -753,7 +693,7 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
                                 #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                                 {
                                   const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                   const int64_t c18 = polyc_lane1;
@@ -766,13 +706,11 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                               }
                             }
                           }
-                        }
-                        else
-                          if (polyc_count1 == 8)
-                          {
-                            if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
+                          else
+                            if (polyc_count1 < 8)
                             {
                               float polyc_acc[6][8];
+                              if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                               {
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
@@ -785,32 +723,7 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                                   }
                                 }
                               }
-                              for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                              {
-                                for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                                {
-                                  for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                                  {
-                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                    {
-                                      #pragma omp simd
-                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                      {
-                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                        const int64_t c18 = polyc_lane1;
-                                        const int64_t n = c0;
-                                        const int64_t m = (c1 + c14);
-                                        const int64_t h = (c2 + c8);
-                                        const int64_t w = (c3 + c18);
-                                        const int64_t c = (c4 + c13);
-                                        const int64_t kh = (c5 + c11);
-                                        const int64_t kw = (c6 + c12);
-                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                                      }
-                                    }
-                                  }
-                                }
-                              }
+                              else
                               {
                                 for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
@@ -823,27 +736,7 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                                     const int64_t m = (c1 + c14);
                                     const int64_t h = (c2 + c8);
                                     const int64_t w = (c3 + c18);
-                                    O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c18 = polyc_lane1;
-                                    const int64_t n = c0;
-                                    const int64_t m = (c1 + c14);
-                                    const int64_t h = (c2 + c8);
-                                    const int64_t w = (c3 + c18);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w];
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] : 0.0f);
                                   }
                                 }
                               }
@@ -885,259 +778,85 @@ static __attribute__((noinline)) void polyc_conv2d_strided_region2(int * polyc_s
                                     const int64_t m = (c1 + c14);
                                     const int64_t h = (c2 + c8);
                                     const int64_t w = (c3 + c18);
-                                    O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          else
-                            if (polyc_count1 < 8)
-                            {
-                              if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                                {
-                                  for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                                  {
-                                    for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c18 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t m = (c1 + c14);
-                                          const int64_t h = (c2 + c8);
-                                          const int64_t w = (c3 + c18);
-                                          const int64_t c = (c4 + c13);
-                                          const int64_t kh = (c5 + c11);
-                                          const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                                        }
-                                      }
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
-                                  }
-                                }
-                              }
-                              else
-                              {
-                                float polyc_acc[6][8];
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] : 0.0f);
-                                    }
-                                  }
-                                }
-                                for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                                {
-                                  for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                                  {
-                                    for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c18 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t m = (c1 + c14);
-                                          const int64_t h = (c2 + c8);
-                                          const int64_t w = (c3 + c18);
-                                          const int64_t c = (c4 + c13);
-                                          const int64_t kh = (c5 + c11);
-                                          const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                                        }
-                                      }
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                   }
                                 }
                               }
                             }
                             else
                             {
+                              float polyc_acc[6][16];
                               if ((((1 * c6 + 0 == 0) && (1 * c5 + 0 == 0) && (1 * c4 + 0 == 0) && (-1 * W + 1 * KW + 31 >= 0))))
                               {
-                                float polyc_acc[6][16];
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                    }
-                                  }
-                                }
-                                for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
-                                {
-                                  for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
-                                  {
-                                    for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
-                                    {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                      {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c18 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t m = (c1 + c14);
-                                          const int64_t h = (c2 + c8);
-                                          const int64_t w = (c3 + c18);
-                                          const int64_t c = (c4 + c13);
-                                          const int64_t kh = (c5 + c11);
-                                          const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                                        }
-                                      }
-                                    }
-                                  }
-                                }
-                                {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                  {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c18 = polyc_lane1;
+                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                   }
                                 }
                               }
                               else
                               {
-                                float polyc_acc[6][16];
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] : 0.0f);
-                                    }
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c18 = polyc_lane1;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = (c2 + c8);
+                                    const int64_t w = (c3 + c18);
+                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] : 0.0f);
                                   }
                                 }
-                                for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                              }
+                              for (int64_t c11 = 0; c11 <= polyc_min(7, ((KH - c5) - 1)); c11 += 1)
+                              {
+                                for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
                                 {
-                                  for (int64_t c12 = 0; c12 <= polyc_min(7, ((KW - c6) - 1)); c12 += 1)
+                                  for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
                                   {
-                                    for (int64_t c13 = 0; c13 <= polyc_min(255, ((C - c4) - 1)); c13 += 1)
+                                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                     {
-                                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                      #pragma omp simd
+                                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                       {
-                                        #pragma omp simd
-                                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                        {
-                                          const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                          const int64_t c18 = polyc_lane1;
-                                          const int64_t n = c0;
-                                          const int64_t m = (c1 + c14);
-                                          const int64_t h = (c2 + c8);
-                                          const int64_t w = (c3 + c18);
-                                          const int64_t c = (c4 + c13);
-                                          const int64_t kh = (c5 + c11);
-                                          const int64_t kw = (c6 + c12);
-                                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
-                                        }
+                                        const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                        const int64_t c18 = polyc_lane1;
+                                        const int64_t n = c0;
+                                        const int64_t m = (c1 + c14);
+                                        const int64_t h = (c2 + c8);
+                                        const int64_t w = (c3 + c18);
+                                        const int64_t c = (c4 + c13);
+                                        const int64_t kh = (c5 + c11);
+                                        const int64_t kw = (c6 + c12);
+                                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I_t0213[(((n) * H + 2 * h + kh) * C + c) * W + kw + 2 * w] * W1_t0231[(((m) * KH + kh) * KW + kw) * C + c]));
                                       }
                                     }
                                   }
                                 }
+                              }
+                              {
+                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                                 {
-                                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                  #pragma omp simd
+                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                   {
-                                    #pragma omp simd
-                                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                    {
-                                      const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                      const int64_t c18 = polyc_lane1;
-                                      const int64_t n = c0;
-                                      const int64_t m = (c1 + c14);
-                                      const int64_t h = (c2 + c8);
-                                      const int64_t w = (c3 + c18);
-                                      if (polyc_lane1 < polyc_count1)
-                                        O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
-                                    }
+                                    const int64_t c14 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                    const int64_t c18 = polyc_lane1;
+                                    const int64_t n = c0;
+                                    const int64_t m = (c1 + c14);
+                                    const int64_t h = (c2 + c8);
+                                    const int64_t w = (c3 + c18);
+                                    if (polyc_lane1 < polyc_count1)
+                                      O[(((n) * M + m) * (polyc_floordiv(H - KH, 2) + 1) + h) * (polyc_floordiv(W - KW, 2) + 1) + w] = polyc_acc[polyc_lane0][polyc_lane1];
                                   }
                                 }
                               }

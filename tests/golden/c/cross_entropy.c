@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `cross_entropy`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def cross_entropy(float32(B, C) X, int32(B) T) -> (float32 loss) {
  *   mx(b) max=! X(b, c) where b in 0:B, c in 0:C

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `daxpy`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def daxpy(float64 alpha, float64(N) x, float64(N) y) -> (float64 z) {
  *   z(i) = alpha * x(i) + y(i) where i in 0:N

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `doitgen`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def doitgen(float32(NR, NQ, NP) A, float32(NP, NP) C4) -> (float32 S) {
  *   # NR_NQ = NR * NQ
@@ -244,100 +244,67 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
             for (int64_t c4 = 0; c4 <= polyc_min(63, ((NP - c1) - 1)); c4 += 16)
             {
               if (((((NR_NQ - c0) - c3) - 1) >= 5) && ((((NP - c1) - c4) - 1) >= 15))
+              {
+                float polyc_acc[6][16];
                 if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                      }
-                    }
-                  }
-                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t rq = ((c0 + c3) + c6);
-                        const int64_t p = ((c1 + c4) + c8);
-                        const int64_t s = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t rq = ((c0 + c3) + c6);
-                        const int64_t p = ((c1 + c4) + c8);
-                        S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                     }
                   }
                 }
                 else
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t rq = ((c0 + c3) + c6);
-                        const int64_t p = ((c1 + c4) + c8);
-                        polyc_acc[polyc_lane0][polyc_lane1] = S[(rq) * NP + p];
-                      }
-                    }
-                  }
-                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t rq = ((c0 + c3) + c6);
-                        const int64_t p = ((c1 + c4) + c8);
-                        const int64_t s = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t rq = ((c0 + c3) + c6);
-                        const int64_t p = ((c1 + c4) + c8);
-                        S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t rq = ((c0 + c3) + c6);
+                      const int64_t p = ((c1 + c4) + c8);
+                      polyc_acc[polyc_lane0][polyc_lane1] = S[(rq) * NP + p];
                     }
                   }
                 }
+                for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t rq = ((c0 + c3) + c6);
+                      const int64_t p = ((c1 + c4) + c8);
+                      const int64_t s = (c2 + c5);
+                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8]));
+                    }
+                  }
+                }
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t rq = ((c0 + c3) + c6);
+                      const int64_t p = ((c1 + c4) + c8);
+                      S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                    }
+                  }
+                }
+              }
               else
               {
                 const int64_t polyc_count0 = polyc_min(5, (((NR_NQ - c0) - c3) - 1)) + 1;
@@ -355,9 +322,9 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                   {
                     const int64_t polyc_base = -polyc_shift;
                     const int64_t polyc_own = polyc_shift;
-                    if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
+                      if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
@@ -370,41 +337,7 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                           }
                         }
                       }
-                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
-                            const int64_t rq = ((c0 + c3) + c6);
-                            const int64_t p = ((c1 + c4) + c8);
-                            const int64_t s = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * C4[(s) * NP + p]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
-                            const int64_t rq = ((c0 + c3) + c6);
-                            const int64_t p = ((c1 + c4) + c8);
-                            if (polyc_lane1 >= polyc_own)
-                              S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
+                      else
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
@@ -455,14 +388,76 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                   else
                     if (polyc_count1 == 16)
                     {
+                      float polyc_acc[6][16];
                       if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
                       {
-                        float polyc_acc[6][16];
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      else
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t rq = ((c0 + c3) + c6);
+                            const int64_t p = ((c1 + c4) + c8);
+                            polyc_acc[polyc_lane0][polyc_lane1] = S[(rq) * NP + p];
+                          }
+                        }
+                      }
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t rq = ((c0 + c3) + c6);
+                            const int64_t p = ((c1 + c4) + c8);
+                            const int64_t s = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t rq = ((c0 + c3) + c6);
+                            const int64_t p = ((c1 + c4) + c8);
+                            S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        float polyc_acc[6][8];
+                        if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -470,45 +465,12 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                             }
                           }
                         }
-                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t rq = ((c0 + c3) + c6);
-                              const int64_t p = ((c1 + c4) + c8);
-                              const int64_t s = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t rq = ((c0 + c3) + c6);
-                              const int64_t p = ((c1 + c4) + c8);
-                              S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -523,7 +485,7 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -538,7 +500,7 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -549,13 +511,11 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                           }
                         }
                       }
-                    }
-                    else
-                      if (polyc_count1 == 8)
-                      {
-                        if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
+                      else
+                        if (polyc_count1 < 8)
                         {
                           float polyc_acc[6][8];
+                          if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -568,7 +528,7 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                               }
                             }
                           }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -579,40 +539,7 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t rq = ((c0 + c3) + c6);
                                 const int64_t p = ((c1 + c4) + c8);
-                                const int64_t s = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t rq = ((c0 + c3) + c6);
-                                const int64_t p = ((c1 + c4) + c8);
-                                S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][8];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t rq = ((c0 + c3) + c6);
-                                const int64_t p = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = S[(rq) * NP + p];
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? S[(rq) * NP + p] : 0.0f);
                               }
                             }
                           }
@@ -628,7 +555,7 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                                 const int64_t rq = ((c0 + c3) + c6);
                                 const int64_t p = ((c1 + c4) + c8);
                                 const int64_t s = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8])));
                               }
                             }
                           }
@@ -642,207 +569,71 @@ static __attribute__((noinline)) void polyc_doitgen_region0(int * polyc_status_a
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t rq = ((c0 + c3) + c6);
                                 const int64_t p = ((c1 + c4) + c8);
-                                S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 < 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t rq = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  const int64_t s = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t rq = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t rq = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? S[(rq) * NP + p] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t rq = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  const int64_t s = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t rq = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                if (polyc_lane1 < polyc_count1)
+                                  S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
+                          float polyc_acc[6][16];
                           if ((((1 * c2 + 0 == 0) && (-1 * NP + 16 >= 0))))
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t rq = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  const int64_t s = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t rq = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t rq = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? S[(rq) * NP + p] : 0.0f);
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t rq = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? S[(rq) * NP + p] : 0.0f);
                               }
                             }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NP - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t rq = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  const int64_t s = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8])));
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t rq = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                const int64_t s = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(rq) * NP + s] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_C4[(((p - c8 - c1) / 16) * 512 + (s - c2)) * 16 + c8])));
                               }
                             }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t rq = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t rq = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  S[(rq) * NP + p] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `embedding_bag`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def embedding_bag(float32(V, D) LUT, int32(B, L) I) -> (float32 O) {
  *   O(b, d) +=! LUT(I(b, l), d) where b in 0:B, d in 0:D, l in 0:L

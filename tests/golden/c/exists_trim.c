@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `exists_trim`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def exists_trim(float32(B, N) X) -> (float32 O) {
  *   O(b, i) = 2.0 * X(b, i) where b in 0:B, i in 0:N - 2

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `gather_rows`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def gather_rows(float32(V, D) T, int64(K) idx) -> (float32 O) {
  *   O(k, d) = T(idx(k), d) where k in 0:K, d in 0:D

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `gelu_erf`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def gelu_erf(float32(N) X) -> (float32 O) {
  *   O(i) = 0.5 * X(i) * (1.0 + erf(X(i) * (1.0 / sqrt(2.0)))) where i in 0:N

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `gemm`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def gemm(float32 alpha, float32 beta, float32(M, K) A, float32(K, N) B, float32(M, N) C0) -> (float32 C) {
  *   C(m, n) +=! A(m, k) * B(k, n) where m in 0:M, n in 0:N, k in 0:K
@@ -243,100 +243,67 @@ static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, 
               for (int64_t c4 = 0; c4 <= polyc_min(63, ((N - c1) - 1)); c4 += 16)
               {
                 if (((((M - c0) - c3) - 1) >= 5) && ((((N - c1) - c4) - 1) >= 15))
+                {
+                  float polyc_acc[6][16];
                   if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                        }
-                      }
-                    }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t m = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          const int64_t k = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t m = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                       }
                     }
                   }
                   else
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t m = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          polyc_acc[polyc_lane0][polyc_lane1] = C[(m) * N + n];
-                        }
-                      }
-                    }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t m = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          const int64_t k = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t m = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t m = ((c0 + c3) + c6);
+                        const int64_t n = ((c1 + c4) + c8);
+                        polyc_acc[polyc_lane0][polyc_lane1] = C[(m) * N + n];
                       }
                     }
                   }
+                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t m = ((c0 + c3) + c6);
+                        const int64_t n = ((c1 + c4) + c8);
+                        const int64_t k = (c2 + c5);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t m = ((c0 + c3) + c6);
+                        const int64_t n = ((c1 + c4) + c8);
+                        C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
                 else
                 {
                   const int64_t polyc_count0 = polyc_min(5, (((M - c0) - c3) - 1)) + 1;
@@ -354,9 +321,9 @@ static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, 
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
-                      if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                       {
                         float polyc_acc[6][16];
+                        if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -369,41 +336,7 @@ static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, 
                             }
                           }
                         }
-                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
-                              const int64_t m = ((c0 + c3) + c6);
-                              const int64_t n = ((c1 + c4) + c8);
-                              const int64_t k = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * B[(k) * N + n]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
-                              const int64_t m = ((c0 + c3) + c6);
-                              const int64_t n = ((c1 + c4) + c8);
-                              if (polyc_lane1 >= polyc_own)
-                                C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -454,14 +387,76 @@ static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, 
                     else
                       if (polyc_count1 == 16)
                       {
+                        float polyc_acc[6][16];
                         if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
-                          float polyc_acc[6][16];
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        else
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t m = ((c0 + c3) + c6);
+                              const int64_t n = ((c1 + c4) + c8);
+                              polyc_acc[polyc_lane0][polyc_lane1] = C[(m) * N + n];
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t m = ((c0 + c3) + c6);
+                              const int64_t n = ((c1 + c4) + c8);
+                              const int64_t k = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t m = ((c0 + c3) + c6);
+                              const int64_t n = ((c1 + c4) + c8);
+                              C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 == 8)
+                        {
+                          float polyc_acc[6][8];
+                          if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -469,45 +464,12 @@ static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, 
                               }
                             }
                           }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t m = ((c0 + c3) + c6);
-                                const int64_t n = ((c1 + c4) + c8);
-                                const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t m = ((c0 + c3) + c6);
-                                const int64_t n = ((c1 + c4) + c8);
-                                C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -522,7 +484,7 @@ static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, 
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -537,7 +499,7 @@ static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, 
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -548,13 +510,11 @@ static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, 
                             }
                           }
                         }
-                      }
-                      else
-                        if (polyc_count1 == 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+                        else
+                          if (polyc_count1 < 8)
                           {
                             float polyc_acc[6][8];
+                            if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
@@ -567,7 +527,7 @@ static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, 
                                 }
                               }
                             }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                            else
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
@@ -578,40 +538,7 @@ static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, 
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t m = ((c0 + c3) + c6);
                                   const int64_t n = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t m = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t m = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = C[(m) * N + n];
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(m) * N + n] : 0.0f);
                                 }
                               }
                             }
@@ -627,7 +554,7 @@ static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, 
                                   const int64_t m = ((c0 + c3) + c6);
                                   const int64_t n = ((c1 + c4) + c8);
                                   const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
                                 }
                               }
                             }
@@ -641,207 +568,71 @@ static __attribute__((noinline)) void polyc_gemm_region0(int * polyc_status_at, 
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t m = ((c0 + c3) + c6);
                                   const int64_t n = ((c1 + c4) + c8);
-                                  C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                          if (polyc_count1 < 8)
-                          {
-                            if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(m) * N + n] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  if (polyc_lane1 < polyc_count1)
+                                    C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
+                            float polyc_acc[6][16];
                             if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                 }
                               }
                             }
                             else
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(m) * N + n] : 0.0f);
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(m) * N + n] : 0.0f);
                                 }
                               }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((K - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  const int64_t k = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(m) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((n - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
                                 }
                               }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t m = ((c0 + c3) + c6);
-                                    const int64_t n = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t m = ((c0 + c3) + c6);
+                                  const int64_t n = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    C[(m) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }

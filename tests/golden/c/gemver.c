@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `gemver`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def gemver(float32 alpha, float32 beta, float32(N, N) A, float32(N) u1, float32(N) v1, float32(N) u2, float32(N) v2, float32(N) y, float32(N) z) -> (float32 Ahat, float32 x, float32 w) {
  *   Ahat(i, j) = A(i, j) + u1(i) * v1(j) + u2(i) * v2(j) where i in 0:N, j in 0:N

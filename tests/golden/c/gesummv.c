@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `gesummv`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def gesummv(float32 alpha, float32 beta, float32(N, N) A, float32(N, N) B, float32(N) x) -> (float32 y) {
  *   t(i) +=! A(i, j) * x(j) where i in 0:N, j in 0:N

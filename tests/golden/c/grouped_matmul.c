@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `grouped_matmul`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def grouped_matmul(float32(M, G, K) A, float32(G, K, N) B) -> (float32 C) {
  *   C(m, g, n) +=! A(m, g, k) * B(g, k, n) where m in 0:M, g in 0:G, n in 0:N, k in 0:K
@@ -250,105 +250,70 @@ static __attribute__((noinline)) void polyc_grouped_matmul_region0(int * polyc_s
               for (int64_t c6 = 0; c6 <= polyc_min(63, ((N - c2) - 1)); c6 += 16)
               {
                 if (((((M - c0) - c5) - 1) >= 5) && ((((N - c2) - c6) - 1) >= 15))
+                {
+                  float polyc_acc[6][16];
                   if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                        }
-                      }
-                    }
-                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t m = ((c0 + c5) + c8);
-                          const int64_t g = c1;
-                          const int64_t n = ((c2 + c6) + c10);
-                          const int64_t k = (c3 + c7);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * polyc_panel_B[((((n - c10 - c2) / 16) * 1 + (g - c1)) * 512 + (k - c3)) * 16 + c10]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t m = ((c0 + c5) + c8);
-                          const int64_t g = c1;
-                          const int64_t n = ((c2 + c6) + c10);
-                          C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                       }
                     }
                   }
                   else
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t m = ((c0 + c5) + c8);
-                          const int64_t g = c1;
-                          const int64_t n = ((c2 + c6) + c10);
-                          polyc_acc[polyc_lane0][polyc_lane1] = C[((m) * G + g) * N + n];
-                        }
-                      }
-                    }
-                    for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t m = ((c0 + c5) + c8);
-                          const int64_t g = c1;
-                          const int64_t n = ((c2 + c6) + c10);
-                          const int64_t k = (c3 + c7);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * polyc_panel_B[((((n - c10 - c2) / 16) * 1 + (g - c1)) * 512 + (k - c3)) * 16 + c10]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c8 = polyc_lane0;
-                          const int64_t c10 = polyc_lane1;
-                          const int64_t m = ((c0 + c5) + c8);
-                          const int64_t g = c1;
-                          const int64_t n = ((c2 + c6) + c10);
-                          C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t m = ((c0 + c5) + c8);
+                        const int64_t g = c1;
+                        const int64_t n = ((c2 + c6) + c10);
+                        polyc_acc[polyc_lane0][polyc_lane1] = C[((m) * G + g) * N + n];
                       }
                     }
                   }
+                  for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t m = ((c0 + c5) + c8);
+                        const int64_t g = c1;
+                        const int64_t n = ((c2 + c6) + c10);
+                        const int64_t k = (c3 + c7);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * polyc_panel_B[((((n - c10 - c2) / 16) * 1 + (g - c1)) * 512 + (k - c3)) * 16 + c10]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c8 = polyc_lane0;
+                        const int64_t c10 = polyc_lane1;
+                        const int64_t m = ((c0 + c5) + c8);
+                        const int64_t g = c1;
+                        const int64_t n = ((c2 + c6) + c10);
+                        C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
                 else
                 {
                   const int64_t polyc_count0 = polyc_min(5, (((M - c0) - c5) - 1)) + 1;
@@ -366,9 +331,9 @@ static __attribute__((noinline)) void polyc_grouped_matmul_region0(int * polyc_s
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
-                      if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                       {
                         float polyc_acc[6][16];
+                        if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -381,43 +346,7 @@ static __attribute__((noinline)) void polyc_grouped_matmul_region0(int * polyc_s
                             }
                           }
                         }
-                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
-                              const int64_t m = ((c0 + c5) + c8);
-                              const int64_t g = c1;
-                              const int64_t n = ((c2 + c6) + c10);
-                              const int64_t k = (c3 + c7);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * B[((g) * K + k) * N + n]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c10 = polyc_lane1 + polyc_base;
-                              const int64_t m = ((c0 + c5) + c8);
-                              const int64_t g = c1;
-                              const int64_t n = ((c2 + c6) + c10);
-                              if (polyc_lane1 >= polyc_own)
-                                C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -471,14 +400,79 @@ static __attribute__((noinline)) void polyc_grouped_matmul_region0(int * polyc_s
                     else
                       if (polyc_count1 == 16)
                       {
+                        float polyc_acc[6][16];
                         if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
-                          float polyc_acc[6][16];
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        else
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1;
+                              const int64_t m = ((c0 + c5) + c8);
+                              const int64_t g = c1;
+                              const int64_t n = ((c2 + c6) + c10);
+                              polyc_acc[polyc_lane0][polyc_lane1] = C[((m) * G + g) * N + n];
+                            }
+                          }
+                        }
+                        for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1;
+                              const int64_t m = ((c0 + c5) + c8);
+                              const int64_t g = c1;
+                              const int64_t n = ((c2 + c6) + c10);
+                              const int64_t k = (c3 + c7);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * polyc_panel_B[((((n - c10 - c2) / 16) * 1 + (g - c1)) * 512 + (k - c3)) * 16 + c10]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c10 = polyc_lane1;
+                              const int64_t m = ((c0 + c5) + c8);
+                              const int64_t g = c1;
+                              const int64_t n = ((c2 + c6) + c10);
+                              C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 == 8)
+                        {
+                          float polyc_acc[6][8];
+                          if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -486,47 +480,12 @@ static __attribute__((noinline)) void polyc_grouped_matmul_region0(int * polyc_s
                               }
                             }
                           }
-                          for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t m = ((c0 + c5) + c8);
-                                const int64_t g = c1;
-                                const int64_t n = ((c2 + c6) + c10);
-                                const int64_t k = (c3 + c7);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * polyc_panel_B[((((n - c10 - c2) / 16) * 1 + (g - c1)) * 512 + (k - c3)) * 16 + c10]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c10 = polyc_lane1;
-                                const int64_t m = ((c0 + c5) + c8);
-                                const int64_t g = c1;
-                                const int64_t n = ((c2 + c6) + c10);
-                                C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -542,7 +501,7 @@ static __attribute__((noinline)) void polyc_grouped_matmul_region0(int * polyc_s
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -558,7 +517,7 @@ static __attribute__((noinline)) void polyc_grouped_matmul_region0(int * polyc_s
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c10 = polyc_lane1;
@@ -570,13 +529,11 @@ static __attribute__((noinline)) void polyc_grouped_matmul_region0(int * polyc_s
                             }
                           }
                         }
-                      }
-                      else
-                        if (polyc_count1 == 8)
-                        {
-                          if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
+                        else
+                          if (polyc_count1 < 8)
                           {
                             float polyc_acc[6][8];
+                            if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
@@ -589,7 +546,7 @@ static __attribute__((noinline)) void polyc_grouped_matmul_region0(int * polyc_s
                                 }
                               }
                             }
-                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                            else
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
@@ -601,42 +558,7 @@ static __attribute__((noinline)) void polyc_grouped_matmul_region0(int * polyc_s
                                   const int64_t m = ((c0 + c5) + c8);
                                   const int64_t g = c1;
                                   const int64_t n = ((c2 + c6) + c10);
-                                  const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * polyc_panel_B[((((n - c10 - c2) / 16) * 1 + (g - c1)) * 512 + (k - c3)) * 16 + c10]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t m = ((c0 + c5) + c8);
-                                  const int64_t g = c1;
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c10 = polyc_lane1;
-                                  const int64_t m = ((c0 + c5) + c8);
-                                  const int64_t g = c1;
-                                  const int64_t n = ((c2 + c6) + c10);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = C[((m) * G + g) * N + n];
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[((m) * G + g) * N + n] : 0.0f);
                                 }
                               }
                             }
@@ -653,7 +575,7 @@ static __attribute__((noinline)) void polyc_grouped_matmul_region0(int * polyc_s
                                   const int64_t g = c1;
                                   const int64_t n = ((c2 + c6) + c10);
                                   const int64_t k = (c3 + c7);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * polyc_panel_B[((((n - c10 - c2) / 16) * 1 + (g - c1)) * 512 + (k - c3)) * 16 + c10]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[((((n - c10 - c2) / 16) * 1 + (g - c1)) * 512 + (k - c3)) * 16 + c10])));
                                 }
                               }
                             }
@@ -668,217 +590,74 @@ static __attribute__((noinline)) void polyc_grouped_matmul_region0(int * polyc_s
                                   const int64_t m = ((c0 + c5) + c8);
                                   const int64_t g = c1;
                                   const int64_t n = ((c2 + c6) + c10);
-                                  C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                          if (polyc_count1 < 8)
-                          {
-                            if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t m = ((c0 + c5) + c8);
-                                    const int64_t g = c1;
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    const int64_t k = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[((((n - c10 - c2) / 16) * 1 + (g - c1)) * 512 + (k - c3)) * 16 + c10])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t m = ((c0 + c5) + c8);
-                                    const int64_t g = c1;
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t m = ((c0 + c5) + c8);
-                                    const int64_t g = c1;
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[((m) * G + g) * N + n] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t m = ((c0 + c5) + c8);
-                                    const int64_t g = c1;
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    const int64_t k = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[((((n - c10 - c2) / 16) * 1 + (g - c1)) * 512 + (k - c3)) * 16 + c10])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t m = ((c0 + c5) + c8);
-                                    const int64_t g = c1;
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  if (polyc_lane1 < polyc_count1)
+                                    C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
+                            float polyc_acc[6][16];
                             if ((((1 * c3 + 0 == 0) && (-1 * N + 16 >= 0))))
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t m = ((c0 + c5) + c8);
-                                    const int64_t g = c1;
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    const int64_t k = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[((((n - c10 - c2) / 16) * 1 + (g - c1)) * 512 + (k - c3)) * 16 + c10])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t m = ((c0 + c5) + c8);
-                                    const int64_t g = c1;
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                 }
                               }
                             }
                             else
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t m = ((c0 + c5) + c8);
-                                    const int64_t g = c1;
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[((m) * G + g) * N + n] : 0.0f);
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t m = ((c0 + c5) + c8);
+                                  const int64_t g = c1;
+                                  const int64_t n = ((c2 + c6) + c10);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[((m) * G + g) * N + n] : 0.0f);
                                 }
                               }
-                              for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                            }
+                            for (int64_t c7 = 0; c7 <= polyc_min(511, ((K - c3) - 1)); c7 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t m = ((c0 + c5) + c8);
-                                    const int64_t g = c1;
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    const int64_t k = (c3 + c7);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[((((n - c10 - c2) / 16) * 1 + (g - c1)) * 512 + (k - c3)) * 16 + c10])));
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t m = ((c0 + c5) + c8);
+                                  const int64_t g = c1;
+                                  const int64_t n = ((c2 + c6) + c10);
+                                  const int64_t k = (c3 + c7);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[((m) * G + g) * K + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[((((n - c10 - c2) / 16) * 1 + (g - c1)) * 512 + (k - c3)) * 16 + c10])));
                                 }
                               }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c10 = polyc_lane1;
-                                    const int64_t m = ((c0 + c5) + c8);
-                                    const int64_t g = c1;
-                                    const int64_t n = ((c2 + c6) + c10);
-                                    if (polyc_lane1 < polyc_count1)
-                                      C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c8 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c10 = polyc_lane1;
+                                  const int64_t m = ((c0 + c5) + c8);
+                                  const int64_t g = c1;
+                                  const int64_t n = ((c2 + c6) + c10);
+                                  if (polyc_lane1 < polyc_count1)
+                                    C[((m) * G + g) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }

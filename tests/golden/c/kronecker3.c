@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `kronecker3`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def kronecker3(float32(M, N0, N1, R) X, float32(D, R) W) -> (float32 Y) {
  *   # M_N0_N1 = M * N0 * N1
@@ -326,100 +326,67 @@ static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_statu
             for (int64_t c4 = 0; c4 <= polyc_min(63, ((D - c1) - 1)); c4 += 16)
             {
               if (((((M_N0_N1 - c0) - c3) - 1) >= 5) && ((((D - c1) - c4) - 1) >= 15))
+              {
+                float polyc_acc[6][16];
                 if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                      }
-                    }
-                  }
-                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t mn0n1 = ((c0 + c3) + c6);
-                        const int64_t d = ((c1 + c4) + c8);
-                        const int64_t r = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t mn0n1 = ((c0 + c3) + c6);
-                        const int64_t d = ((c1 + c4) + c8);
-                        Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                     }
                   }
                 }
                 else
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t mn0n1 = ((c0 + c3) + c6);
-                        const int64_t d = ((c1 + c4) + c8);
-                        polyc_acc[polyc_lane0][polyc_lane1] = Y[(mn0n1) * D + d];
-                      }
-                    }
-                  }
-                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t mn0n1 = ((c0 + c3) + c6);
-                        const int64_t d = ((c1 + c4) + c8);
-                        const int64_t r = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t mn0n1 = ((c0 + c3) + c6);
-                        const int64_t d = ((c1 + c4) + c8);
-                        Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t mn0n1 = ((c0 + c3) + c6);
+                      const int64_t d = ((c1 + c4) + c8);
+                      polyc_acc[polyc_lane0][polyc_lane1] = Y[(mn0n1) * D + d];
                     }
                   }
                 }
+                for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t mn0n1 = ((c0 + c3) + c6);
+                      const int64_t d = ((c1 + c4) + c8);
+                      const int64_t r = (c2 + c5);
+                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
+                    }
+                  }
+                }
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t mn0n1 = ((c0 + c3) + c6);
+                      const int64_t d = ((c1 + c4) + c8);
+                      Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                    }
+                  }
+                }
+              }
               else
               {
                 const int64_t polyc_count0 = polyc_min(5, (((M_N0_N1 - c0) - c3) - 1)) + 1;
@@ -428,14 +395,76 @@ static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_statu
                 {
                   if (polyc_count1 == 16)
                   {
+                    float polyc_acc[6][16];
                     if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
                     {
-                      float polyc_acc[6][16];
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                          const int64_t c8 = polyc_lane1;
+                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                        }
+                      }
+                    }
+                    else
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t mn0n1 = ((c0 + c3) + c6);
+                          const int64_t d = ((c1 + c4) + c8);
+                          polyc_acc[polyc_lane0][polyc_lane1] = Y[(mn0n1) * D + d];
+                        }
+                      }
+                    }
+                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t mn0n1 = ((c0 + c3) + c6);
+                          const int64_t d = ((c1 + c4) + c8);
+                          const int64_t r = (c2 + c5);
+                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
+                        }
+                      }
+                    }
+                    {
+                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      {
+                        #pragma omp simd
+                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                        {
+                          const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                          const int64_t c8 = polyc_lane1;
+                          const int64_t mn0n1 = ((c0 + c3) + c6);
+                          const int64_t d = ((c1 + c4) + c8);
+                          Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
+                        }
+                      }
+                    }
+                  }
+                  else
+                    if (polyc_count1 == 8)
+                    {
+                      float polyc_acc[6][8];
+                      if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
                           #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                           {
                             const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                             const int64_t c8 = polyc_lane1;
@@ -443,45 +472,12 @@ static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_statu
                           }
                         }
                       }
-                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                      else
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
                           #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t mn0n1 = ((c0 + c3) + c6);
-                            const int64_t d = ((c1 + c4) + c8);
-                            const int64_t r = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1;
-                            const int64_t mn0n1 = ((c0 + c3) + c6);
-                            const int64_t d = ((c1 + c4) + c8);
-                            Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                           {
                             const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                             const int64_t c8 = polyc_lane1;
@@ -496,7 +492,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_statu
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
                           #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                           {
                             const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                             const int64_t c8 = polyc_lane1;
@@ -511,7 +507,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_statu
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
                           #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                           {
                             const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                             const int64_t c8 = polyc_lane1;
@@ -522,13 +518,11 @@ static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_statu
                         }
                       }
                     }
-                  }
-                  else
-                    if (polyc_count1 == 8)
-                    {
-                      if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
+                    else
+                      if (polyc_count1 < 8)
                       {
                         float polyc_acc[6][8];
+                        if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -541,7 +535,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_statu
                             }
                           }
                         }
-                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -552,40 +546,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_statu
                               const int64_t c8 = polyc_lane1;
                               const int64_t mn0n1 = ((c0 + c3) + c6);
                               const int64_t d = ((c1 + c4) + c8);
-                              const int64_t r = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t mn0n1 = ((c0 + c3) + c6);
-                              const int64_t d = ((c1 + c4) + c8);
-                              Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][8];
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t mn0n1 = ((c0 + c3) + c6);
-                              const int64_t d = ((c1 + c4) + c8);
-                              polyc_acc[polyc_lane0][polyc_lane1] = Y[(mn0n1) * D + d];
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(mn0n1) * D + d] : 0.0f);
                             }
                           }
                         }
@@ -601,7 +562,7 @@ static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_statu
                               const int64_t mn0n1 = ((c0 + c3) + c6);
                               const int64_t d = ((c1 + c4) + c8);
                               const int64_t r = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8]));
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
                             }
                           }
                         }
@@ -615,207 +576,71 @@ static __attribute__((noinline)) void polyc_kronecker3_region0(int * polyc_statu
                               const int64_t c8 = polyc_lane1;
                               const int64_t mn0n1 = ((c0 + c3) + c6);
                               const int64_t d = ((c1 + c4) + c8);
-                              Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                    }
-                    else
-                      if (polyc_count1 < 8)
-                      {
-                        if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
-                        {
-                          float polyc_acc[6][8];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
-                            }
-                          }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t mn0n1 = ((c0 + c3) + c6);
-                                const int64_t d = ((c1 + c4) + c8);
-                                const int64_t r = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t mn0n1 = ((c0 + c3) + c6);
-                                const int64_t d = ((c1 + c4) + c8);
-                                if (polyc_lane1 < polyc_count1)
-                                  Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][8];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t mn0n1 = ((c0 + c3) + c6);
-                                const int64_t d = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(mn0n1) * D + d] : 0.0f);
-                              }
-                            }
-                          }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t mn0n1 = ((c0 + c3) + c6);
-                                const int64_t d = ((c1 + c4) + c8);
-                                const int64_t r = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t mn0n1 = ((c0 + c3) + c6);
-                                const int64_t d = ((c1 + c4) + c8);
-                                if (polyc_lane1 < polyc_count1)
-                                  Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
+                              if (polyc_lane1 < polyc_count1)
+                                Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }
                       }
                       else
                       {
+                        float polyc_acc[6][16];
                         if ((((1 * c2 + 0 == 0) && (-1 * D + 16 >= 0))))
                         {
-                          float polyc_acc[6][16];
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                              }
-                            }
-                          }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t mn0n1 = ((c0 + c3) + c6);
-                                const int64_t d = ((c1 + c4) + c8);
-                                const int64_t r = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t mn0n1 = ((c0 + c3) + c6);
-                                const int64_t d = ((c1 + c4) + c8);
-                                if (polyc_lane1 < polyc_count1)
-                                  Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                             }
                           }
                         }
                         else
                         {
-                          float polyc_acc[6][16];
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t mn0n1 = ((c0 + c3) + c6);
-                                const int64_t d = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(mn0n1) * D + d] : 0.0f);
-                              }
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t mn0n1 = ((c0 + c3) + c6);
+                              const int64_t d = ((c1 + c4) + c8);
+                              polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? Y[(mn0n1) * D + d] : 0.0f);
                             }
                           }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((R - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t mn0n1 = ((c0 + c3) + c6);
-                                const int64_t d = ((c1 + c4) + c8);
-                                const int64_t r = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
-                              }
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t mn0n1 = ((c0 + c3) + c6);
+                              const int64_t d = ((c1 + c4) + c8);
+                              const int64_t r = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (X[(mn0n1) * R + r] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W[(((d - c8 - c1) / 16) * 512 + (r - c2)) * 16 + c8])));
                             }
                           }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                             {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t mn0n1 = ((c0 + c3) + c6);
-                                const int64_t d = ((c1 + c4) + c8);
-                                if (polyc_lane1 < polyc_count1)
-                                  Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t mn0n1 = ((c0 + c3) + c6);
+                              const int64_t d = ((c1 + c4) + c8);
+                              if (polyc_lane1 < polyc_count1)
+                                Y[(mn0n1) * D + d] = polyc_acc[polyc_lane0][polyc_lane1];
                             }
                           }
                         }

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `layernorm`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def layernorm(float32(N, D) X, float32(D) gamma, float32(D) beta, float32 eps) -> (float32 Y) {
  *   mu(n) +=! X(n, d) where n in 0:N, d in 0:D

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `mlp2`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def mlp2(float32(B, M) I, float32(N, M) W1, float32(N) B1, float32(P, N) W2, float32(P) B2) -> (float32 O2) {
  *   H(b, n) +=! I(b, m) * W1(n, m) where b in 0:B, n in 0:N, m in 0:M
@@ -327,100 +327,67 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
               for (int64_t c4 = 0; c4 <= polyc_min(63, ((N - c1) - 1)); c4 += 16)
               {
                 if (((((B - c0) - c3) - 1) >= 5) && ((((N - c1) - c4) - 1) >= 15))
+                {
+                  float polyc_acc[6][16];
                   if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                        }
-                      }
-                    }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t b = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          const int64_t m = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t b = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                       }
                     }
                   }
                   else
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t b = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          polyc_acc[polyc_lane0][polyc_lane1] = H[(b) * N + n];
-                        }
-                      }
-                    }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t b = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          const int64_t m = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t b = ((c0 + c3) + c6);
-                          const int64_t n = ((c1 + c4) + c8);
-                          H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t b = ((c0 + c3) + c6);
+                        const int64_t n = ((c1 + c4) + c8);
+                        polyc_acc[polyc_lane0][polyc_lane1] = H[(b) * N + n];
                       }
                     }
                   }
+                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t b = ((c0 + c3) + c6);
+                        const int64_t n = ((c1 + c4) + c8);
+                        const int64_t m = (c2 + c5);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t b = ((c0 + c3) + c6);
+                        const int64_t n = ((c1 + c4) + c8);
+                        H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
                 else
                 {
                   const int64_t polyc_count0 = polyc_min(5, (((B - c0) - c3) - 1)) + 1;
@@ -429,14 +396,76 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
                   {
                     if (polyc_count1 == 16)
                     {
+                      float polyc_acc[6][16];
                       if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                       {
-                        float polyc_acc[6][16];
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      else
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t b = ((c0 + c3) + c6);
+                            const int64_t n = ((c1 + c4) + c8);
+                            polyc_acc[polyc_lane0][polyc_lane1] = H[(b) * N + n];
+                          }
+                        }
+                      }
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t b = ((c0 + c3) + c6);
+                            const int64_t n = ((c1 + c4) + c8);
+                            const int64_t m = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t b = ((c0 + c3) + c6);
+                            const int64_t n = ((c1 + c4) + c8);
+                            H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        float polyc_acc[6][8];
+                        if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -444,45 +473,12 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
                             }
                           }
                         }
-                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t b = ((c0 + c3) + c6);
-                              const int64_t n = ((c1 + c4) + c8);
-                              const int64_t m = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t b = ((c0 + c3) + c6);
-                              const int64_t n = ((c1 + c4) + c8);
-                              H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -497,7 +493,7 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -512,7 +508,7 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -523,13 +519,11 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
                           }
                         }
                       }
-                    }
-                    else
-                      if (polyc_count1 == 8)
-                      {
-                        if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
+                      else
+                        if (polyc_count1 < 8)
                         {
                           float polyc_acc[6][8];
+                          if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -542,40 +536,7 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
                               }
                             }
                           }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t n = ((c1 + c4) + c8);
-                                const int64_t m = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t n = ((c1 + c4) + c8);
-                                H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][8];
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -602,7 +563,7 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
                                 const int64_t b = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
                                 const int64_t m = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
                               }
                             }
                           }
@@ -616,207 +577,71 @@ static __attribute__((noinline)) void polyc_mlp2_region0(int * polyc_status_at, 
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t b = ((c0 + c3) + c6);
                                 const int64_t n = ((c1 + c4) + c8);
-                                H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 < 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  const int64_t m = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = H[(b) * N + n];
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  const int64_t m = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                if (polyc_lane1 < polyc_count1)
+                                  H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
+                          float polyc_acc[6][16];
                           if ((((1 * c2 + 0 == 0) && (-1 * N + 16 >= 0))))
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  const int64_t m = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = H[(b) * N + n];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t n = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = H[(b) * N + n];
                               }
                             }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((M - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  const int64_t m = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t n = ((c1 + c4) + c8);
+                                const int64_t m = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (I[(b) * M + m] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W1[(((n - c8 - c1) / 16) * 512 + (m - c2)) * 16 + c8])));
                               }
                             }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t n = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t n = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  H[(b) * N + n] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
@@ -957,100 +782,67 @@ static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, 
               for (int64_t c4 = 0; c4 <= polyc_min(63, ((P - c1) - 1)); c4 += 16)
               {
                 if (((((B - c0) - c3) - 1) >= 5) && ((((P - c1) - c4) - 1) >= 15))
+                {
+                  float polyc_acc[6][16];
                   if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                        }
-                      }
-                    }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t b = ((c0 + c3) + c6);
-                          const int64_t p = ((c1 + c4) + c8);
-                          const int64_t n = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t b = ((c0 + c3) + c6);
-                          const int64_t p = ((c1 + c4) + c8);
-                          O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                       }
                     }
                   }
                   else
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t b = ((c0 + c3) + c6);
-                          const int64_t p = ((c1 + c4) + c8);
-                          polyc_acc[polyc_lane0][polyc_lane1] = O2[(b) * P + p];
-                        }
-                      }
-                    }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t b = ((c0 + c3) + c6);
-                          const int64_t p = ((c1 + c4) + c8);
-                          const int64_t n = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t b = ((c0 + c3) + c6);
-                          const int64_t p = ((c1 + c4) + c8);
-                          O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t b = ((c0 + c3) + c6);
+                        const int64_t p = ((c1 + c4) + c8);
+                        polyc_acc[polyc_lane0][polyc_lane1] = O2[(b) * P + p];
                       }
                     }
                   }
+                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t b = ((c0 + c3) + c6);
+                        const int64_t p = ((c1 + c4) + c8);
+                        const int64_t n = (c2 + c5);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t b = ((c0 + c3) + c6);
+                        const int64_t p = ((c1 + c4) + c8);
+                        O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
                 else
                 {
                   const int64_t polyc_count0 = polyc_min(5, (((B - c0) - c3) - 1)) + 1;
@@ -1059,14 +851,76 @@ static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, 
                   {
                     if (polyc_count1 == 16)
                     {
+                      float polyc_acc[6][16];
                       if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
                       {
-                        float polyc_acc[6][16];
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      else
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t b = ((c0 + c3) + c6);
+                            const int64_t p = ((c1 + c4) + c8);
+                            polyc_acc[polyc_lane0][polyc_lane1] = O2[(b) * P + p];
+                          }
+                        }
+                      }
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t b = ((c0 + c3) + c6);
+                            const int64_t p = ((c1 + c4) + c8);
+                            const int64_t n = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t b = ((c0 + c3) + c6);
+                            const int64_t p = ((c1 + c4) + c8);
+                            O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        float polyc_acc[6][8];
+                        if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1074,45 +928,12 @@ static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, 
                             }
                           }
                         }
-                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t b = ((c0 + c3) + c6);
-                              const int64_t p = ((c1 + c4) + c8);
-                              const int64_t n = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t b = ((c0 + c3) + c6);
-                              const int64_t p = ((c1 + c4) + c8);
-                              O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1127,7 +948,7 @@ static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, 
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1142,7 +963,7 @@ static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, 
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1153,13 +974,11 @@ static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, 
                           }
                         }
                       }
-                    }
-                    else
-                      if (polyc_count1 == 8)
-                      {
-                        if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
+                      else
+                        if (polyc_count1 < 8)
                         {
                           float polyc_acc[6][8];
+                          if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -1172,7 +991,7 @@ static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, 
                               }
                             }
                           }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -1183,40 +1002,7 @@ static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, 
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t b = ((c0 + c3) + c6);
                                 const int64_t p = ((c1 + c4) + c8);
-                                const int64_t n = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t p = ((c1 + c4) + c8);
-                                O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][8];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t b = ((c0 + c3) + c6);
-                                const int64_t p = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = O2[(b) * P + p];
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O2[(b) * P + p] : 0.0f);
                               }
                             }
                           }
@@ -1232,7 +1018,7 @@ static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, 
                                 const int64_t b = ((c0 + c3) + c6);
                                 const int64_t p = ((c1 + c4) + c8);
                                 const int64_t n = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
                               }
                             }
                           }
@@ -1246,207 +1032,71 @@ static __attribute__((noinline)) void polyc_mlp2_region1(int * polyc_status_at, 
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t b = ((c0 + c3) + c6);
                                 const int64_t p = ((c1 + c4) + c8);
-                                O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 < 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  const int64_t n = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O2[(b) * P + p] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  const int64_t n = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                if (polyc_lane1 < polyc_count1)
+                                  O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
+                          float polyc_acc[6][16];
                           if ((((1 * c2 + 0 == 0) && (-1 * P + 16 >= 0))))
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  const int64_t n = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O2[(b) * P + p] : 0.0f);
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? O2[(b) * P + p] : 0.0f);
                               }
                             }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((N - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  const int64_t n = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                const int64_t n = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (H[(b) * N + n] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_W2[(((p - c8 - c1) / 16) * 512 + (n - c2)) * 16 + c8])));
                               }
                             }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t b = ((c0 + c3) + c6);
-                                  const int64_t p = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t b = ((c0 + c3) + c6);
+                                const int64_t p = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  O2[(b) * P + p] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }

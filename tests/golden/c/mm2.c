@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `mm2`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def mm2(float32 alpha, float32 beta, float32(NI, NK) A, float32(NK, NJ) B, float32(NJ, NL) C, float32(NI, NL) D) -> (float32 E) {
  *   tmp(i, j) +=! A(i, k) * B(k, j) where i in 0:NI, j in 0:NJ, k in 0:NK
@@ -245,100 +245,67 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
               for (int64_t c4 = 0; c4 <= polyc_min(63, ((NJ - c1) - 1)); c4 += 16)
               {
                 if (((((NI - c0) - c3) - 1) >= 5) && ((((NJ - c1) - c4) - 1) >= 15))
+                {
+                  float polyc_acc[6][16];
                   if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                        }
-                      }
-                    }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t j = ((c1 + c4) + c8);
-                          const int64_t k = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t j = ((c1 + c4) + c8);
-                          tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                       }
                     }
                   }
                   else
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t j = ((c1 + c4) + c8);
-                          polyc_acc[polyc_lane0][polyc_lane1] = tmp[(i) * NJ + j];
-                        }
-                      }
-                    }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t j = ((c1 + c4) + c8);
-                          const int64_t k = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t j = ((c1 + c4) + c8);
-                          tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t i = ((c0 + c3) + c6);
+                        const int64_t j = ((c1 + c4) + c8);
+                        polyc_acc[polyc_lane0][polyc_lane1] = tmp[(i) * NJ + j];
                       }
                     }
                   }
+                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t i = ((c0 + c3) + c6);
+                        const int64_t j = ((c1 + c4) + c8);
+                        const int64_t k = (c2 + c5);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t i = ((c0 + c3) + c6);
+                        const int64_t j = ((c1 + c4) + c8);
+                        tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
                 else
                 {
                   const int64_t polyc_count0 = polyc_min(5, (((NI - c0) - c3) - 1)) + 1;
@@ -356,9 +323,9 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
-                      if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                       {
                         float polyc_acc[6][16];
+                        if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -371,41 +338,7 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                             }
                           }
                         }
-                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
-                              const int64_t i = ((c0 + c3) + c6);
-                              const int64_t j = ((c1 + c4) + c8);
-                              const int64_t k = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
-                              const int64_t i = ((c0 + c3) + c6);
-                              const int64_t j = ((c1 + c4) + c8);
-                              if (polyc_lane1 >= polyc_own)
-                                tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -456,14 +389,76 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                     else
                       if (polyc_count1 == 16)
                       {
+                        float polyc_acc[6][16];
                         if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                         {
-                          float polyc_acc[6][16];
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        else
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t j = ((c1 + c4) + c8);
+                              polyc_acc[polyc_lane0][polyc_lane1] = tmp[(i) * NJ + j];
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t j = ((c1 + c4) + c8);
+                              const int64_t k = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t j = ((c1 + c4) + c8);
+                              tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 == 8)
+                        {
+                          float polyc_acc[6][8];
+                          if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -471,45 +466,12 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                               }
                             }
                           }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t j = ((c1 + c4) + c8);
-                                const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t j = ((c1 + c4) + c8);
-                                tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -524,7 +486,7 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -539,7 +501,7 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -550,13 +512,11 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                             }
                           }
                         }
-                      }
-                      else
-                        if (polyc_count1 == 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
+                        else
+                          if (polyc_count1 < 8)
                           {
                             float polyc_acc[6][8];
+                            if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
@@ -569,40 +529,7 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                                 }
                               }
                             }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
+                            else
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
@@ -629,7 +556,7 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t j = ((c1 + c4) + c8);
                                   const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
                                 }
                               }
                             }
@@ -643,207 +570,71 @@ static __attribute__((noinline)) void polyc_mm2_region0(int * polyc_status_at, i
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t j = ((c1 + c4) + c8);
-                                  tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                          if (polyc_count1 < 8)
-                          {
-                            if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = tmp[(i) * NJ + j];
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  if (polyc_lane1 < polyc_count1)
+                                    tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
+                            float polyc_acc[6][16];
                             if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                 }
                               }
                             }
                             else
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = tmp[(i) * NJ + j];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t j = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = tmp[(i) * NJ + j];
                                 }
                               }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    const int64_t k = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t j = ((c1 + c4) + c8);
+                                  const int64_t k = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
                                 }
                               }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t j = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t j = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    tmp[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
@@ -956,100 +747,67 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
               for (int64_t c4 = 0; c4 <= polyc_min(63, ((NL - c1) - 1)); c4 += 16)
               {
                 if (((((NI - c0) - c3) - 1) >= 5) && ((((NL - c1) - c4) - 1) >= 15))
+                {
+                  float polyc_acc[6][16];
                   if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                        }
-                      }
-                    }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t l = ((c1 + c4) + c8);
-                          const int64_t j = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t l = ((c1 + c4) + c8);
-                          E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                       }
                     }
                   }
                   else
                   {
-                    float polyc_acc[6][16];
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                     {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                       {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t l = ((c1 + c4) + c8);
-                          polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NL + l];
-                        }
-                      }
-                    }
-                    for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t l = ((c1 + c4) + c8);
-                          const int64_t j = (c2 + c5);
-                          polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
-                        }
-                      }
-                    }
-                    {
-                      for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                      {
-                        #pragma omp simd
-                        for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                        {
-                          const int64_t c6 = polyc_lane0;
-                          const int64_t c8 = polyc_lane1;
-                          const int64_t i = ((c0 + c3) + c6);
-                          const int64_t l = ((c1 + c4) + c8);
-                          E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                        }
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t i = ((c0 + c3) + c6);
+                        const int64_t l = ((c1 + c4) + c8);
+                        polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NL + l];
                       }
                     }
                   }
+                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t i = ((c0 + c3) + c6);
+                        const int64_t l = ((c1 + c4) + c8);
+                        const int64_t j = (c2 + c5);
+                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
+                      }
+                    }
+                  }
+                  {
+                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    {
+                      #pragma omp simd
+                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                      {
+                        const int64_t c6 = polyc_lane0;
+                        const int64_t c8 = polyc_lane1;
+                        const int64_t i = ((c0 + c3) + c6);
+                        const int64_t l = ((c1 + c4) + c8);
+                        E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                      }
+                    }
+                  }
+                }
                 else
                 {
                   const int64_t polyc_count0 = polyc_min(5, (((NI - c0) - c3) - 1)) + 1;
@@ -1067,9 +825,9 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                     {
                       const int64_t polyc_base = -polyc_shift;
                       const int64_t polyc_own = polyc_shift;
-                      if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                       {
                         float polyc_acc[6][16];
+                        if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -1082,41 +840,7 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                             }
                           }
                         }
-                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
-                              const int64_t i = ((c0 + c3) + c6);
-                              const int64_t l = ((c1 + c4) + c8);
-                              const int64_t j = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * C[(j) * NL + l]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1 + polyc_base;
-                              const int64_t i = ((c0 + c3) + c6);
-                              const int64_t l = ((c1 + c4) + c8);
-                              if (polyc_lane1 >= polyc_own)
-                                E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
@@ -1167,14 +891,76 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                     else
                       if (polyc_count1 == 16)
                       {
+                        float polyc_acc[6][16];
                         if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                         {
-                          float polyc_acc[6][16];
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                            }
+                          }
+                        }
+                        else
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t l = ((c1 + c4) + c8);
+                              polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NL + l];
+                            }
+                          }
+                        }
+                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t l = ((c1 + c4) + c8);
+                              const int64_t j = (c2 + c5);
+                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
+                            }
+                          }
+                        }
+                        {
+                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                          {
+                            #pragma omp simd
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            {
+                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                              const int64_t c8 = polyc_lane1;
+                              const int64_t i = ((c0 + c3) + c6);
+                              const int64_t l = ((c1 + c4) + c8);
+                              E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                            }
+                          }
+                        }
+                      }
+                      else
+                        if (polyc_count1 == 8)
+                        {
+                          float polyc_acc[6][8];
+                          if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -1182,45 +968,12 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                               }
                             }
                           }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t l = ((c1 + c4) + c8);
-                                const int64_t j = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t l = ((c1 + c4) + c8);
-                                E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][16];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -1235,7 +988,7 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -1250,7 +1003,7 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
                               #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                               {
                                 const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                                 const int64_t c8 = polyc_lane1;
@@ -1261,13 +1014,11 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                             }
                           }
                         }
-                      }
-                      else
-                        if (polyc_count1 == 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                        else
+                          if (polyc_count1 < 8)
                           {
                             float polyc_acc[6][8];
+                            if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
@@ -1280,7 +1031,7 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                                 }
                               }
                             }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                            else
                             {
                               for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
@@ -1291,40 +1042,7 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t l = ((c1 + c4) + c8);
-                                  const int64_t j = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NL + l];
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? E[(i) * NL + l] : 0.0f);
                                 }
                               }
                             }
@@ -1340,7 +1058,7 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t l = ((c1 + c4) + c8);
                                   const int64_t j = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8])));
                                 }
                               }
                             }
@@ -1354,207 +1072,71 @@ static __attribute__((noinline)) void polyc_mm2_region1(int * polyc_status_at, i
                                   const int64_t c8 = polyc_lane1;
                                   const int64_t i = ((c0 + c3) + c6);
                                   const int64_t l = ((c1 + c4) + c8);
-                                  E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else
-                          if (polyc_count1 < 8)
-                          {
-                            if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    const int64_t j = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
-                                }
-                              }
-                            }
-                            else
-                            {
-                              float polyc_acc[6][8];
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? E[(i) * NL + l] : 0.0f);
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    const int64_t j = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  if (polyc_lane1 < polyc_count1)
+                                    E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }
                           }
                           else
                           {
+                            float polyc_acc[6][16];
                             if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                  }
-                                }
-                              }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    const int64_t j = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8])));
-                                  }
-                                }
-                              }
-                              {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                                {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                                 }
                               }
                             }
                             else
                             {
-                              float polyc_acc[6][16];
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? E[(i) * NL + l] : 0.0f);
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? E[(i) * NL + l] : 0.0f);
                                 }
                               }
-                              for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                            }
+                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    const int64_t j = (c2 + c5);
-                                    polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8])));
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  const int64_t j = (c2 + c5);
+                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (tmp[(i) * NJ + j] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_C[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8])));
                                 }
                               }
+                            }
+                            {
+                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                               {
-                                for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                                #pragma omp simd
+                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                                 {
-                                  #pragma omp simd
-                                  for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                  {
-                                    const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                    const int64_t c8 = polyc_lane1;
-                                    const int64_t i = ((c0 + c3) + c6);
-                                    const int64_t l = ((c1 + c4) + c8);
-                                    if (polyc_lane1 < polyc_count1)
-                                      E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                  }
+                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                  const int64_t c8 = polyc_lane1;
+                                  const int64_t i = ((c0 + c3) + c6);
+                                  const int64_t l = ((c1 + c4) + c8);
+                                  if (polyc_lane1 < polyc_count1)
+                                    E[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
                                 }
                               }
                             }

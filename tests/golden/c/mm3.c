@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `mm3`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def mm3(float32(NI, NK) A, float32(NK, NJ) B, float32(NJ, NM) C, float32(NM, NL) D) -> (float32 G) {
  *   E(i, j) +=! A(i, k) * B(k, j) where i in 0:NI, j in 0:NJ, k in 0:NK
@@ -243,100 +243,67 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
             for (int64_t c4 = 0; c4 <= polyc_min(63, ((NJ - c1) - 1)); c4 += 16)
             {
               if (((((NI - c0) - c3) - 1) >= 5) && ((((NJ - c1) - c4) - 1) >= 15))
+              {
+                float polyc_acc[6][16];
                 if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                      }
-                    }
-                  }
-                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t i = ((c0 + c3) + c6);
-                        const int64_t j = ((c1 + c4) + c8);
-                        const int64_t k = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t i = ((c0 + c3) + c6);
-                        const int64_t j = ((c1 + c4) + c8);
-                        E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                     }
                   }
                 }
                 else
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t i = ((c0 + c3) + c6);
-                        const int64_t j = ((c1 + c4) + c8);
-                        polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NJ + j];
-                      }
-                    }
-                  }
-                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t i = ((c0 + c3) + c6);
-                        const int64_t j = ((c1 + c4) + c8);
-                        const int64_t k = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t i = ((c0 + c3) + c6);
-                        const int64_t j = ((c1 + c4) + c8);
-                        E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t i = ((c0 + c3) + c6);
+                      const int64_t j = ((c1 + c4) + c8);
+                      polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NJ + j];
                     }
                   }
                 }
+                for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t i = ((c0 + c3) + c6);
+                      const int64_t j = ((c1 + c4) + c8);
+                      const int64_t k = (c2 + c5);
+                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                    }
+                  }
+                }
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t i = ((c0 + c3) + c6);
+                      const int64_t j = ((c1 + c4) + c8);
+                      E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                    }
+                  }
+                }
+              }
               else
               {
                 const int64_t polyc_count0 = polyc_min(5, (((NI - c0) - c3) - 1)) + 1;
@@ -354,9 +321,9 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                   {
                     const int64_t polyc_base = -polyc_shift;
                     const int64_t polyc_own = polyc_shift;
-                    if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
+                      if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
@@ -369,41 +336,7 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                           }
                         }
                       }
-                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t j = ((c1 + c4) + c8);
-                            const int64_t k = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * B[(k) * NJ + j]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t j = ((c1 + c4) + c8);
-                            if (polyc_lane1 >= polyc_own)
-                              E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
+                      else
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
@@ -454,14 +387,76 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                   else
                     if (polyc_count1 == 16)
                     {
+                      float polyc_acc[6][16];
                       if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                       {
-                        float polyc_acc[6][16];
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      else
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t i = ((c0 + c3) + c6);
+                            const int64_t j = ((c1 + c4) + c8);
+                            polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NJ + j];
+                          }
+                        }
+                      }
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t i = ((c0 + c3) + c6);
+                            const int64_t j = ((c1 + c4) + c8);
+                            const int64_t k = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t i = ((c0 + c3) + c6);
+                            const int64_t j = ((c1 + c4) + c8);
+                            E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        float polyc_acc[6][8];
+                        if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -469,45 +464,12 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                             }
                           }
                         }
-                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t i = ((c0 + c3) + c6);
-                              const int64_t j = ((c1 + c4) + c8);
-                              const int64_t k = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t i = ((c0 + c3) + c6);
-                              const int64_t j = ((c1 + c4) + c8);
-                              E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -522,7 +484,7 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -537,7 +499,7 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -548,13 +510,11 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                           }
                         }
                       }
-                    }
-                    else
-                      if (polyc_count1 == 8)
-                      {
-                        if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
+                      else
+                        if (polyc_count1 < 8)
                         {
                           float polyc_acc[6][8];
+                          if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -567,40 +527,7 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                               }
                             }
                           }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t j = ((c1 + c4) + c8);
-                                const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t j = ((c1 + c4) + c8);
-                                E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][8];
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -627,7 +554,7 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t j = ((c1 + c4) + c8);
                                 const int64_t k = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
                               }
                             }
                           }
@@ -641,207 +568,71 @@ static __attribute__((noinline)) void polyc_mm3_region0(int * polyc_status_at, i
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t j = ((c1 + c4) + c8);
-                                E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 < 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NJ + j];
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                if (polyc_lane1 < polyc_count1)
+                                  E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
+                          float polyc_acc[6][16];
                           if ((((1 * c2 + 0 == 0) && (-1 * NJ + 16 >= 0))))
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NJ + j];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t j = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = E[(i) * NJ + j];
                               }
                             }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NK - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  const int64_t k = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t j = ((c1 + c4) + c8);
+                                const int64_t k = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A[(i) * NK + k] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B[(((j - c8 - c1) / 16) * 512 + (k - c2)) * 16 + c8])));
                               }
                             }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t j = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t j = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  E[(i) * NJ + j] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
@@ -942,100 +733,67 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
             for (int64_t c4 = 0; c4 <= polyc_min(63, ((NL - c1) - 1)); c4 += 16)
             {
               if (((((NI - c0) - c3) - 1) >= 5) && ((((NL - c1) - c4) - 1) >= 15))
+              {
+                float polyc_acc[6][16];
                 if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                      }
-                    }
-                  }
-                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t i = ((c0 + c3) + c6);
-                        const int64_t l = ((c1 + c4) + c8);
-                        const int64_t j = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t i = ((c0 + c3) + c6);
-                        const int64_t l = ((c1 + c4) + c8);
-                        G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                     }
                   }
                 }
                 else
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t i = ((c0 + c3) + c6);
-                        const int64_t l = ((c1 + c4) + c8);
-                        polyc_acc[polyc_lane0][polyc_lane1] = G[(i) * NL + l];
-                      }
-                    }
-                  }
-                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t i = ((c0 + c3) + c6);
-                        const int64_t l = ((c1 + c4) + c8);
-                        const int64_t j = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t i = ((c0 + c3) + c6);
-                        const int64_t l = ((c1 + c4) + c8);
-                        G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t i = ((c0 + c3) + c6);
+                      const int64_t l = ((c1 + c4) + c8);
+                      polyc_acc[polyc_lane0][polyc_lane1] = G[(i) * NL + l];
                     }
                   }
                 }
+                for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t i = ((c0 + c3) + c6);
+                      const int64_t l = ((c1 + c4) + c8);
+                      const int64_t j = (c2 + c5);
+                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
+                    }
+                  }
+                }
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t i = ((c0 + c3) + c6);
+                      const int64_t l = ((c1 + c4) + c8);
+                      G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                    }
+                  }
+                }
+              }
               else
               {
                 const int64_t polyc_count0 = polyc_min(5, (((NI - c0) - c3) - 1)) + 1;
@@ -1053,9 +811,9 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                   {
                     const int64_t polyc_base = -polyc_shift;
                     const int64_t polyc_own = polyc_shift;
-                    if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
+                      if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
@@ -1068,41 +826,7 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                           }
                         }
                       }
-                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t l = ((c1 + c4) + c8);
-                            const int64_t j = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * F[(j) * NL + l]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
-                            const int64_t i = ((c0 + c3) + c6);
-                            const int64_t l = ((c1 + c4) + c8);
-                            if (polyc_lane1 >= polyc_own)
-                              G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
+                      else
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
@@ -1153,14 +877,76 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                   else
                     if (polyc_count1 == 16)
                     {
+                      float polyc_acc[6][16];
                       if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                       {
-                        float polyc_acc[6][16];
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      else
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t i = ((c0 + c3) + c6);
+                            const int64_t l = ((c1 + c4) + c8);
+                            polyc_acc[polyc_lane0][polyc_lane1] = G[(i) * NL + l];
+                          }
+                        }
+                      }
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t i = ((c0 + c3) + c6);
+                            const int64_t l = ((c1 + c4) + c8);
+                            const int64_t j = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t i = ((c0 + c3) + c6);
+                            const int64_t l = ((c1 + c4) + c8);
+                            G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        float polyc_acc[6][8];
+                        if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1168,45 +954,12 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                             }
                           }
                         }
-                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t i = ((c0 + c3) + c6);
-                              const int64_t l = ((c1 + c4) + c8);
-                              const int64_t j = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t i = ((c0 + c3) + c6);
-                              const int64_t l = ((c1 + c4) + c8);
-                              G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1221,7 +974,7 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1236,7 +989,7 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -1247,13 +1000,11 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                           }
                         }
                       }
-                    }
-                    else
-                      if (polyc_count1 == 8)
-                      {
-                        if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
+                      else
+                        if (polyc_count1 < 8)
                         {
                           float polyc_acc[6][8];
+                          if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -1266,7 +1017,7 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                               }
                             }
                           }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -1277,40 +1028,7 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
-                                const int64_t j = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t l = ((c1 + c4) + c8);
-                                G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][8];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t i = ((c0 + c3) + c6);
-                                const int64_t l = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = G[(i) * NL + l];
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? G[(i) * NL + l] : 0.0f);
                               }
                             }
                           }
@@ -1326,7 +1044,7 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
                                 const int64_t j = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8])));
                               }
                             }
                           }
@@ -1340,207 +1058,71 @@ static __attribute__((noinline)) void polyc_mm3_region1(int * polyc_status_at, i
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t i = ((c0 + c3) + c6);
                                 const int64_t l = ((c1 + c4) + c8);
-                                G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 < 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  const int64_t j = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? G[(i) * NL + l] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  const int64_t j = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                if (polyc_lane1 < polyc_count1)
+                                  G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
+                          float polyc_acc[6][16];
                           if ((((1 * c2 + 0 == 0) && (-1 * NL + 16 >= 0))))
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  const int64_t j = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? G[(i) * NL + l] : 0.0f);
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t l = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? G[(i) * NL + l] : 0.0f);
                               }
                             }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((NJ - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  const int64_t j = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8])));
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t l = ((c1 + c4) + c8);
+                                const int64_t j = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (E[(i) * NJ + j] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_F[(((l - c8 - c1) / 16) * 512 + (j - c2)) * 16 + c8])));
                               }
                             }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t i = ((c0 + c3) + c6);
-                                  const int64_t l = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t i = ((c0 + c3) + c6);
+                                const int64_t l = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  G[(i) * NL + l] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }

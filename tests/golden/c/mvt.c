@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `mvt`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def mvt(float32(N, N) A, float32(N) x1_0, float32(N) x2_0, float32(N) y_1, float32(N) y_2) -> (float32 x1, float32 x2) {
  *   x1(i) +=! A(i, j) * y_1(j) where i in 0:N, j in 0:N

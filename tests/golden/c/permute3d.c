@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `permute3d`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def permute3d(float32(A, B, C) I) -> (float32 O) {
  *   O(c, a, b) = I(a, b, c) where c in 0:C, a in 0:A, b in 0:B

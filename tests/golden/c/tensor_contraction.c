@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `tensor_contraction`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def tensor_contraction(float32(SA, SE, SB, SF) A, float32(SD, SF, SC, SE) B) -> (float32 C) {
  *   # SA_SB = SA * SB
@@ -497,100 +497,67 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
             for (int64_t c4 = 0; c4 <= polyc_min(63, ((SC_SD - c1) - 1)); c4 += 16)
             {
               if (((((SA_SB - c0) - c3) - 1) >= 5) && ((((SC_SD - c1) - c4) - 1) >= 15))
+              {
+                float polyc_acc[6][16];
                 if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                      }
-                    }
-                  }
-                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t ab = ((c0 + c3) + c6);
-                        const int64_t cd = ((c1 + c4) + c8);
-                        const int64_t ef = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t ab = ((c0 + c3) + c6);
-                        const int64_t cd = ((c1 + c4) + c8);
-                        C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                     }
                   }
                 }
                 else
                 {
-                  float polyc_acc[6][16];
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                   {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                     {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t ab = ((c0 + c3) + c6);
-                        const int64_t cd = ((c1 + c4) + c8);
-                        polyc_acc[polyc_lane0][polyc_lane1] = C[(ab) * SC_SD + cd];
-                      }
-                    }
-                  }
-                  for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t ab = ((c0 + c3) + c6);
-                        const int64_t cd = ((c1 + c4) + c8);
-                        const int64_t ef = (c2 + c5);
-                        polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8]));
-                      }
-                    }
-                  }
-                  {
-                    for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                    {
-                      #pragma omp simd
-                      for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                      {
-                        const int64_t c6 = polyc_lane0;
-                        const int64_t c8 = polyc_lane1;
-                        const int64_t ab = ((c0 + c3) + c6);
-                        const int64_t cd = ((c1 + c4) + c8);
-                        C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
-                      }
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t ab = ((c0 + c3) + c6);
+                      const int64_t cd = ((c1 + c4) + c8);
+                      polyc_acc[polyc_lane0][polyc_lane1] = C[(ab) * SC_SD + cd];
                     }
                   }
                 }
+                for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t ab = ((c0 + c3) + c6);
+                      const int64_t cd = ((c1 + c4) + c8);
+                      const int64_t ef = (c2 + c5);
+                      polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8]));
+                    }
+                  }
+                }
+                {
+                  for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                  {
+                    #pragma omp simd
+                    for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                    {
+                      const int64_t c6 = polyc_lane0;
+                      const int64_t c8 = polyc_lane1;
+                      const int64_t ab = ((c0 + c3) + c6);
+                      const int64_t cd = ((c1 + c4) + c8);
+                      C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
+                    }
+                  }
+                }
+              }
               else
               {
                 const int64_t polyc_count0 = polyc_min(5, (((SA_SB - c0) - c3) - 1)) + 1;
@@ -608,9 +575,9 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                   {
                     const int64_t polyc_base = -polyc_shift;
                     const int64_t polyc_own = polyc_shift;
-                    if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
                     {
                       float polyc_acc[6][16];
+                      if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
@@ -623,41 +590,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                           }
                         }
                       }
-                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
-                            const int64_t ab = ((c0 + c3) + c6);
-                            const int64_t cd = ((c1 + c4) + c8);
-                            const int64_t ef = (c2 + c5);
-                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * B_t3120[(ef) * SC_SD + cd]));
-                          }
-                        }
-                      }
-                      {
-                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                        {
-                          #pragma omp simd
-                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                          {
-                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                            const int64_t c8 = polyc_lane1 + polyc_base;
-                            const int64_t ab = ((c0 + c3) + c6);
-                            const int64_t cd = ((c1 + c4) + c8);
-                            if (polyc_lane1 >= polyc_own)
-                              C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
-                          }
-                        }
-                      }
-                    }
-                    else
-                    {
-                      float polyc_acc[6][16];
+                      else
                       {
                         for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                         {
@@ -708,14 +641,76 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                   else
                     if (polyc_count1 == 16)
                     {
+                      float polyc_acc[6][16];
                       if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
                       {
-                        float polyc_acc[6][16];
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
+                          }
+                        }
+                      }
+                      else
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t ab = ((c0 + c3) + c6);
+                            const int64_t cd = ((c1 + c4) + c8);
+                            polyc_acc[polyc_lane0][polyc_lane1] = C[(ab) * SC_SD + cd];
+                          }
+                        }
+                      }
+                      for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t ab = ((c0 + c3) + c6);
+                            const int64_t cd = ((c1 + c4) + c8);
+                            const int64_t ef = (c2 + c5);
+                            polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8]));
+                          }
+                        }
+                      }
+                      {
+                        for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                        {
+                          #pragma omp simd
+                          for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                          {
+                            const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                            const int64_t c8 = polyc_lane1;
+                            const int64_t ab = ((c0 + c3) + c6);
+                            const int64_t cd = ((c1 + c4) + c8);
+                            C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
+                          }
+                        }
+                      }
+                    }
+                    else
+                      if (polyc_count1 == 8)
+                      {
+                        float polyc_acc[6][8];
+                        if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -723,45 +718,12 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                             }
                           }
                         }
-                        for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
+                        else
                         {
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t ab = ((c0 + c3) + c6);
-                              const int64_t cd = ((c1 + c4) + c8);
-                              const int64_t ef = (c2 + c5);
-                              polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8]));
-                            }
-                          }
-                        }
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                            {
-                              const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                              const int64_t c8 = polyc_lane1;
-                              const int64_t ab = ((c0 + c3) + c6);
-                              const int64_t cd = ((c1 + c4) + c8);
-                              C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
-                            }
-                          }
-                        }
-                      }
-                      else
-                      {
-                        float polyc_acc[6][16];
-                        {
-                          for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                          {
-                            #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -776,7 +738,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -791,7 +753,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                           for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                           {
                             #pragma omp simd
-                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
+                            for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
                             {
                               const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
                               const int64_t c8 = polyc_lane1;
@@ -802,13 +764,11 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                           }
                         }
                       }
-                    }
-                    else
-                      if (polyc_count1 == 8)
-                      {
-                        if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
+                      else
+                        if (polyc_count1 < 8)
                         {
                           float polyc_acc[6][8];
+                          if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -821,7 +781,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                               }
                             }
                           }
-                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
+                          else
                           {
                             for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
@@ -832,40 +792,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t ab = ((c0 + c3) + c6);
                                 const int64_t cd = ((c1 + c4) + c8);
-                                const int64_t ef = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8]));
-                              }
-                            }
-                          }
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t ab = ((c0 + c3) + c6);
-                                const int64_t cd = ((c1 + c4) + c8);
-                                C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                        else
-                        {
-                          float polyc_acc[6][8];
-                          {
-                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                            {
-                              #pragma omp simd
-                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                              {
-                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                const int64_t c8 = polyc_lane1;
-                                const int64_t ab = ((c0 + c3) + c6);
-                                const int64_t cd = ((c1 + c4) + c8);
-                                polyc_acc[polyc_lane0][polyc_lane1] = C[(ab) * SC_SD + cd];
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(ab) * SC_SD + cd] : 0.0f);
                               }
                             }
                           }
@@ -881,7 +808,7 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                 const int64_t ab = ((c0 + c3) + c6);
                                 const int64_t cd = ((c1 + c4) + c8);
                                 const int64_t ef = (c2 + c5);
-                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8]));
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8])));
                               }
                             }
                           }
@@ -895,207 +822,71 @@ static __attribute__((noinline)) void polyc_tensor_contraction_region2(int * pol
                                 const int64_t c8 = polyc_lane1;
                                 const int64_t ab = ((c0 + c3) + c6);
                                 const int64_t cd = ((c1 + c4) + c8);
-                                C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else
-                        if (polyc_count1 < 8)
-                        {
-                          if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t ab = ((c0 + c3) + c6);
-                                  const int64_t cd = ((c1 + c4) + c8);
-                                  const int64_t ef = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t ab = ((c0 + c3) + c6);
-                                  const int64_t cd = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
-                              }
-                            }
-                          }
-                          else
-                          {
-                            float polyc_acc[6][8];
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t ab = ((c0 + c3) + c6);
-                                  const int64_t cd = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(ab) * SC_SD + cd] : 0.0f);
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t ab = ((c0 + c3) + c6);
-                                  const int64_t cd = ((c1 + c4) + c8);
-                                  const int64_t ef = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 8; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t ab = ((c0 + c3) + c6);
-                                  const int64_t cd = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                if (polyc_lane1 < polyc_count1)
+                                  C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }
                         }
                         else
                         {
+                          float polyc_acc[6][16];
                           if ((((1 * c2 + 0 == 0) && (-1 * SC_SD + 16 >= 0))))
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
-                                }
-                              }
-                            }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t ab = ((c0 + c3) + c6);
-                                  const int64_t cd = ((c1 + c4) + c8);
-                                  const int64_t ef = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8])));
-                                }
-                              }
-                            }
-                            {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
-                              {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t ab = ((c0 + c3) + c6);
-                                  const int64_t cd = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                polyc_acc[polyc_lane0][polyc_lane1] = 0.0f;
                               }
                             }
                           }
                           else
                           {
-                            float polyc_acc[6][16];
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t ab = ((c0 + c3) + c6);
-                                  const int64_t cd = ((c1 + c4) + c8);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(ab) * SC_SD + cd] : 0.0f);
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t ab = ((c0 + c3) + c6);
+                                const int64_t cd = ((c1 + c4) + c8);
+                                polyc_acc[polyc_lane0][polyc_lane1] = ((polyc_lane1 < polyc_count1) ? C[(ab) * SC_SD + cd] : 0.0f);
                               }
                             }
-                            for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
+                          }
+                          for (int64_t c5 = 0; c5 <= polyc_min(511, ((SE_SF - c2) - 1)); c5 += 1)
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t ab = ((c0 + c3) + c6);
-                                  const int64_t cd = ((c1 + c4) + c8);
-                                  const int64_t ef = (c2 + c5);
-                                  polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8])));
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t ab = ((c0 + c3) + c6);
+                                const int64_t cd = ((c1 + c4) + c8);
+                                const int64_t ef = (c2 + c5);
+                                polyc_acc[polyc_lane0][polyc_lane1] = (polyc_acc[polyc_lane0][polyc_lane1] + (A_t0213[(ab) * SE_SF + ef] * POLYC_LANE_KEEP(polyc_lane1 < polyc_count1, polyc_panel_B_t3120_m[(((cd - c8 - c1) / 16) * 512 + (ef - c2)) * 16 + c8])));
                               }
                             }
+                          }
+                          {
+                            for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
                             {
-                              for (int64_t polyc_lane0 = 0; polyc_lane0 < 6; polyc_lane0 += 1)
+                              #pragma omp simd
+                              for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
                               {
-                                #pragma omp simd
-                                for (int64_t polyc_lane1 = 0; polyc_lane1 < 16; polyc_lane1 += 1)
-                                {
-                                  const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
-                                  const int64_t c8 = polyc_lane1;
-                                  const int64_t ab = ((c0 + c3) + c6);
-                                  const int64_t cd = ((c1 + c4) + c8);
-                                  if (polyc_lane1 < polyc_count1)
-                                    C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
-                                }
+                                const int64_t c6 = polyc_min(polyc_lane0, polyc_count0 - 1);
+                                const int64_t c8 = polyc_lane1;
+                                const int64_t ab = ((c0 + c3) + c6);
+                                const int64_t cd = ((c1 + c4) + c8);
+                                if (polyc_lane1 < polyc_count1)
+                                  C[(ab) * SC_SD + cd] = polyc_acc[polyc_lane0][polyc_lane1];
                               }
                             }
                           }

@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `unary_math`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def unary_math(float32(M, N) X, float32(M, N) P) -> (float32 T, float32 E, float32 S, float32 L) {
  *   T(i, j) = tanh(X(i, j)) where i in 0:M, j in 0:N

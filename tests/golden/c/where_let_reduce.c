@@ -1,6 +1,6 @@
 /*
  * polyc 0.1.0: operator `where_let_reduce`
- * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256
+ * options: fusion=default parallel=True optimize=True canonicalize=True check_gathers=True place_threads=False machine=zen3 cc=cc cflags=-O3 -march=native -fopenmp -fPIC -shared -fwrapv -fno-math-errno -std=gnu11 -mprefer-vector-width=256 -falign-loops=64
  *
  * def where_let_reduce(float32(N, K) X, float32(N) c) -> (float32 O) {
  *   O(i) +=! (X(i, k) - c(i)) * (X(i, k) - c(i)) where i in 0:N, k in 0:K
