@@ -45,13 +45,18 @@ def test_large_regions_go_to_units_of_their_own():
 def test_every_unit_declares_a_function_before_calling_it():
     # A convolution's regions call its edge blocks, outlined functions of their own that
     # the split places by size: each unit declares every function first (clang 14 and
-    # gcc 14 reject a call to an undeclared function).
-    conv = """def conv(float(N, C, H, W) I, float(K, C, R, S) F) -> (O) {
+    # gcc 14 reject a call to an undeclared function). Two convolutions in a row: one
+    # has no region long enough for a unit of its own.
+    conv = """def conv2(float(N, C, H, W) I, float(K, C, R, S) F, float(J, K, R, S) G)
+        -> (O, P) {
       O(n, k, h, w) +=! I(n, c, h + r, w + s) * F(k, c, r, s)
+      P(n, j, h, w) +=! O(n, k, h + r, w + s) * G(j, k, r, s)
     }"""
     for source in (conv, TWO_PRODUCTS):
         split = units.compile_units(c_source(source), cores=2)
         assert len(split) > 2
+        assert source is TWO_PRODUCTS or any(
+            re.search(r"polyc_conv2_block\d*\(", unit.text) for unit in split[:-1])
         for unit in split:
             for name in set(re.findall(r"void (polyc_\w+)\((?:int64_t|int \*)", unit.text)):
                 first = re.search(rf"\b{name}\(", unit.text)
