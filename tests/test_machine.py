@@ -145,6 +145,20 @@ def test_a_bad_machine_is_a_configuration_error(tmp_path, content, message):
         Options(machine=3)
 
 
+@pytest.mark.parametrize("line, expected", [("128", 128), ("48", 64), ("0", 64)])
+def test_the_caches_come_from_sysfs_and_a_line_no_machine_takes_falls_back(
+        tmp_path, monkeypatch, line, expected):
+    for index, (level, size) in enumerate([(1, "48K"), (2, "2048K"), (3, "16384K")]):
+        folder = tmp_path / f"index{index}"
+        folder.mkdir()
+        for name, text in [("type", "Data" if level == 1 else "Unified"),
+                           ("level", str(level)), ("size", size),
+                           ("coherency_line_size", line)]:
+            (folder / name).write_text(text + "\n")
+    monkeypatch.setattr(detect, "_SYSFS_CACHE", tmp_path)
+    assert detect._caches() == ((48 * 1024, 2048 * 1024, 16384 * 1024, expected), "sysfs")
+
+
 def test_the_model_reaches_the_schedule_the_flags_and_explain(machine):
     compilation = generate(frontend(MATMUL), Options(machine=machine))
     rows, columns = rules.register_block(machine, 4)

@@ -22,7 +22,7 @@ import platform
 from pathlib import Path
 
 from polyc.machine.memo import read_memo, write_memo
-from polyc.machine.model import Machine, NAMED_MACHINES
+from polyc.machine.model import Machine, NAMED_MACHINES, is_cache_line
 
 _SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
 _CPUINFO = Path("/proc/cpuinfo")
@@ -186,7 +186,7 @@ def _caches() -> tuple[tuple[int, int, int, int], str]:
                 line = int(line_file.read_text())
     except (OSError, ValueError):
         sizes = {}
-    if line <= 0 or line & (line - 1):  # not a line a Machine takes (model.py)
+    if not is_cache_line(line):
         line = _FALLBACK.line
     if not {1, 2} <= sizes.keys():
         fallback = _FALLBACK

@@ -64,7 +64,7 @@ class Machine:
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ConfigurationError(f"machine {self.name!r}: {name} must be a positive "
                                          f"integer, not {value!r}")
-        if self.line & (self.line - 1):  # loops are aligned to it (cflags)
+        if not is_cache_line(self.line):  # loops are aligned to it (cflags)
             raise ConfigurationError(f"machine {self.name!r}: a cache line of {self.line} "
                                      f"bytes is not a power of two")
         if self.vector_bits % 64 or self.vector_registers < 8:
@@ -108,6 +108,11 @@ class Machine:
                 f"L3 {size_text(self.l3)}, "
                 f"line {self.line} B; {self.cores} cores"
                 + (f" [{self.source}]" if self.source else ""))
+
+
+def is_cache_line(nbytes: int) -> bool:
+    """Whether ``nbytes`` can be a cache line: a positive power of two."""
+    return nbytes > 0 and not nbytes & (nbytes - 1)
 
 
 def size_text(nbytes: int) -> str:
