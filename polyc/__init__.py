@@ -11,8 +11,8 @@
     dA, dB = polyc.grad(matmul)(A, B, dC)  # the backward operator, derived
 """
 from polyc.api import GradWithResiduals, Operator, define, grad, grad_with_residuals, op
-from polyc.errors import (ArgumentError, CompileError, ConfigurationError, InternalError,
-                          ParseError, PolycError, SemanticError)
+from polyc.errors import (ArgumentError, CompileError, CompileTimeout, ConfigurationError,
+                          InternalError, ParseError, PolycError, SemanticError)
 from polyc.lang.pyspelling import (bool_, exists, f16, f32, f64, i8, i16, i32, i64, max, min,
                                    prod, sum, u8, u16, u32, u64, where)
 from polyc.machine import NAMED_MACHINES, Machine
@@ -20,7 +20,7 @@ from polyc.options import Options
 from polyc.version import __version__
 
 __all__ = [
-    "ArgumentError", "CompileError", "ConfigurationError", "GradWithResiduals", "InternalError",
+    "ArgumentError", "CompileError", "CompileTimeout", "ConfigurationError", "GradWithResiduals", "InternalError",
     "Machine", "NAMED_MACHINES", "Operator", "Options", "ParseError",
     "PolycError", "SemanticError", "__version__", "bool_", "compare", "define", "exists",
     "f16", "f32", "f64", "grad", "grad_with_residuals", "i8", "i16", "i32", "i64", "max", "min",

@@ -116,6 +116,10 @@ class CompileError(PolycError):
     """The system C compiler failed; the message holds its output and the C file's path."""
 
 
+class CompileTimeout(CompileError):
+    """The system C compiler ran past ``POLYC_CC_TIMEOUT`` and was stopped."""
+
+
 class ConfigurationError(PolycError):
     """A setting polyc cannot use: an unknown machine model, a malformed machine file."""
 

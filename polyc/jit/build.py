@@ -3,7 +3,8 @@
 ``build_shared_object(c_source, out_path, options)`` runs, in a fresh private
 directory next to ``out_path``::
 
-    cc -O3 -march=native -fopenmp -fPIC -shared ... -o polyc_<hash>.so polyc_<hash>.c -lm
+    cc [-include <headers>/polyc_headers.h] -O3 -march=native -fopenmp -fPIC -shared ...
+       -o polyc_<hash>.so polyc_<hash>.c -lm
 
 or, for a kernel whose large parallel regions are worth compiling side by side
 (:mod:`polyc.jit.units`), one ``cc ... -c`` per unit at once, then one link.
@@ -28,7 +29,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from polyc.errors import CompileError
+from polyc.errors import CompileError, CompileTimeout
+from polyc.jit.headers import PrecompiledHeader, precompiled_header, refuse
 from polyc.jit.toolchain import compiler_command, run_compiler, supports_float16
 from polyc.jit.units import compile_units
 from polyc.lang.types import FLOAT16
@@ -39,8 +41,11 @@ MAX_OUTPUT_CHARS = 8000
 
 
 def build_shared_object(c_source: str, out_path: Path, options,
-                        failed_dir: Path | None = None) -> float:
+                        failed_dir: Path | None = None,
+                        headers_dir: Path | None = None) -> float:
     """Compile ``c_source`` into the shared object ``out_path``; return the seconds spent.
+    With ``headers_dir``, the standard headers it opens with are read from a precompiled
+    header kept there (:mod:`polyc.jit.headers`).
 
     Raises :class:`CompileError` (compiler missing, failing or past
     ``options.cc_timeout``) and ``OSError`` (``out_path``'s directory not writable).
@@ -49,26 +54,20 @@ def build_shared_object(c_source: str, out_path: Path, options,
     command = compiler_command(options)
     stem = source_stem(c_source)
     work_dir = Path(tempfile.mkdtemp(prefix=".build-", dir=out_path.parent))
-    libraries = [*linked_libraries(c_source), "-lm"]
-    units = compile_units(c_source)
     try:
         start = time.perf_counter()
-        if len(units) == 1:
-            (work_dir / f"{stem}.c").write_text(c_source, encoding="utf-8")
-            _run(c_source, stem, failed_dir, options, work_dir,
-                 [*command, *options.cflags, "-o", f"{stem}.so", f"{stem}.c", *libraries])
-        else:
-            commands = []
-            for k, unit in enumerate(units):
-                (work_dir / f"{stem}_{k}.c").write_text(unit.text, encoding="utf-8")
-                commands.append([*command, *options.cflags, "-c", "-o", f"{stem}_{k}.o",
-                                 f"{stem}_{k}.c"])
-            with ThreadPoolExecutor(max_workers=len(commands)) as pool:
-                list(pool.map(lambda argv: _run(c_source, stem, failed_dir, options,
-                                                work_dir, argv), commands))
-            _run(c_source, stem, failed_dir, options, work_dir,
-                 [*command, *options.cflags, "-o", f"{stem}.so",
-                  *(f"{stem}_{k}.o" for k in range(len(units))), *libraries])
+        header = precompiled_header(c_source, options, command, headers_dir)
+        try:
+            _compile(c_source, stem, failed_dir, options, work_dir, command, header)
+        except CompileTimeout:
+            raise
+        except CompileError:
+            if header is None:
+                raise
+            # Without the header, either it succeeds (the header was at fault) or it
+            # fails with the kernel's own error.
+            _compile(c_source, stem, failed_dir, options, work_dir, command, None)
+            refuse(header)
         seconds = time.perf_counter() - start
         if not (work_dir / f"{stem}.so").is_file():
             kept = keep_failed_source(c_source, stem, failed_dir)
@@ -84,6 +83,38 @@ def build_shared_object(c_source: str, out_path: Path, options,
         raise
     finally:
         shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def _compile(c_source: str, stem: str, failed_dir: Path | None, options, work_dir: Path,
+             command: tuple[str, ...], header: PrecompiledHeader | None) -> None:
+    """``c_source`` into ``work_dir/<stem>.so``: as one translation unit, or as the units
+    of :func:`compile_units` compiled at once and linked; each compile reads ``header``
+    first where there is one."""
+    libraries = [*linked_libraries(c_source), "-lm"]
+    units = compile_units(c_source)
+    included = header.arguments if header is not None else []
+
+    def write(name: str, text: str) -> None:
+        text = header.compiled_text(text) if header is not None else text
+        (work_dir / name).write_text(text, encoding="utf-8")
+
+    if len(units) == 1:
+        write(f"{stem}.c", c_source)
+        _run(c_source, stem, failed_dir, options, work_dir,
+             [*command, *included, *options.cflags, "-o", f"{stem}.so", f"{stem}.c",
+              *libraries])
+        return
+    commands = []
+    for k, unit in enumerate(units):
+        write(f"{stem}_{k}.c", unit.text)
+        commands.append([*command, *included, *options.cflags, "-c", "-o",
+                         f"{stem}_{k}.o", f"{stem}_{k}.c"])
+    with ThreadPoolExecutor(max_workers=len(commands)) as pool:
+        list(pool.map(lambda argv: _run(c_source, stem, failed_dir, options, work_dir,
+                                        argv), commands))
+    _run(c_source, stem, failed_dir, options, work_dir,
+         [*command, *options.cflags, "-o", f"{stem}.so",
+          *(f"{stem}_{k}.o" for k in range(len(units))), *libraries])
 
 
 def _run(c_source: str, stem: str, failed_dir: Path | None, options, work_dir: Path,

@@ -6,6 +6,7 @@ translation unit, compiling it only when no valid copy exists::
     memory:  key -> LoadedLibrary              (a warm call touches no file)
     disk:    <cache_dir>/<key[:2]>/<key>.so
              <cache_dir>/<key[:2]>/<key>.sha256   sha256 of the .so's bytes
+             <cache_dir>/headers/...              precompiled headers (polyc.jit.headers)
 
 ``key`` is the sha256 of the C source (less its leading comment, which names the
 operator and the options for a reader and changes no byte the compiler emits: the
@@ -343,7 +344,8 @@ class KernelCache:
         os.close(handle)
         private = Path(private_name)
         try:
-            seconds = build_shared_object(c_source, private, options, failed_dir=failed_dir)
+            seconds = build_shared_object(c_source, private, options, failed_dir=failed_dir,
+                                          headers_dir=directory / "headers")
             digest = hashlib.sha256(private.read_bytes()).hexdigest()
             try:
                 cdll = ctypes.CDLL(str(private))

@@ -23,7 +23,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from polyc.errors import CompileError
+from polyc.errors import CompileError, CompileTimeout
 from polyc.machine.memo import read_memo, write_memo
 
 _IDENTITIES: dict[str, str] = {}
@@ -119,7 +119,7 @@ def supports_float16(options) -> bool:
 def run_compiler(argv: list[str], timeout: float, cwd: Path | None = None
                  ) -> subprocess.CompletedProcess:
     """Run the compiler; a run longer than ``timeout`` seconds is killed with all its
-    children (``cc1``, ``as``, ``ld``...) and raises :class:`CompileError`.
+    children (``cc1``, ``as``, ``ld``...) and raises :class:`CompileTimeout`.
 
     Killing only the direct child is not enough: a grandchild that keeps the output pipes
     open would make the wait hang, so the compiler gets its own process group.
@@ -135,7 +135,7 @@ def run_compiler(argv: list[str], timeout: float, cwd: Path | None = None
     except subprocess.TimeoutExpired:
         _kill_group(process)
         _reap(process)
-        raise CompileError(f"C compiler timed out after {timeout:g} s: {shlex.join(argv)} "
+        raise CompileTimeout(f"C compiler timed out after {timeout:g} s: {shlex.join(argv)} "
                            f"(set POLYC_CC_TIMEOUT to allow longer)") from None
     except BaseException:  # KeyboardInterrupt: leave no compiler behind
         _kill_group(process)
