@@ -3,8 +3,8 @@
 ``build_shared_object(c_source, out_path, options)`` runs, in a fresh private
 directory next to ``out_path``::
 
-    cc [-include <headers>/polyc_headers.h] -O3 -march=native -fopenmp -fPIC -shared ...
-       -o polyc_<hash>.so polyc_<hash>.c -lm
+    cc -pipe [-include <headers>/polyc_headers.h] -O3 -march=native -fopenmp -fPIC
+       -shared ... -o polyc_<hash>.so polyc_<hash>.c -lm
 
 or, for a kernel whose large parallel regions are worth compiling side by side
 (:mod:`polyc.jit.units`), one ``cc ... -c`` per unit at once, then one link.
@@ -38,6 +38,10 @@ from polyc.machine.memo import private_directory
 
 MAX_OUTPUT_LINES = 60
 MAX_OUTPUT_CHARS = 8000
+# How the compiler runs, not what it makes (so not among the flags the cache key holds):
+# its passes hand the assembly on through pipes instead of temporary files, 6% of the
+# corpus's compile time on the Zen 3 VM (benchmarks/README.md, "Compile time").
+RUN_FLAGS = ("-pipe",)
 
 
 def build_shared_object(c_source: str, out_path: Path, options,
@@ -92,7 +96,7 @@ def _compile(c_source: str, stem: str, failed_dir: Path | None, options, work_di
     first where there is one."""
     libraries = [*linked_libraries(c_source), "-lm"]
     units = compile_units(c_source)
-    included = header.arguments if header is not None else []
+    leading = [*RUN_FLAGS, *(header.arguments if header is not None else [])]
 
     def write(name: str, text: str) -> None:
         text = header.compiled_text(text) if header is not None else text
@@ -101,13 +105,13 @@ def _compile(c_source: str, stem: str, failed_dir: Path | None, options, work_di
     if len(units) == 1:
         write(f"{stem}.c", c_source)
         _run(c_source, stem, failed_dir, options, work_dir,
-             [*command, *included, *options.cflags, "-o", f"{stem}.so", f"{stem}.c",
+             [*command, *leading, *options.cflags, "-o", f"{stem}.so", f"{stem}.c",
               *libraries])
         return
     commands = []
     for k, unit in enumerate(units):
         write(f"{stem}_{k}.c", unit.text)
-        commands.append([*command, *included, *options.cflags, "-c", "-o",
+        commands.append([*command, *leading, *options.cflags, "-c", "-o",
                          f"{stem}_{k}.o", f"{stem}_{k}.c"])
     with ThreadPoolExecutor(max_workers=len(commands)) as pool:
         list(pool.map(lambda argv: _run(c_source, stem, failed_dir, options, work_dir,
