@@ -93,8 +93,8 @@ class PrecompiledHeader:
 
     def compiled_text(self, text: str) -> str:
         """``text`` (a kernel or one of its units) as the compiler reads it after the
-        header: its own opening lines blank, its line numbers unchanged. gcc would
-        read the headers' guards again (a twelfth of a small kernel's time)."""
+        header: its own opening lines blank, its line numbers unchanged (with them, gcc
+        opens every header again to find its guard)."""
         start = _after_comment(text)
         if not text.startswith(self.lines, start):
             return text
