@@ -136,7 +136,7 @@ def run_compiler(argv: list[str], timeout: float, cwd: Path | None = None
         _kill_group(process)
         _reap(process)
         raise CompileTimeout(f"C compiler timed out after {timeout:g} s: {shlex.join(argv)} "
-                           f"(set POLYC_CC_TIMEOUT to allow longer)") from None
+                             f"(set POLYC_CC_TIMEOUT to allow longer)") from None
     except BaseException:  # KeyboardInterrupt: leave no compiler behind
         _kill_group(process)
         process.wait()

@@ -117,12 +117,15 @@ def test_a_header_the_compiler_cannot_read_is_dropped_and_the_kernel_still_build
 
 
 def test_a_compiler_that_hangs_on_the_header_times_out_once(tmp_path):
-    cc = tmp_path / "hangcc"
+    cc, runs = tmp_path / "hangcc", tmp_path / "runs"
     cc.write_text('#!/bin/sh\ncase "$1" in --version) echo "fakecc 1.0"; exit 0;; '
-                  '-dumpmachine) echo fake-linux; exit 0;; esac\nsleep 60\n')
+                  '-dumpmachine) echo fake-linux; exit 0;; esac\n'
+                  f'echo "$*" >> {runs}\nsleep 60\n')
     cc.chmod(0o755)
     options = Options(cache_dir=tmp_path / "cache", cc=str(cc), cc_timeout=1)
     start = time.monotonic()
     with pytest.raises(CompileTimeout, match="C compiler timed out after 1 s"):
         KernelCache().get_library(kernel_source(), options)
-    assert time.monotonic() - start < 5  # the kernel was not tried after the header
+    assert time.monotonic() - start < 5
+    # the header's build, and no kernel tried after it
+    assert [("c-header" in line) for line in runs.read_text().splitlines()] == [True]
