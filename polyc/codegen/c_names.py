@@ -68,6 +68,18 @@ def c_name(name: str) -> str:
     return name
 
 
+def after_leading_comment(c_source: str) -> int:
+    """Where a kernel's text starts after its leading comment (the operator and options
+    for a reader, :mod:`polyc.codegen.translation_unit`) and the blank lines after it."""
+    start = 0
+    if c_source.startswith("/*"):
+        end = c_source.find("*/")
+        start = end + 2 if end >= 0 else len(c_source)
+    while c_source.startswith("\n", start):
+        start += 1
+    return start
+
+
 PREAMBLE = r"""
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
 #include <stdint.h>

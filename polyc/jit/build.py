@@ -69,7 +69,7 @@ def build_shared_object(c_source: str, out_path: Path, options,
             if header is None:
                 raise
             # Without the header, either it succeeds (the header was at fault) or it
-            # fails with the kernel's own error.
+            # fails with the kernel's own error, and keeps the kernel's C.
             _compile(c_source, stem, failed_dir, options, work_dir, command, None)
             refuse(header)
         seconds = time.perf_counter() - start
@@ -93,10 +93,13 @@ def _compile(c_source: str, stem: str, failed_dir: Path | None, options, work_di
              command: tuple[str, ...], header: PrecompiledHeader | None) -> None:
     """``c_source`` into ``work_dir/<stem>.so``: as one translation unit, or as the units
     of :func:`compile_units` compiled at once and linked; each compile reads ``header``
-    first where there is one."""
+    first where there is one. A build with a header keeps no C when the compiler fails
+    (it is tried again without the header, which keeps it if it fails too), only when
+    it times out (that is not tried again)."""
     libraries = [*linked_libraries(c_source), "-lm"]
     units = compile_units(c_source)
     leading = [*RUN_FLAGS, *(header.arguments if header is not None else [])]
+    retried = header is not None
 
     def write(name: str, text: str) -> None:
         text = header.compiled_text(text) if header is not None else text
@@ -106,7 +109,7 @@ def _compile(c_source: str, stem: str, failed_dir: Path | None, options, work_di
         write(f"{stem}.c", c_source)
         _run(c_source, stem, failed_dir, options, work_dir,
              [*command, *leading, *options.cflags, "-o", f"{stem}.so", f"{stem}.c",
-              *libraries])
+              *libraries], retried)
         return
     commands = []
     for k, unit in enumerate(units):
@@ -115,25 +118,30 @@ def _compile(c_source: str, stem: str, failed_dir: Path | None, options, work_di
                          f"{stem}_{k}.o", f"{stem}_{k}.c"])
     with ThreadPoolExecutor(max_workers=len(commands)) as pool:
         list(pool.map(lambda argv: _run(c_source, stem, failed_dir, options, work_dir,
-                                        argv), commands))
+                                        argv, retried), commands))
     _run(c_source, stem, failed_dir, options, work_dir,
          [*command, *options.cflags, "-o", f"{stem}.so",
           *(f"{stem}_{k}.o" for k in range(len(units))), *libraries])
 
 
 def _run(c_source: str, stem: str, failed_dir: Path | None, options, work_dir: Path,
-         argv: list[str]) -> None:
-    """One compiler run in ``work_dir``; a failure keeps the whole C source and names it."""
+         argv: list[str], retried: bool = False) -> None:
+    """One compiler run in ``work_dir``; a failure keeps the whole C source and names it,
+    except a failure that is ``retried`` (a timeout never is)."""
     start = time.perf_counter()
     try:
         result = run_compiler(argv, options.cc_timeout, cwd=work_dir)
     except CompileError as error:
+        if retried and not isinstance(error, CompileTimeout):
+            raise
         kept = keep_failed_source(c_source, stem, failed_dir)
-        raise CompileError(f"{error.message}\nC source: {kept}") from None
+        raise type(error)(f"{error.message}\nC source: {kept}") from None
     if "cc" in options.debug:
         print(f"polyc[cc]: {shlex.join(argv)}  ({time.perf_counter() - start:.3f} s)",
               file=sys.stderr)
     if result.returncode != 0:
+        if retried:
+            raise CompileError(f"C compiler failed (exit status {result.returncode})")
         kept = keep_failed_source(c_source, stem, failed_dir)
         raise CompileError(
             f"C compiler failed (exit status {result.returncode}) on {kept}\n"

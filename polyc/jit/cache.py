@@ -61,10 +61,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from polyc.codegen.c_names import launch_name
+from polyc.codegen.c_names import after_leading_comment, launch_name
 from polyc.codegen.vector_math import simd_math_functions
 from polyc.errors import CompileError
 from polyc.jit.build import build_shared_object, keep_failed_source, source_stem
+from polyc.jit.checked_files import checksum_line, discard, read_checked, write_atomically
 from polyc.jit.toolchain import compiler_identity
 from polyc.machine import host_fingerprint
 from polyc.machine.memo import private_directory
@@ -114,11 +115,7 @@ def cache_key(c_source: str, options) -> str:
 def _compiled_text(c_source: str) -> str:
     """``c_source`` less its leading comment: a comment is one space to the compiler,
     and the C polyc emits names no line number (no ``__LINE__``, no ``assert``)."""
-    if c_source.startswith("/*"):
-        end = c_source.find("*/")
-        if end >= 0:
-            return c_source[end + 2:]
-    return c_source
+    return c_source[after_leading_comment(c_source):]
 
 
 @functools.lru_cache(maxsize=1)
@@ -235,7 +232,7 @@ class KernelCache:
             try:
                 path = _record_path(directory, key)
                 private_directory(path.parent)
-                _write_atomically(path, json.dumps(dataclasses.asdict(compiled)))
+                write_atomically(path, json.dumps(dataclasses.asdict(compiled)))
             except OSError:
                 pass  # the kernel is loaded; the next process generates its C again
         return library, compiled
@@ -257,7 +254,7 @@ class KernelCache:
         library = self._loaded.get(compiled.key) or self._load_verified(directory, compiled.key)
         if library is None or not all(hasattr(library.cdll, name) for name in
                                       (compiled.entry, launch_name(compiled.entry))):
-            _discard(path)
+            discard(path)
             return None
         if "cc" in options.debug:
             print(f"polyc[cc]: kernel cache {library.cache_hit}: {library.so_path} (found by "
@@ -316,21 +313,15 @@ class KernelCache:
     def _load_verified(self, directory: Path, key: str) -> LoadedLibrary | None:
         """The cached library if its checksum matches and it loads; a bad entry is deleted."""
         so_path, sum_path = _entry_paths(directory, key)
-        try:
-            data = so_path.read_bytes()
-        except OSError:
+        if not so_path.exists():
             return None
-        try:
-            expected = sum_path.read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError):
-            expected = None
-        if expected != hashlib.sha256(data).hexdigest():
-            _discard(so_path, sum_path)
+        if read_checked(so_path, sum_path) is None:
+            discard(so_path, sum_path)
             return None
         try:
             cdll = ctypes.CDLL(str(so_path))
         except OSError:
-            _discard(so_path, sum_path)
+            discard(so_path, sum_path)
             return None
         return LoadedLibrary(cdll, so_path, key, DISK, 0.0)
 
@@ -346,7 +337,7 @@ class KernelCache:
         try:
             seconds = build_shared_object(c_source, private, options, failed_dir=failed_dir,
                                           headers_dir=directory / "headers")
-            digest = hashlib.sha256(private.read_bytes()).hexdigest()
+            checksum = checksum_line(private.read_bytes())
             try:
                 cdll = ctypes.CDLL(str(private))
             except OSError as error:
@@ -357,7 +348,7 @@ class KernelCache:
         finally:
             private.unlink(missing_ok=True)
         try:
-            _write_atomically(sum_path, digest + "\n")
+            write_atomically(sum_path, checksum)
         except OSError:
             pass  # the kernel is loaded; without a checksum the entry is rebuilt next time
         return LoadedLibrary(cdll, so_path, key, MISS, seconds)
@@ -412,7 +403,7 @@ def _read_record(path: Path) -> CompiledOperator | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError):
-        _discard(path)
+        discard(path)
         return None
     try:
         fields = json.loads(text)
@@ -420,7 +411,7 @@ def _read_record(path: Path) -> CompiledOperator | None:
         if not all(isinstance(value, str) for value in fields.values()):
             raise TypeError("a field is not a string")
     except (ValueError, TypeError):
-        _discard(path)
+        discard(path)
         return None
     return compiled
 
@@ -428,25 +419,6 @@ def _read_record(path: Path) -> CompiledOperator | None:
 def _entry_paths(directory: Path, key: str) -> tuple[Path, Path]:
     subdir = directory / key[:2]
     return subdir / f"{key}.so", subdir / f"{key}.sha256"
-
-
-def _discard(*paths: Path) -> None:
-    for path in paths:
-        try:
-            path.unlink()
-        except OSError:
-            pass
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="ascii") as file:
-            file.write(text)
-        os.replace(name, path)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
 
 
 _DEFAULT_CACHE = KernelCache()

@@ -38,7 +38,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from polyc.codegen.c_names import after_leading_comment
 from polyc.errors import CompileError, CompileTimeout
+from polyc.jit.checked_files import checksum_line, read_checked
 from polyc.jit.toolchain import compiler_identity, run_compiler
 from polyc.machine.memo import private_directory
 
@@ -56,7 +58,7 @@ _CHECKED: set[Path] = set()
 def leading_lines(c_source: str) -> str | None:
     """The preprocessor lines that open ``c_source`` after its leading comment (the
     ``#define`` and ``#include`` block), or ``None`` where they include nothing."""
-    start = _after_comment(c_source)
+    start = after_leading_comment(c_source)
     lines = []
     for line in c_source[start:].splitlines(keepends=True):
         if not line.startswith("#"):
@@ -65,17 +67,6 @@ def leading_lines(c_source: str) -> str | None:
     if not any(line.startswith("#include") for line in lines):
         return None
     return "".join(lines)
-
-
-def _after_comment(c_source: str) -> int:
-    """Where ``c_source``'s text starts after its leading comment and blank lines."""
-    start = 0
-    if c_source.startswith("/*"):
-        end = c_source.find("*/")
-        start = end + 2 if end >= 0 else len(c_source)
-    while c_source.startswith("\n", start):
-        start += 1
-    return start
 
 
 @dataclass(frozen=True)
@@ -95,7 +86,7 @@ class PrecompiledHeader:
         """``text`` (a kernel or one of its units) as the compiler reads it after the
         header: its own opening lines blank, its line numbers unchanged (with them, gcc
         opens every header again to find its guard)."""
-        start = _after_comment(text)
+        start = after_leading_comment(text)
         if not text.startswith(self.lines, start):
             return text
         return text[:start] + "\n" * self.lines.count("\n") + text[start + len(self.lines):]
@@ -142,14 +133,8 @@ def refuse(header: PrecompiledHeader) -> None:
 
 
 def _verified(folder: Path) -> bool:
-    compiled = folder / f"{HEADER_NAME}.gch"
-    try:
-        data = compiled.read_bytes()
-        expected = (folder / f"{HEADER_NAME}.gch.sha256").read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return False
-    return data.startswith(GCC_MAGIC) and hashlib.sha256(data).hexdigest() == expected and \
-        (folder / HEADER_NAME).is_file()
+    data = read_checked(folder / f"{HEADER_NAME}.gch", folder / f"{HEADER_NAME}.gch.sha256")
+    return data is not None and data.startswith(GCC_MAGIC) and (folder / HEADER_NAME).is_file()
 
 
 def _built(lines: str, options, command: tuple[str, ...], folder: Path) -> bool:
@@ -170,8 +155,7 @@ def _built(lines: str, options, command: tuple[str, ...], folder: Path) -> bool:
         data = compiled.read_bytes()
         if not data.startswith(GCC_MAGIC):
             return False
-        (work / f"{HEADER_NAME}.gch.sha256").write_text(
-            hashlib.sha256(data).hexdigest() + "\n", encoding="ascii")
+        (work / f"{HEADER_NAME}.gch.sha256").write_text(checksum_line(data), encoding="ascii")
         # The text first: a .gch without its header is never looked for.
         for name in (HEADER_NAME, f"{HEADER_NAME}.gch", f"{HEADER_NAME}.gch.sha256"):
             os.replace(work / name, folder / name)

@@ -129,3 +129,34 @@ def test_a_compiler_that_hangs_on_the_header_times_out_once(tmp_path):
     assert time.monotonic() - start < 5
     # the header's build, and no kernel tried after it
     assert [("c-header" in line) for line in runs.read_text().splitlines()] == [True]
+
+
+def test_a_kernel_that_hangs_with_the_header_is_not_compiled_again(tmp_path):
+    # the header builds at once; the kernel hangs, and is not tried again without it
+    cc, runs = tmp_path / "hangcc", tmp_path / "runs"
+    cc.write_text('#!/bin/sh\ncase "$1" in --version) echo "fakecc 1.0"; exit 0;; '
+                  '-dumpmachine) echo fake-linux; exit 0;; esac\n'
+                  f'echo "$*" >> {runs}\n'
+                  'case "$*" in *c-header*) printf gpch-fake > polyc_headers.h.gch; exit 0;; '
+                  'esac\nsleep 60\n')
+    cc.chmod(0o755)
+    options = Options(cache_dir=tmp_path / "cache", cc=str(cc), cc_timeout=1)
+    with pytest.raises(CompileTimeout, match=r"(?s)timed out after 1 s.*C source: .*failed"):
+        KernelCache().get_library(kernel_source(), options)
+    assert ["-include" in line for line in runs.read_text().splitlines()] == [False, True]
+
+
+def test_a_kernel_that_fails_only_with_the_header_keeps_no_failed_source(tmp_path):
+    # a compiler that cannot read the header it built: the kernel builds without it
+    cc = tmp_path / "picky"
+    cc.write_text('#!/bin/sh\ncase "$1" in --version) echo "fakecc 1.0"; exit 0;; '
+                  '-dumpmachine) echo fake-linux; exit 0;; esac\n'
+                  'case "$*" in *c-header*) printf gpch-fake > polyc_headers.h.gch; exit 0;; '
+                  '*-include*) echo "cannot read PCH" >&2; exit 1;; esac\n'
+                  f'exec {compiler_command(Options())[0]} "$@"\n')
+    cc.chmod(0o755)
+    options = Options(cache_dir=tmp_path / "cache", cc=str(cc))
+    library = KernelCache().get_library(kernel_source(), options)
+    assert library.cdll.add1(4) == 5
+    assert not list((tmp_path / "cache").glob("failed/*.c"))
+    assert len(headers._REFUSED) == 1
