@@ -188,3 +188,24 @@ def test_derived_layer_norm_backward_values():
         for actual, reference in zip(got, bench.reference(X, gamma, eps, d_Y, mu, ss),
                                      strict=True):
             np.testing.assert_allclose(actual, reference, rtol=1e-3, atol=1e-3)
+
+
+def test_statements_that_all_join_one_group_cost_no_schedule_per_statement(monkeypatch):
+    # Row sums of one input: the maximal fusion of all of them meets what each one's
+    # joining asks, so fusion in groups adds no isl schedule of its own, however many.
+    from polyc.scheduling import fusion_choice
+
+    calls = []
+    schedule = fusion_choice.isl_schedule
+    monkeypatch.setattr(fusion_choice, "isl_schedule",
+                        lambda *args, **kwargs: calls.append(args) or schedule(*args, **kwargs))
+    counts, decisions = [], []
+    for sums in (3, 9):
+        calls.clear()
+        body = "\n".join(f"  s{k}(n) +=! X(n, d) * {k + 1}" for k in range(sums))
+        outputs = ", ".join(f"s{k}" for k in range(sums))
+        op = polyc.define(f"def rows(float(N, D) X) -> ({outputs}) {{\n{body}\n}}")
+        decisions.append(op.compilation().schedule.decision)
+        counts.append(len(calls))
+    assert counts[0] == counts[1] <= 4
+    assert not any("groups" in decision for decision in decisions)
