@@ -20,7 +20,8 @@ from polyc.options import Options
 from polyc.version import __version__
 
 __all__ = [
-    "ArgumentError", "CompileError", "CompileTimeout", "ConfigurationError", "GradWithResiduals", "InternalError",
+    "ArgumentError", "CompileError", "CompileTimeout", "ConfigurationError",
+    "GradWithResiduals", "InternalError",
     "Machine", "NAMED_MACHINES", "Operator", "Options", "ParseError",
     "PolycError", "SemanticError", "__version__", "bool_", "compare", "define", "exists",
     "f16", "f32", "f64", "grad", "grad_with_residuals", "i8", "i16", "i32", "i64", "max", "min",

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from polyc.codegen.c_names import after_leading_comment
 from polyc.errors import CompileError, CompileTimeout
-from polyc.jit.checked_files import checksum_line, read_checked
+from polyc.jit.checked_files import checksum_line, discard, read_checked
 from polyc.jit.toolchain import compiler_identity, run_compiler
 from polyc.machine.memo import private_directory
 
@@ -125,11 +125,7 @@ def refuse(header: PrecompiledHeader) -> None:
     with _LOCK:
         _REFUSED.add(folder)
         _CHECKED.discard(folder)
-    for name in (f"{HEADER_NAME}.gch", f"{HEADER_NAME}.gch.sha256"):
-        try:
-            (folder / name).unlink(missing_ok=True)
-        except OSError:
-            pass
+    discard(folder / f"{HEADER_NAME}.gch", folder / f"{HEADER_NAME}.gch.sha256")
 
 
 def _verified(folder: Path) -> bool:

@@ -71,7 +71,8 @@ def test_both_spellings_compile_to_the_same_loops(name, model):
     # the select's pieces are the where ranges, and the zeros its other piece would
     # store over the initialisation's zeros are dropped (polyc.poly.redundant_stores)
     def loops(source):
-        text = generate(frontend(source), Options().with_(machine=NAMED_MACHINES[model])).c_source.text
+        options = Options().with_(machine=NAMED_MACHINES[model])
+        text = generate(frontend(source), options).c_source.text
         return [line for line in text.splitlines() if not line.startswith((" *", "/*"))]
     assert loops(TERNARY[name]) == loops(KERNELS[name][0])
 

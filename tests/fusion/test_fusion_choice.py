@@ -10,6 +10,7 @@ import pytest
 import polyc
 from polyc.machine import NAMED_MACHINES
 from polyc.poly.program import statement_names
+from polyc.scheduling import fusion_choice
 from polyc.scheduling.marks import PrivateAccumulators, mark_name, marks_by_statement
 from polyc.scheduling.schedule_tree import outer_nests
 
@@ -194,8 +195,6 @@ def test_derived_layer_norm_backward_values():
 def test_statements_that_all_join_one_group_cost_no_schedule_per_statement(monkeypatch):
     # Row sums of one input: the maximal fusion of all of them meets what each one's
     # joining asks, so fusion in groups adds no isl schedule of its own, however many.
-    from polyc.scheduling import fusion_choice
-
     calls = []
     schedule = fusion_choice.isl_schedule
     monkeypatch.setattr(fusion_choice, "isl_schedule",
