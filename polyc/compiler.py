@@ -4,12 +4,13 @@
     then the stages of :data:`PIPELINE`, in order, over one Compilation record (stage,
     package, what it does):
 
-    canonical form    rewrite     selects on the indices split into domains, stores of
-                                  what elements already hold dropped (poly), updates
-                                  merged, temporaries read once or cheap substituted,
-                                  factors, divisors and common values, divisions
-                                  by what a loop does not change as products with
-                                  its reciprocal (optimize, canonicalize)
+    canonical form    rewrite     selects on the indices split into domains, bounds
+                                  that never bind dropped, stores of what elements
+                                  already hold dropped (poly), updates merged,
+                                  temporaries read once or cheap substituted, factors,
+                                  divisors and common values, divisions by what a
+                                  loop does not change as products with its
+                                  reciprocal (optimize, canonicalize)
     layout copies     rewrite     indices that move together merged (a contraction as a
                                   matrix product; canonicalize), strided reused operands
                                   transposed, outputs ending in a window computed
@@ -61,6 +62,7 @@ from polyc.rewrite.merged_indices import merge_indices
 from polyc.rewrite.merged_updates import merge_updates
 from polyc.rewrite.read_once import substitute_read_once
 from polyc.rewrite.reciprocals import multiply_by_reciprocals
+from polyc.rewrite.redundant_bounds import drop_redundant_bounds
 from polyc.rewrite.split_selects import split_selects
 from polyc.rewrite.layout import (layout_copies, transpose_strided_operands,
                                   transpose_window_outputs)
@@ -111,8 +113,9 @@ class Stage:
 
 # The canonical form's rewrites, in the order they run.
 CANONICAL_FORM: tuple[Callable[[ir.Op], ir.Op], ...] = (
-    split_selects, drop_redundant_stores, merge_updates, substitute_read_once,
-    hoist_invariant_factors, share_common_values, multiply_by_reciprocals)
+    split_selects, drop_redundant_bounds, drop_redundant_stores, merge_updates,
+    substitute_read_once, hoist_invariant_factors, share_common_values,
+    multiply_by_reciprocals)
 
 
 def _canonical_form(c: Compilation) -> dict:
@@ -175,6 +178,8 @@ def _c(c: Compilation) -> dict:
                                place_threads=options.place_threads)}
 
 
+# The canonical form comes first: generate() finds the compilations it keeps by the IR
+# that stage gives.
 PIPELINE: tuple[Stage, ...] = (
     Stage("canonical form", _canonical_form,
           lambda options: options.optimize and options.canonicalize),
@@ -202,13 +207,20 @@ def generate(op: ir.Op, options: Options) -> Compilation:
     The pipeline is a function of the IR and the options alone, and a Compilation is
     frozen, so the process keeps its last ones (:func:`remember`): the same operator
     defined again (a notebook cell run twice, one kernel in two tests) is not generated
-    again. ``generate.forget()`` empties them (for code that patches a stage)."""
+    again. They are found by the canonical form (the first stage), so that two
+    spellings of one operator (a triangle written with ``where`` and with a select)
+    share one compilation; its ``seconds`` are this call's canonical form and the
+    first generation's other stages. ``generate.forget()`` empties them (for code
+    that patches a stage)."""
+    written = _run(Compilation(op, options), PIPELINE[:1])
     try:
-        hash((op, options))
+        hash((written.op, options))
     except TypeError:  # an IR or options that cannot be hashed: generated each time
-        compilation = _generated(op, options)
+        compilation = _generated(written.op, options)
     else:
-        compilation = _remembered(op, options)
+        compilation = _remembered(written.op, options)
+    compilation = dataclasses.replace(compilation,
+                                      seconds={**written.seconds, **compilation.seconds})
     if options.debug:
         print_debug_channels(compilation)
     return compilation
@@ -229,9 +241,13 @@ def remember(count: int) -> None:
 
 
 def _generated(op: ir.Op, options: Options) -> Compilation:
-    compilation = Compilation(op, options)
-    for stage in PIPELINE:
-        if stage.applies(options):
+    """The stages after the canonical form, from the canonical ``op``."""
+    return _run(Compilation(op, options), PIPELINE[1:])
+
+
+def _run(compilation: Compilation, stages: tuple[Stage, ...]) -> Compilation:
+    for stage in stages:
+        if stage.applies(compilation.options):
             start = time.perf_counter()
             changes = stage.run(compilation)
             seconds = {**compilation.seconds, stage.name: time.perf_counter() - start}

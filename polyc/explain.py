@@ -417,7 +417,8 @@ def explain(operator, args=()) -> Explanation:
 def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
     """The statements the canonical form rewrote, before and after: each written
     statement and the compiled statements named after it, where they differ
-    (:mod:`polyc.rewrite.split_selects`, :mod:`polyc.poly.redundant_stores`,
+    (:mod:`polyc.rewrite.split_selects`, :mod:`polyc.rewrite.redundant_bounds`,
+    :mod:`polyc.poly.redundant_stores`,
     :mod:`polyc.rewrite.merged_updates`, :mod:`polyc.rewrite.read_once`,
     :mod:`polyc.rewrite.invariant_factors`,
     :mod:`polyc.rewrite.common_values`, :mod:`polyc.rewrite.merged_indices`;
@@ -452,7 +453,8 @@ def _rewrite_parts(written: ir.Op, compiled: ir.Op) -> tuple[Part, ...]:
         return ()
     return (Part("\n".join(lines), "tc",
                  label="rewritten to a canonical form: selects on the indices split into "
-                       "domains, updates of an element merged into one statement, "
+                       "domains, bounds that never bind dropped, "
+                       "updates of an element merged into one statement, "
                        "temporaries read once or cheap substituted into their readers, "
                        "invariant factors and divisors scale the finished sum, "
                        "values two statements compute alike are computed once, "

@@ -4,7 +4,7 @@
  *
  * def tril_mask(float32(M, N) X) -> (float32 O) {
  *   O(i, j) = X(i, j) + j where i in 0:M, j in 0:min(N, i + 1)
- *   O(i, j) = 0.0 where i in 0:M, j in max(0, i + 1):N
+ *   O(i, j) = 0.0 where i in 0:M, j in i + 1:N
  * }
  */
 #define _GNU_SOURCE  /* sched_getcpu, CPU_SET: polyc/codegen/thread_placement.py */
