@@ -28,8 +28,8 @@ import dataclasses
 
 from polyc.lang import ir
 from polyc.lang import sizes as sz
-from polyc.lang.ranges import (LinearIndex, interval_of, linear_expr, linear_sum, negated,
-                               range_bounds, with_bounding_boxes)
+from polyc.lang.ranges import (LinearIndex, interval_of, linear_sum, negated, range_bounds,
+                               with_bounding_boxes)
 from polyc.lang.types import INT64
 
 
@@ -61,8 +61,8 @@ def _canonical(r: ir.IndexRange, boxes: dict[str, tuple[sz.SizeExpr, sz.SizeExpr
     bounds = range_bounds(r)
     lower = _binding(bounds.lower, boxes, "max")
     upper = _binding(bounds.upper, boxes, "min")
-    lo, lo_bound = _side(lower, "max", sz.smax)
-    hi, hi_bound = _side(upper, "min", sz.smin)
+    lo, lo_bound = _side(lower, "max")
+    hi, hi_bound = _side(upper, "min")
     return dataclasses.replace(r, lo=r.lo if lo is None else lo,
                                hi=r.hi if hi is None else hi,
                                lo_bound=lo_bound, hi_bound=hi_bound)
@@ -102,11 +102,12 @@ def _order(piece: LinearIndex) -> tuple:
     return (piece.coefficients, sz.to_tc(piece.offset))
 
 
-def _side(pieces: tuple[LinearIndex, ...], combine: str, fold
+def _side(pieces: tuple[LinearIndex, ...], combine: str
           ) -> tuple[sz.SizeExpr | None, ir.Expr | None]:
     """One side of a range from its pieces: ``(box bound, None)`` when no piece holds
     an index, else ``(None, bound)`` with the bound written as ``combine`` of them."""
     if not any(p.coefficients for p in pieces):
+        fold = sz.smin if combine == "min" else sz.smax
         box = pieces[0].offset
         for piece in pieces[1:]:
             box = fold(box, piece.offset)
@@ -118,11 +119,39 @@ def _side(pieces: tuple[LinearIndex, ...], combine: str, fold
 
 
 def _written(piece: LinearIndex) -> ir.Expr:
-    """``piece`` as an expression, a constant offset as a literal (as TC writes one)."""
+    """``piece`` as TC writes it (``i - K / 2``, ``i + 1``): its indices, then the sizes
+    of its offset, then its constant, each added or subtracted, so that a bound left
+    as written parses to the same expression."""
+    terms = [(c, ir.Index(INT64, n)) for n, c in piece.coefficients]
     offset = piece.offset
-    if not (piece.coefficients and isinstance(offset, sz.Affine) and offset.is_constant
-            and offset.const):
-        return linear_expr(piece)
-    indices = linear_expr(LinearIndex(piece.coefficients, sz.const(0)))
-    sign = "+" if offset.const > 0 else "-"
-    return ir.Binary(INT64, sign, indices, ir.Const(INT64, abs(offset.const)))
+    if isinstance(offset, sz.Affine):
+        terms += _size_terms(offset)
+    else:
+        terms.append((1, ir.SizeValue(INT64, offset)))
+    return _sum(terms)
+
+
+def _size_terms(size: sz.Affine) -> list[tuple[int, ir.Expr]]:
+    terms: list[tuple[int, ir.Expr]] = []
+    for atom, c in size.terms:
+        if isinstance(atom, str):
+            terms.append((c, ir.SizeValue(INT64, sz.var(atom))))
+        else:  # floor division by a positive constant: TC's `/` between sizes
+            numerator = _sum(_size_terms(atom.numerator))
+            terms.append((c, ir.Binary(INT64, "/", numerator,
+                                       ir.Const(INT64, atom.denominator))))
+    if size.const or not terms:
+        terms.append((size.const, ir.Const(INT64, abs(size.const))))
+    return terms
+
+
+def _sum(terms: list[tuple[int, ir.Expr]]) -> ir.Expr:
+    """``sum(c * e)`` with each coefficient's sign as ``+`` or ``-``."""
+    def scaled(c: int, e: ir.Expr) -> ir.Expr:
+        return e if abs(c) == 1 or isinstance(e, ir.Const) else \
+            ir.Binary(INT64, "*", ir.Const(INT64, abs(c)), e)
+    (c, e), rest = terms[0], terms[1:]
+    total = scaled(c, e) if c >= 0 else ir.Unary(INT64, "-", scaled(c, e))
+    for c, e in rest:
+        total = ir.Binary(INT64, "+" if c >= 0 else "-", total, scaled(c, e))
+    return total
